@@ -1,0 +1,279 @@
+// Package config reads gocuda's environment knobs (GOCUDA_*), once, with
+// clear errors: a value that does not parse is reported with the variable,
+// the value and the forms that are accepted, and never ignored.
+//
+//	cfg, err := config.FromEnv()
+//	if err != nil {
+//		log.Fatal(err) // e.g. GOCUDA_MEMORY_POOL="bined": accepted values are cuda, binned, split, simple, none
+//	}
+//	hard, _ := cfg.HardLimit.Resolve(totalDeviceBytes)
+package config
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+)
+
+// Variable names, in one place so doctor, errors and docs agree.
+const (
+	EnvBackend    = "GOCUDA_BACKEND"
+	EnvPool       = "GOCUDA_MEMORY_POOL"
+	EnvSoftLimit  = "GOCUDA_SOFT_MEMORY_LIMIT"
+	EnvHardLimit  = "GOCUDA_HARD_MEMORY_LIMIT"
+	EnvGCEarly    = "GOCUDA_GC_EARLY"
+	EnvDebug      = "GOCUDA_DEBUG"
+	EnvStreamRace = "GOCUDA_STREAM_CHECK"
+)
+
+// Backends and pools accepted by GOCUDA_BACKEND and GOCUDA_MEMORY_POOL.
+var (
+	Backends = []string{"auto", "cuda", "host"}
+	Pools    = []string{"cuda", "binned", "split", "simple", "none"}
+	// DebugFlags are the words GOCUDA_DEBUG accepts, comma separated.
+	DebugFlags = []string{"leaks", "log"}
+)
+
+// DefaultPool is the pool used when GOCUDA_MEMORY_POOL is unset.
+const DefaultPool = "binned"
+
+// Config is every knob as parsed.
+type Config struct {
+	Backend   string // auto, cuda or host
+	Pool      string // one of Pools
+	SoftLimit Limit
+	HardLimit Limit
+	GCEarly   bool
+	Debug     map[string]bool
+	// Set lists each GOCUDA_ variable present in the environment with its
+	// raw value, for doctor.
+	Set map[string]string
+}
+
+// Error is a knob that did not parse.
+type Error struct {
+	Var, Value, Accepted string
+	Err                  error
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("%s=%q is not valid: accepted values are %s", e.Var, e.Value, e.Accepted)
+	if e.Err != nil {
+		msg += " (" + e.Err.Error() + ")"
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// FromEnv parses the process environment.
+func FromEnv() (Config, error) { return Parse(os.LookupEnv) }
+
+// Parse parses knobs read through lookup (os.LookupEnv in programs, a map
+// in tests).
+func Parse(lookup func(string) (string, bool)) (Config, error) {
+	c := Config{Backend: "auto", Pool: DefaultPool, GCEarly: true, Debug: map[string]bool{}, Set: map[string]string{}}
+	get := func(name string) (string, bool) {
+		v, ok := lookup(name)
+		if ok {
+			c.Set[name] = v
+		}
+		return strings.TrimSpace(v), ok && strings.TrimSpace(v) != ""
+	}
+	var err error
+	if v, ok := get(EnvBackend); ok {
+		if c.Backend, err = oneOf(EnvBackend, v, Backends); err != nil {
+			return c, err
+		}
+	}
+	if v, ok := get(EnvPool); ok {
+		if c.Pool, err = oneOf(EnvPool, v, Pools); err != nil {
+			return c, err
+		}
+	}
+	if v, ok := get(EnvSoftLimit); ok {
+		if c.SoftLimit, err = ParseLimit(v); err != nil {
+			return c, &Error{Var: EnvSoftLimit, Value: v, Accepted: LimitForms, Err: err}
+		}
+	}
+	if v, ok := get(EnvHardLimit); ok {
+		if c.HardLimit, err = ParseLimit(v); err != nil {
+			return c, &Error{Var: EnvHardLimit, Value: v, Accepted: LimitForms, Err: err}
+		}
+	}
+	if v, ok := get(EnvGCEarly); ok {
+		if c.GCEarly, err = ParseBool(v); err != nil {
+			return c, &Error{Var: EnvGCEarly, Value: v, Accepted: "true, false, 1, 0, on, off, yes, no"}
+		}
+	}
+	if v, ok := get(EnvDebug); ok {
+		for _, w := range strings.Split(v, ",") {
+			w = strings.ToLower(strings.TrimSpace(w))
+			if w == "" {
+				continue
+			}
+			if !contains(DebugFlags, w) {
+				return c, &Error{Var: EnvDebug, Value: v, Accepted: "a comma-separated list of " + strings.Join(DebugFlags, ", ")}
+			}
+			c.Debug[w] = true
+		}
+	}
+	if c.SoftLimit.Set() && c.HardLimit.Set() && c.SoftLimit.Percent == 0 && c.HardLimit.Percent == 0 &&
+		c.SoftLimit.Bytes > c.HardLimit.Bytes {
+		return c, &Error{Var: EnvSoftLimit, Value: c.Set[EnvSoftLimit],
+			Accepted: "a limit no larger than " + EnvHardLimit + " (" + c.Set[EnvHardLimit] + ")"}
+	}
+	return c, nil
+}
+
+// Names lists every knob, sorted, for doctor.
+func Names() []string {
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug}
+	sort.Strings(n)
+	return n
+}
+
+// UnknownSet returns GOCUDA_ variables in the environment that gocuda does
+// not know, so that a misspelt knob is reported instead of ignored.
+func UnknownSet(environ []string) []string {
+	known := map[string]bool{}
+	for _, n := range Names() {
+		known[n] = true
+	}
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "GOCUDA_") && !known[name] && !strings.HasPrefix(name, "GOCUDA_TEST_") {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func oneOf(name, v string, accepted []string) (string, error) {
+	l := strings.ToLower(v)
+	if contains(accepted, l) {
+		return l, nil
+	}
+	return "", &Error{Var: name, Value: v, Accepted: strings.Join(accepted, ", ")}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseBool accepts the usual spellings of a switch.
+func ParseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "on", "yes", "t", "y":
+		return true, nil
+	case "0", "false", "off", "no", "f", "n":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean", v)
+}
+
+// LimitForms describes what ParseLimit accepts, for error messages.
+const LimitForms = `a byte count ("4294967296"), a size with a unit ("4GiB", "12.5GB", "512 MiB"), a share of device memory ("80%"), or "none"`
+
+// Limit is a memory limit: an absolute byte count or a share of the
+// device's memory. The zero Limit means no limit.
+type Limit struct {
+	Bytes   uint64
+	Percent float64 // (0, 100]; 0 when Bytes is used
+}
+
+// Set reports whether a limit is in force.
+func (l Limit) Set() bool { return l.Bytes > 0 || l.Percent > 0 }
+
+// Resolve turns the limit into bytes for a device with total bytes of
+// memory; 0 means no limit.
+func (l Limit) Resolve(total uint64) uint64 {
+	if l.Percent > 0 {
+		return uint64(math.Floor(float64(total) * l.Percent / 100))
+	}
+	return l.Bytes
+}
+
+func (l Limit) String() string {
+	switch {
+	case l.Percent > 0:
+		return strconv.FormatFloat(l.Percent, 'f', -1, 64) + "%"
+	case l.Bytes > 0:
+		return humanize.IBytes(l.Bytes)
+	}
+	return "none"
+}
+
+// ParseLimit parses a memory limit: see LimitForms.
+func ParseLimit(s string) (Limit, error) {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
+	case "", "none", "0":
+		return Limit{}, nil
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsNaN(f) || f <= 0 || f > 100 {
+			return Limit{}, fmt.Errorf("a share must be a number above 0 and at most 100, followed by %%")
+		}
+		return Limit{Percent: f}, nil
+	}
+	n, err := ParseSize(s)
+	if err != nil {
+		return Limit{}, err
+	}
+	return Limit{Bytes: n}, nil
+}
+
+// ParseSize parses a byte count with an optional unit ("1048576", "1MiB",
+// "1.5 GB"). Plain numbers must be whole; negative sizes and sizes over
+// 2^63 are errors.
+func ParseSize(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty size")
+	}
+	if s[0] == '-' || s[0] == '+' {
+		return 0, fmt.Errorf("a size must be a positive number of bytes")
+	}
+	if isDigits(s) {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || n > math.MaxInt64 {
+			return 0, fmt.Errorf("%q is too large", s)
+		}
+		return n, nil
+	}
+	// A bare fraction ("1.5") would be truncated by humanize; bytes are whole.
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return 0, fmt.Errorf("a plain byte count must be a whole number")
+	}
+	n, err := humanize.ParseBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("cannot read %q as a size: %v", s, err)
+	}
+	if n > math.MaxInt64 {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n, nil
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

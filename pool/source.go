@@ -1,0 +1,204 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dustin/go-humanize"
+	"go.uber.org/atomic"
+
+	"github.com/gocuda/gocuda/backend"
+)
+
+// Limits are the memory limits of one pool, in bytes; 0 means none.
+type Limits struct {
+	// Soft: above it, memory a pool has cached is given back to the driver.
+	Soft uint64
+	// Hard: reserved memory never goes past it.
+	Hard uint64
+}
+
+// Source is where every strategy gets its device memory: it enforces the
+// hard limit, counts reserved bytes and driver calls, and says when the
+// soft limit is exceeded. Limits and reserved-memory figures live here, once,
+// instead of in each strategy.
+//
+// Source is on the slow path only (a cache miss or a release), so a few
+// shared atomics are fine here.
+type Source struct {
+	dev    backend.Device
+	limits Limits
+
+	reserved, reservedPeak    atomic.Uint64
+	driverAllocs, driverFrees atomic.Uint64
+	reclaimed, livePeak       atomic.Uint64
+}
+
+// NewSource makes a source for dev. A soft limit above the hard limit is an
+// error.
+func NewSource(dev backend.Device, l Limits) (*Source, error) {
+	if l.Hard > 0 && l.Soft > l.Hard {
+		return nil, fmt.Errorf("pool: soft limit %s is above hard limit %s", humanize.IBytes(l.Soft), humanize.IBytes(l.Hard))
+	}
+	return &Source{dev: dev, limits: l}, nil
+}
+
+// Device is the source's device.
+func (s *Source) Device() backend.Device { return s.dev }
+
+// Limits returns the limits in force.
+func (s *Source) Limits() Limits { return s.limits }
+
+// Reserved is the bytes currently taken from the driver.
+func (s *Source) Reserved() uint64 { return s.reserved.Load() }
+
+// Charge accounts size bytes about to be taken from the driver by other
+// means than Alloc (virtual memory, a driver pool). It fails with an
+// *OutOfMemoryError if that would pass the hard limit.
+func (s *Source) Charge(size uint64) error {
+	for {
+		cur := s.reserved.Load()
+		next := cur + size
+		if s.limits.Hard > 0 && next > s.limits.Hard {
+			return &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: cur, Device: s.dev.Ordinal()}
+		}
+		if s.reserved.CompareAndSwap(cur, next) {
+			for {
+				p := s.reservedPeak.Load()
+				if next <= p || s.reservedPeak.CompareAndSwap(p, next) {
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// Uncharge accounts size bytes given back to the driver.
+func (s *Source) Uncharge(size uint64) { s.reserved.Sub(size) }
+
+// CountDriverCalls counts driver allocations and frees done outside Alloc
+// and Release.
+func (s *Source) CountDriverCalls(allocs, frees uint64) {
+	s.driverAllocs.Add(allocs)
+	s.driverFrees.Add(frees)
+}
+
+// Alloc takes size bytes from the driver within the hard limit. When the
+// limit or the device is full it calls reclaim (the strategy's own
+// Reclaim) for what is missing and tries once more; only then does it
+// fail, with an *OutOfMemoryError.
+func (s *Source) Alloc(size uint64, reclaim func(uint64) uint64) (backend.Ptr, error) {
+	p, err := s.alloc(size)
+	if err == nil || !errors.Is(err, backend.ErrOutOfMemory) || reclaim == nil {
+		return p, err
+	}
+	if reclaim(size) == 0 {
+		return 0, err
+	}
+	return s.alloc(size)
+}
+
+func (s *Source) alloc(size uint64) (backend.Ptr, error) {
+	if err := s.Charge(size); err != nil {
+		return 0, err
+	}
+	p, err := s.dev.Alloc(size)
+	if err != nil {
+		s.Uncharge(size)
+		if errors.Is(err, backend.ErrOutOfMemory) {
+			return 0, &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.dev.Ordinal(), Err: err}
+		}
+		return 0, err
+	}
+	s.driverAllocs.Inc()
+	return p, nil
+}
+
+// Release gives memory from Alloc back to the driver once the work queued
+// on stream (the block's last stream; nil for none) is done.
+func (s *Source) Release(p backend.Ptr, size uint64, stream backend.Stream) error {
+	if stream != nil {
+		if err := stream.Synchronize(); err != nil {
+			return err
+		}
+	}
+	if err := s.dev.Free(p); err != nil {
+		return err
+	}
+	s.Uncharge(size)
+	s.driverFrees.Inc()
+	return nil
+}
+
+// OverSoft is how many reserved bytes are above the soft limit (0 if none).
+// It is one atomic load, cheap enough for every Free.
+func (s *Source) OverSoft() uint64 {
+	if s.limits.Soft == 0 {
+		return 0
+	}
+	if r := s.reserved.Load(); r > s.limits.Soft {
+		return r - s.limits.Soft
+	}
+	return 0
+}
+
+// NoteReclaimed counts bytes a strategy gave back through Reclaim or the
+// soft limit.
+func (s *Source) NoteReclaimed(n uint64) { s.reclaimed.Add(n) }
+
+// NoteLive records a sample of live bytes for Stats.LivePeak.
+func (s *Source) NoteLive(live uint64) {
+	for {
+		p := s.livePeak.Load()
+		if live <= p || s.livePeak.CompareAndSwap(p, live) {
+			return
+		}
+	}
+}
+
+// Fill completes st with the source's figures. Strategies call it from
+// Stats after summing their per-stream counters into st.
+func (s *Source) Fill(st *Stats) {
+	st.Reserved = s.reserved.Load()
+	st.ReservedPeak = s.reservedPeak.Load()
+	st.DriverAllocs = s.driverAllocs.Load()
+	st.DriverFrees = s.driverFrees.Load()
+	st.Reclaimed = s.reclaimed.Load()
+	st.SoftLimit, st.HardLimit = s.limits.Soft, s.limits.Hard
+	s.NoteLive(st.Live)
+	st.LivePeak = s.livePeak.Load()
+}
+
+// OutOfMemoryError is an allocation that found no room. errors.Is matches
+// it against backend.ErrOutOfMemory.
+type OutOfMemoryError struct {
+	Request  uint64 // bytes asked for
+	Limit    uint64 // hard limit in force, 0 if none
+	Reserved uint64 // bytes reserved when it failed
+	Device   int
+	// Status is the pool's state at failure, filled by the layer that has
+	// it (PoolStatus text); empty if none did.
+	Status string
+	Err    error // the driver's error, if the driver refused
+}
+
+func (e *OutOfMemoryError) Error() string {
+	msg := fmt.Sprintf("out of device memory on device %d: cannot allocate %s (%d bytes) with %s reserved", e.Device,
+		humanize.IBytes(e.Request), e.Request, humanize.IBytes(e.Reserved))
+	if e.Limit > 0 {
+		msg += fmt.Sprintf(" under a hard limit of %s", humanize.IBytes(e.Limit))
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if e.Status != "" {
+		msg += "\n" + e.Status
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, backend.ErrOutOfMemory) true.
+func (e *OutOfMemoryError) Is(target error) bool { return target == backend.ErrOutOfMemory }
+
+// Unwrap returns the driver's error.
+func (e *OutOfMemoryError) Unwrap() error { return e.Err }
