@@ -10,6 +10,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -50,6 +51,8 @@ type Config struct {
 	HardLimit Limit
 	GCEarly   bool
 	Debug     map[string]bool
+	// Invalid names the variable that failed to parse, if Parse failed.
+	Invalid string
 	// Set lists each GOCUDA_ variable present in the environment with its
 	// raw value, for doctor.
 	Set map[string]string
@@ -77,6 +80,15 @@ func FromEnv() (Config, error) { return Parse(os.LookupEnv) }
 // Parse parses knobs read through lookup (os.LookupEnv in programs, a map
 // in tests).
 func Parse(lookup func(string) (string, bool)) (Config, error) {
+	c, err := parse(lookup)
+	var e *Error
+	if errors.As(err, &e) {
+		c.Invalid = e.Var
+	}
+	return c, err
+}
+
+func parse(lookup func(string) (string, bool)) (Config, error) {
 	c := Config{Backend: "auto", Pool: DefaultPool, GCEarly: true, Debug: map[string]bool{}, Set: map[string]string{}}
 	get := func(name string) (string, bool) {
 		v, ok := lookup(name)
