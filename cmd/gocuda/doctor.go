@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/auto"
+	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/config"
+	"github.com/gocuda/gocuda/cuda"
+)
+
+func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("doctor", "", "Shows the CUDA driver, each GPU with its memory, compute capability and the\nfeatures gocuda uses, the backend chosen, and every GOCUDA_ variable as parsed.\nOn a machine without a GPU it says so and exits 0.", stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("doctor takes no arguments, got %q", fs.Args())
+	}
+	return doctor(stdout, os.Environ())
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func doctor(w io.Writer, environ []string) error {
+	fmt.Fprintf(w, "gocuda doctor\n\nGo %s %s/%s, cgo %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, yes(cgoEnabled))
+
+	fmt.Fprintln(w, "\nCUDA driver")
+	if err := cuda.Init(); err != nil {
+		switch {
+		case errors.Is(err, cuda.ErrNoDriver):
+			fmt.Fprintf(w, "  none: %v\n  This machine has no usable NVIDIA driver; gocuda runs on the host backend.\n", err)
+		case errors.Is(err, cuda.ErrNoDevice):
+			fmt.Fprintf(w, "  loaded, but it sees no GPU: %v\n", err)
+		default:
+			fmt.Fprintf(w, "  failed to initialize: %v\n", err)
+		}
+	} else {
+		v, _ := cuda.DriverVersion()
+		fmt.Fprintf(w, "  CUDA %d.%d (driver API version %d)\n", v/1000, (v%1000)/10, v)
+		if b, err := cudabackend.Open(); err != nil {
+			fmt.Fprintf(w, "  cannot open the devices: %v\n", err)
+		} else {
+			describeDevices(w, b)
+		}
+	}
+
+	fmt.Fprintln(w, "\nBackend")
+	cfg, cfgErr := config.Parse(func(k string) (string, bool) { return lookup(environ, k) })
+	if cfgErr == nil {
+		b, why, err := auto.Choose(cfg.Backend)
+		if err != nil {
+			fmt.Fprintf(w, "  GOCUDA_BACKEND=%s cannot be used: %v\n", cfg.Backend, err)
+		} else {
+			fmt.Fprintf(w, "  %s (%s)\n", b.Name(), why)
+			if b.Name() == "host" {
+				if d, err := b.Device(0); err == nil {
+					fmt.Fprintf(w, "  host device: %s, %s, %d CPUs\n", d.Info().Name, humanize.IBytes(d.Info().TotalMemory), d.Info().MultiProcessors)
+				}
+			}
+		}
+	}
+
+	fmt.Fprintln(w, "\nKnobs (GOCUDA_*)")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, name := range config.Names() {
+		raw, set := lookup(environ, name)
+		shown := "(unset)"
+		if set {
+			shown = fmt.Sprintf("%q", raw)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, shown, parsedValue(cfg, name))
+	}
+	tw.Flush()
+	for _, name := range config.UnknownSet(environ) {
+		fmt.Fprintf(w, "  %s is set but gocuda has no such knob: known knobs are %s\n", name, strings.Join(config.Names(), ", "))
+	}
+	if cfgErr != nil {
+		fmt.Fprintf(w, "\n%v\n", cfgErr)
+		return fmt.Errorf("a GOCUDA_ variable does not parse: programs using gocuda will stop at start-up")
+	}
+	return nil
+}
+
+func describeDevices(w io.Writer, b *cudabackend.Backend) {
+	fmt.Fprintf(w, "\nDevices: %d\n", b.DeviceCount())
+	for i := 0; i < b.DeviceCount(); i++ {
+		d, _ := b.Device(i)
+		in := d.Info()
+		free, total, err := d.MemInfo()
+		mem := humanize.IBytes(in.TotalMemory)
+		if err == nil {
+			mem = fmt.Sprintf("%s total, %s free", humanize.IBytes(total), humanize.IBytes(free))
+		}
+		fmt.Fprintf(w, "  %d: %s\n", i, in.Name)
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "     memory\t%s\n", mem)
+		fmt.Fprintf(tw, "     compute capability\t%d.%d, %d multiprocessors\n", in.Major, in.Minor, in.MultiProcessors)
+		fmt.Fprintf(tw, "     PCI bus\t%s\n", in.PCIBusID)
+		fmt.Fprintf(tw, "     stream-ordered memory pools\t%s\n", yes(in.MemoryPools))
+		vmm := yes(in.VirtualMemory)
+		if vm, ok := d.(backend.VirtualMemory); ok && in.VirtualMemory {
+			vmm += ", granularity " + humanize.IBytes(vm.Granularity())
+		}
+		fmt.Fprintf(tw, "     virtual memory management\t%s\n", vmm)
+		fmt.Fprintf(tw, "     unified addressing\t%s\n", yes(in.UnifiedAddressing))
+		fmt.Fprintf(tw, "     concurrent managed access\t%s\n", yes(in.ConcurrentManagedAccess))
+		tw.Flush()
+	}
+	if n := b.DeviceCount(); n > 1 {
+		fmt.Fprintln(w, "  peer access (row can read column):")
+		for i := 0; i < n; i++ {
+			row := []string{}
+			for j := 0; j < n; j++ {
+				di, _ := cuda.GetDevice(i)
+				dj, _ := cuda.GetDevice(j)
+				ok, err := di.CanAccessPeer(dj)
+				switch {
+				case i == j:
+					row = append(row, "-")
+				case err != nil:
+					row = append(row, "?")
+				default:
+					row = append(row, yes(ok))
+				}
+			}
+			fmt.Fprintf(w, "    %d: %s\n", i, strings.Join(row, " "))
+		}
+	}
+}
+
+func parsedValue(c config.Config, name string) string {
+	if c.Invalid == name {
+		return "(invalid: see below)"
+	}
+	switch name {
+	case config.EnvBackend:
+		return "backend " + c.Backend
+	case config.EnvPool:
+		return "pool " + c.Pool
+	case config.EnvSoftLimit:
+		return "soft limit " + c.SoftLimit.String()
+	case config.EnvHardLimit:
+		return "hard limit " + c.HardLimit.String()
+	case config.EnvGCEarly:
+		return "early collection " + map[bool]string{true: "on", false: "off"}[c.GCEarly]
+	case config.EnvDebug:
+		var on []string
+		for _, f := range config.DebugFlags {
+			if c.Debug[f] {
+				on = append(on, f)
+			}
+		}
+		if len(on) == 0 {
+			return "debug off"
+		}
+		return "debug " + strings.Join(on, ",")
+	}
+	return ""
+}
+
+func lookup(environ []string, key string) (string, bool) {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds every package's tests (and the gocuda command) into .gpu/, stripped and
+# packed, for the GPU machine, which has a driver but no Go toolchain.
+#
+#   scripts/gpu-build.sh            # all packages with tests
+#   scripts/gpu-build.sh ./pool/... # some packages
+#   RACE=1 scripts/gpu-build.sh     # with the race detector (larger, slower)
+#
+# Then on the GPU machine, from the repository root (.gpu carried along):
+#   bash scripts/gpu-run.sh [--bench REGEX] [--sanitizer memcheck|racecheck] [--run REGEX] [PKG...]
+# See docs/testing.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CGO_ENABLED=1 # the driver is dlopen'd: cgo, but no CUDA headers or libraries
+pkgs=("$@")
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
+rm -rf .gpu/bin && mkdir -p .gpu/bin
+flags=(-ldflags='-s -w' -trimpath)
+[ "${RACE:-}" = 1 ] && flags+=(-race)
+manifest=.gpu/bin/MANIFEST
+: >"$manifest"
+module=$(go list -m)
+# One test binary per package that has tests; the manifest says which folder
+# each runs in, because tests read their testdata relative to it.
+go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' "${pkgs[@]}" | while read -r pkg; do
+	[ -n "$pkg" ] || continue
+	rel=${pkg#"$module"}; rel=${rel#/}; [ -n "$rel" ] || rel=.
+	name=$(echo "$rel" | tr / _)
+	go test -c "${flags[@]}" -o ".gpu/bin/$name.test" "$pkg"
+	echo "$name.test $rel" >>"$manifest"
+done
+go build "${flags[@]}" -o .gpu/bin/gocuda ./cmd/gocuda
+count=$(wc -l <"$manifest")
+tar -C .gpu -cJf .gpu/bundle.tar.xz bin
+rm -rf .gpu/bin
+echo "built $count test binaries and gocuda: .gpu/bundle.tar.xz ($(du -h .gpu/bundle.tar.xz | cut -f1)); carry .gpu to the GPU machine"
