@@ -1,5 +1,7 @@
 package cuda
 
+import "fmt"
+
 // Anchors for measuring the binding's own overhead in the same run as the
 // calls it wraps: a cgo call that does nothing, and a cgo call into the
 // driver's cuCtxGetCurrent through its function pointer, with none of our
@@ -14,4 +16,39 @@ func NoopCall() { cNoop() }
 func RawCtxGetCurrent() (uintptr, error) {
 	c, x := cRawCtxGetCurrent()
 	return c, check("cuCtxGetCurrent", x)
+}
+
+// Device returns the context's device as the driver reports it
+// (cuCtxGetDevice): a cheap call through the full context path, used to
+// measure the binding.
+func (c *Context) CurrentDevice() (int, error) {
+	d, x := cCtxGetDevice(c.h)
+	return d, check("cuCtxGetDevice", x)
+}
+
+// DriverLoopCost is the time one call of a driver function takes when made
+// from C in a loop of n, with no Go or cgo around it: what the driver
+// itself costs, to subtract from a Go benchmark of the same call. which is
+// "cuStreamQuery" (h a *Stream), "cuEventQuery" (h an *Event),
+// "cuCtxGetDevice" or "cuCtxGetCurrent".
+func DriverLoopCost(c *Context, which string, h any, n int64) (float64, error) {
+	var k int
+	var handle uintptr
+	switch which {
+	case "cuStreamQuery":
+		k, handle = 0, h.(*Stream).h
+	case "cuEventQuery":
+		k, handle = 1, h.(*Event).h
+	case "cuCtxGetDevice":
+		k = 2
+	case "cuCtxGetCurrent":
+		k = 3
+	default:
+		return 0, fmt.Errorf("cuda: DriverLoopCost: unknown call %q", which)
+	}
+	ns := cBenchC(k, c.h, handle, n)
+	if ns < 0 {
+		return 0, ErrNoDriver
+	}
+	return float64(ns) / float64(n), nil
 }

@@ -58,6 +58,7 @@ FN(CUresult, cuDevicePrimaryCtxRetain, (CUcontext*, CUdevice)) \
 FN(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice)) \
 FN(CUresult, cuCtxSetCurrent, (CUcontext)) \
 FN(CUresult, cuCtxGetCurrent, (CUcontext*)) \
+FN(CUresult, cuCtxGetDevice, (CUdevice*)) \
 FN(CUresult, cuCtxSynchronize, (void)) \
 FN(CUresult, cuCtxEnablePeerAccess, (CUcontext, unsigned)) \
 FN(CUresult, cuMemGetInfo_v2, (size_t*, size_t*)) \
@@ -148,10 +149,46 @@ static __thread CUcontext tls_ctx;
 	} } while (0)
 #define NEED(name) if (!p_##name) return GC_MISSING
 
+// Calls that produce a value return it with the result in a struct: a Go
+// variable whose address is passed to C escapes to the heap, one allocation
+// per call on paths that must not allocate.
+typedef struct { CUresult r; unsigned long long v; } gc_rv;
+
 // For benchmarks: the cost of a bare cgo call, and of a cgo call into the
 // driver through its function pointer with no context handling of ours.
 static void gc_noop(void) {}
-static CUresult gc_raw_ctx_get_current(uintptr_t *c) { NEED(cuCtxGetCurrent); return p_cuCtxGetCurrent((CUcontext*)c); }
+static gc_rv gc_raw_ctx_get_current(void) {
+	gc_rv o = {GC_MISSING, 0}; CUcontext c = 0;
+	if (p_cuCtxGetCurrent) { o.r = p_cuCtxGetCurrent(&c); o.v = (uintptr_t)c; }
+	return o;
+}
+static gc_rv gc_ctx_get_device(uintptr_t ctx) {
+	gc_rv o = {GC_MISSING, 0}; CUdevice d = 0;
+	if (tls_ctx != (CUcontext)ctx) { o.r = p_cuCtxSetCurrent((CUcontext)ctx); if (o.r) return o; tls_ctx = (CUcontext)ctx; }
+	if (p_cuCtxGetDevice) { o.r = p_cuCtxGetDevice(&d); o.v = (unsigned long long)d; }
+	return o;
+}
+
+// gc_bench_c times n calls of one driver function made from C, so that
+// the Go benchmark can subtract what the driver itself costs and report the
+// binding's own overhead. which: 0 cuStreamQuery(h), 1 cuEventQuery(h),
+// 2 cuCtxGetDevice, 3 cuCtxGetCurrent.
+#include <time.h>
+static long long gc_bench_c(int which, uintptr_t ctx, uintptr_t h, long long n) {
+	if (tls_ctx != (CUcontext)ctx) { if (p_cuCtxSetCurrent((CUcontext)ctx)) return -1; tls_ctx = (CUcontext)ctx; }
+	struct timespec a, b; CUdevice d; CUcontext c;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long long i = 0; i < n; i++) {
+		switch (which) {
+		case 0: p_cuStreamQuery((CUstream)h); break;
+		case 1: p_cuEventQuery((CUevent)h); break;
+		case 2: p_cuCtxGetDevice(&d); break;
+		case 3: p_cuCtxGetCurrent(&c); break;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+}
 
 static CUresult gc_init(void) { return p_cuInit(0); }
 static CUresult gc_driver_version(int *v) { NEED(cuDriverGetVersion); return p_cuDriverGetVersion(v); }
@@ -178,7 +215,12 @@ static CUresult gc_primary_release(int d) { NEED(cuDevicePrimaryCtxRelease_v2); 
 static CUresult gc_ctx_sync(uintptr_t c) { CTX(c); NEED(cuCtxSynchronize); return p_cuCtxSynchronize(); }
 static CUresult gc_ctx_enable_peer(uintptr_t c, uintptr_t peer) { CTX(c); NEED(cuCtxEnablePeerAccess); return p_cuCtxEnablePeerAccess((CUcontext)peer, 0); }
 static CUresult gc_mem_info(uintptr_t c, size_t *f, size_t *t) { CTX(c); NEED(cuMemGetInfo_v2); return p_cuMemGetInfo_v2(f, t); }
-static CUresult gc_mem_alloc(uintptr_t c, CUdeviceptr *p, size_t n) { CTX(c); NEED(cuMemAlloc_v2); return p_cuMemAlloc_v2(p, n); }
+static gc_rv gc_mem_alloc(uintptr_t c, size_t n) {
+	gc_rv o = {GC_MISSING, 0}; CUdeviceptr p = 0;
+	if (tls_ctx != (CUcontext)c) { o.r = p_cuCtxSetCurrent((CUcontext)c); if (o.r) return o; tls_ctx = (CUcontext)c; }
+	if (p_cuMemAlloc_v2) { o.r = p_cuMemAlloc_v2(&p, n); o.v = p; }
+	return o;
+}
 static CUresult gc_mem_free(uintptr_t c, CUdeviceptr p) { CTX(c); NEED(cuMemFree_v2); return p_cuMemFree_v2(p); }
 static CUresult gc_mem_alloc_managed(uintptr_t c, CUdeviceptr *p, size_t n, unsigned f) { CTX(c); NEED(cuMemAllocManaged); return p_cuMemAllocManaged(p, n, f); }
 static CUresult gc_mem_alloc_host(uintptr_t c, void **p, size_t n) { CTX(c); NEED(cuMemAllocHost_v2); return p_cuMemAllocHost_v2(p, n); }
@@ -270,7 +312,12 @@ static CUresult gc_pool_get(uintptr_t c, uintptr_t pool, int attr, unsigned long
 	return r;
 }
 static CUresult gc_pool_trim(uintptr_t c, uintptr_t pool, size_t keep) { CTX(c); NEED(cuMemPoolTrimTo); return p_cuMemPoolTrimTo((CUmemoryPool)pool, keep); }
-static CUresult gc_alloc_async(uintptr_t c, CUdeviceptr *p, size_t n, uintptr_t pool, uintptr_t s) { CTX(c); NEED(cuMemAllocFromPoolAsync); return p_cuMemAllocFromPoolAsync(p, n, (CUmemoryPool)pool, (CUstream)s); }
+static gc_rv gc_alloc_async(uintptr_t c, size_t n, uintptr_t pool, uintptr_t s) {
+	gc_rv o = {GC_MISSING, 0}; CUdeviceptr p = 0;
+	if (tls_ctx != (CUcontext)c) { o.r = p_cuCtxSetCurrent((CUcontext)c); if (o.r) return o; tls_ctx = (CUcontext)c; }
+	if (p_cuMemAllocFromPoolAsync) { o.r = p_cuMemAllocFromPoolAsync(&p, n, (CUmemoryPool)pool, (CUstream)s); o.v = p; }
+	return o;
+}
 static CUresult gc_free_async(uintptr_t c, CUdeviceptr p, uintptr_t s) { CTX(c); NEED(cuMemFreeAsync); return p_cuMemFreeAsync(p, (CUstream)s); }
 */
 import "C"
@@ -309,9 +356,17 @@ func cInit() Result { return r(C.gc_init()) }
 func cNoop() { C.gc_noop() }
 
 func cRawCtxGetCurrent() (uintptr, Result) {
-	var c u
-	x := C.gc_raw_ctx_get_current(&c)
-	return uintptr(c), r(x)
+	o := C.gc_raw_ctx_get_current()
+	return uintptr(o.v), r(o.r)
+}
+
+func cCtxGetDevice(c uintptr) (int, Result) {
+	o := C.gc_ctx_get_device(u(c))
+	return int(o.v), r(o.r)
+}
+
+func cBenchC(which int, c, h uintptr, n int64) int64 {
+	return int64(C.gc_bench_c(C.int(which), u(c), u(h), C.longlong(n)))
 }
 
 func cDriverVersion() (int, Result) {
@@ -381,9 +436,8 @@ func cMemInfo(c uintptr) (uint64, uint64, Result) {
 }
 
 func cMemAlloc(c uintptr, n uint64) (DevicePtr, Result) {
-	var p C.CUdeviceptr
-	x := C.gc_mem_alloc(u(c), &p, C.size_t(n))
-	return DevicePtr(p), r(x)
+	o := C.gc_mem_alloc(u(c), C.size_t(n))
+	return DevicePtr(o.v), r(o.r)
 }
 
 func cMemFree(c uintptr, p DevicePtr) Result { return r(C.gc_mem_free(u(c), C.CUdeviceptr(p))) }
@@ -565,9 +619,8 @@ func cPoolTrim(c, p uintptr, keep uint64) Result {
 }
 
 func cAllocAsync(c uintptr, n uint64, pool, s uintptr) (DevicePtr, Result) {
-	var p C.CUdeviceptr
-	x := C.gc_alloc_async(u(c), &p, C.size_t(n), u(pool), u(s))
-	return DevicePtr(p), r(x)
+	o := C.gc_alloc_async(u(c), C.size_t(n), u(pool), u(s))
+	return DevicePtr(o.v), r(o.r)
 }
 
 func cFreeAsync(c uintptr, p DevicePtr, s uintptr) Result {

@@ -83,3 +83,5 @@ func cAllocAsync(c uintptr, n uint64, pool, s uintptr) (DevicePtr, Result) { ret
 func cFreeAsync(c uintptr, p DevicePtr, s uintptr) Result                  { return errNoDriver }
 func cNoop()                                                               {}
 func cRawCtxGetCurrent() (uintptr, Result)                                 { return 0, errNoDriver }
+func cCtxGetDevice(c uintptr) (int, Result)                                { return 0, errNoDriver }
+func cBenchC(which int, c, h uintptr, n int64) int64                       { return -1 }

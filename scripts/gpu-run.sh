@@ -48,10 +48,10 @@ while read -r bin dir; do
 	log="$logs/$name.log"
 	cmd=("$root/.gpu/bin/$bin" "${args[@]}" -test.v)
 	[ -n "$sanitizer" ] && cmd=(compute-sanitizer --tool "$sanitizer" --error-exitcode 99 "${cmd[@]}")
-	start=$(date +%s.%N)
+	start=$(date +%s%N)
 	(cd "$root/$dir" && "${cmd[@]}") >"$log" 2>&1
 	rc=$?
-	secs=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo "?")
+	secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
 	passed=$(grep -c '^--- PASS' "$log") skipped=$(grep -c '^--- SKIP' "$log") failed=$(grep -c '^--- FAIL' "$log")
 	if [ $rc -eq 0 ]; then
 		printf 'ok    %-28s %6.1fs  %d passed, %d skipped\n' "$dir" "$secs" "$passed" "$skipped"
@@ -60,7 +60,7 @@ while read -r bin dir; do
 		printf 'FAIL  %-28s %6.1fs  %d passed, %d failed (exit %d), log %s\n' "$dir" "$secs" "$passed" "$failed" "$rc" "$log"
 		grep -E '^\s*--- FAIL|Error Trace|Error:|panic:|========= ' "$log" | head -20 | sed 's/^/      /'
 	fi
-	[ -n "$bench" ] && grep -E '^Benchmark' "$log"
+	if [ -n "$bench" ]; then grep -E '^Benchmark.*/op' "$log"; fi
 done <.gpu/bin/MANIFEST
 echo "$((ran - fail)) packages passed, $fail failed"
 [ $ran -gt 0 ] || { echo "no package matched" >&2; exit 2; }
