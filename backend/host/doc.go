@@ -1,0 +1,62 @@
+// Package host is the backend gocuda uses when there is no GPU: devices
+// whose memory is the process's own, mapped from the OS, and whose streams
+// are goroutines. Its job is to keep stream semantics honest, so that a
+// missing synchronization or a wrong event fails a test on a CI machine
+// instead of corrupting data on a GPU.
+//
+// # What is asynchronous and what blocks
+//
+// Every stream has a worker goroutine that runs the stream's work in the
+// order it was queued, some time after the call that queued it:
+//
+//   - CopyDtoD, Memset8, Memset32, Event.Record, Stream.WaitEvent and
+//     Stream.Enqueue queue work and return at once.
+//   - CopyHtoD copies the source into a staging buffer before it returns,
+//     so the caller may reuse the source at once, and queues the copy into
+//     device memory (as cuMemcpyHtoDAsync does for pageable memory).
+//   - CopyDtoH queues the copy and returns when the bytes are in the
+//     destination.
+//   - Stream.Synchronize, Event.Synchronize and Device.Synchronize block
+//     until the work queued before the call has run.
+//   - Alloc, Free and the virtual memory calls are synchronous. Free does
+//     not wait for queued work: as on CUDA, the caller must be sure none
+//     uses the memory any more.
+//
+// A stream that WaitEvent was called on stops before its later work until
+// the event's most recent Record (as of the WaitEvent call) has run, which
+// may be on another stream or another device of the same backend.
+// Recording an event again starts a new generation: Query, Synchronize and
+// later waits see the new one, waits already queued keep the old one.
+//
+// # Memory
+//
+// Alloc maps anonymous memory with MAP_NORESERVE, so untouched bytes cost
+// no RAM: a device may be larger than the machine, and a pool may reserve
+// gigabytes it never writes. Each device counts what is allocated against
+// Options.TotalMemory and fails with backend.ErrOutOfMemory beyond it.
+// Misuse — freeing a pointer twice, a handle that does not exist, a
+// misaligned Memset32, a destroyed stream — is an error wrapping
+// backend.ErrInvalidValue, never a crash. Pointers into memory that was
+// never allocated, or was freed while work still used it, fault as they
+// would on a GPU; the host backend does not check every address.
+//
+// Devices implement backend.VirtualMemory with a 2 MiB granularity:
+// reservations are PROT_NONE mappings, and physical memory is a memfd per
+// handle, mapped shared and fixed into the reservation. Every Alloc and
+// every physical handle uses one mapping, and every physical handle a file
+// descriptor, so the process's limits on both (vm.max_map_count, usually
+// 65530, and RLIMIT_NOFILE) bound how many a program holds at once.
+//
+// # Example
+//
+//	b := host.New(host.Options{Devices: 2})
+//	dev, _ := b.Device(0)
+//	s, _ := dev.NewStream()
+//	p, _ := dev.Alloc(4 << 20)
+//	dev.Memset32(p, 7, 1<<20, s) // queued
+//	s.(*host.Stream).Enqueue(func() { /* a host kernel, after the memset */ })
+//	out := make([]uint32, 1<<20)
+//	dev.CopyDtoH(unsafe.Pointer(&out[0]), p, 4<<20, s) // waits for both
+//	s.Destroy()
+//	dev.Free(p)
+package host

@@ -1,0 +1,176 @@
+package host
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gocuda/gocuda/backend"
+)
+
+// Stream is an ordered queue of work run by its own goroutine. Work is
+// queued without bound, so callers never block on a full queue, and runs
+// later, so code that forgets to synchronize reads stale bytes here as it
+// would on a GPU. The goroutine lives until Destroy.
+type Stream struct {
+	dev *Device
+	id  uint32
+
+	mu       sync.Mutex
+	wake     sync.Cond // the worker waits here for work or Destroy
+	idle     sync.Cond // Synchronize waits here for finished work
+	queue    []func()
+	queued   uint64 // work ever queued; Synchronize waits until finished reaches it
+	finished uint64
+	closing  bool
+	exited   chan struct{}
+}
+
+var _ backend.Stream = (*Stream)(nil)
+
+func newStream(d *Device) *Stream {
+	s := &Stream{dev: d, id: backend.NewStreamID(), exited: make(chan struct{})}
+	s.wake.L = &s.mu
+	s.idle.L = &s.mu
+	go s.run()
+	return s
+}
+
+// ID is the stream's process-wide ID, free for reuse once it is destroyed.
+func (s *Stream) ID() uint32 { return s.id }
+
+// Device is the device the stream belongs to.
+func (s *Stream) Device() backend.Device { return s.dev }
+
+// Enqueue queues fn to run on the stream after the work queued before it.
+// It is how host kernels run: fn gets the stream's goroutine to itself, and
+// must not wait on later work of the same stream. A panic in fn crashes the
+// program, as a panic in any goroutine does.
+func (s *Stream) Enqueue(fn func()) error {
+	if fn == nil {
+		return fmt.Errorf("host: stream %d: Enqueue of nil func: %w", s.id, backend.ErrInvalidValue)
+	}
+	return s.enqueue(fn)
+}
+
+func (s *Stream) enqueue(fn func()) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return s.destroyed()
+	}
+	s.queue = append(s.queue, fn)
+	s.queued++
+	s.wake.Signal()
+	return nil
+}
+
+func (s *Stream) destroyed() error {
+	return fmt.Errorf("host: stream %d: used after Destroy: %w", s.id, backend.ErrInvalidValue)
+}
+
+// run is the stream's worker. It takes the whole queue at once so that the
+// lock is held once per batch, not once per item.
+func (s *Stream) run() {
+	defer close(s.exited)
+	s.mu.Lock()
+	for {
+		for len(s.queue) == 0 && !s.closing {
+			s.wake.Wait()
+		}
+		if len(s.queue) == 0 {
+			s.mu.Unlock()
+			return
+		}
+		batch := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		for i, fn := range batch {
+			fn()
+			batch[i] = nil // let the closure's captures go now, not after the batch
+			s.mu.Lock()
+			s.finished++
+			s.idle.Broadcast()
+			s.mu.Unlock()
+		}
+		s.mu.Lock()
+	}
+}
+
+// Synchronize waits for the work queued so far; work queued meanwhile by
+// other goroutines is not waited for.
+func (s *Stream) Synchronize() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return s.destroyed()
+	}
+	s.waitLocked()
+	return nil
+}
+
+// wait is Synchronize without the destroyed check, for Device.Synchronize,
+// which may race with Destroy.
+func (s *Stream) wait() {
+	s.mu.Lock()
+	s.waitLocked()
+	s.mu.Unlock()
+}
+
+func (s *Stream) waitLocked() {
+	for target := s.queued; s.finished < target; {
+		s.idle.Wait()
+	}
+}
+
+// Query reports whether all queued work has finished.
+func (s *Stream) Query() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false, s.destroyed()
+	}
+	return s.finished == s.queued, nil
+}
+
+// WaitEvent queues a wait for the event's most recent Record as of this
+// call; the caller does not block. The event may come from another device
+// of the same backend, as cuStreamWaitEvent allows.
+func (s *Stream) WaitEvent(e backend.Event) error {
+	ev, ok := e.(*Event)
+	if !ok || ev == nil {
+		return fmt.Errorf("host: stream %d: WaitEvent on %T, not a host event: %w", s.id, e, backend.ErrInvalidValue)
+	}
+	if ev.dev.b != s.dev.b {
+		return fmt.Errorf("host: stream %d: WaitEvent on an event of another host backend: %w", s.id, backend.ErrInvalidValue)
+	}
+	m, err := ev.last()
+	if err != nil {
+		return err
+	}
+	if m == nil || m.isDone() {
+		// Nothing to wait for, but a destroyed stream is still an error.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closing {
+			return s.destroyed()
+		}
+		return nil
+	}
+	return s.enqueue(func() { <-m.done })
+}
+
+// Destroy waits for the queued work, stops the worker and frees the ID.
+func (s *Stream) Destroy() error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return s.destroyed()
+	}
+	s.closing = true
+	s.wake.Signal()
+	s.mu.Unlock()
+	<-s.exited
+	s.dev.forgetStream(s)
+	backend.ReleaseStreamID(s.id)
+	return nil
+}
