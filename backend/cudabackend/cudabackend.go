@@ -310,8 +310,14 @@ func (s *Stream) WaitEvent(e backend.Event) error {
 	return wrap(s.s.WaitEvent(ce.e))
 }
 
-// Destroy destroys the stream; queued work still completes.
+// Destroy waits for the stream's queued work, then destroys it. Waiting
+// matters: the stream's ID is reused by the next stream, and pools key
+// cached blocks by ID, so blocks freed on this stream must not reach the new
+// one while work on the old one may still touch them.
 func (s *Stream) Destroy() error {
+	if err := s.s.Synchronize(); err != nil {
+		return wrap(err)
+	}
 	err := s.s.Destroy()
 	backend.ReleaseStreamID(s.id)
 	return wrap(err)
