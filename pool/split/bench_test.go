@@ -1,0 +1,16 @@
+package split_test
+
+import (
+	"testing"
+
+	"github.com/gocuda/gocuda/pool/pooltest"
+	"github.com/gocuda/gocuda/pool/split"
+)
+
+// BenchmarkAllocFree is a cached Alloc+Free pair of each size on one
+// goroutine and stream (pairs/s reported).
+func BenchmarkAllocFree(b *testing.B) { pooltest.BenchAllocFree(b, split.New) }
+
+// BenchmarkParallel is 1 MiB pairs from 1 to 16 goroutines, each on its own
+// stream.
+func BenchmarkParallel(b *testing.B) { pooltest.BenchParallel(b, split.New) }

@@ -1,0 +1,233 @@
+package split
+
+import (
+	"errors"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/pool"
+)
+
+// allocSlow serves a request no mapped free block could: it maps chunks
+// of a virtual segment (reserving one if needed) or takes an ordinary
+// segment from the source. When the hard limit or the device is full it
+// gives cached memory back (all streams) and tries once more.
+func (p *Pool) allocSlow(st *streamState, h *heap, size, n uint64, s backend.Stream) (*pool.Block, error) {
+	b, need, err := p.grow(st, h, size, n, s)
+	if err != nil && need > 0 && errors.Is(err, backend.ErrOutOfMemory) && p.Reclaim(need) > 0 {
+		b, _, err = p.grow(st, h, size, n, s)
+	}
+	if err != nil {
+		return nil, p.oom(size, err)
+	}
+	p.noteLive()
+	return b, nil
+}
+
+// grow is one attempt of allocSlow. On failure for want of memory in a
+// virtual segment it returns how many bytes mapping still needed, for the
+// caller to reclaim; ordinary segments reclaim and retry inside
+// src.Alloc.
+func (p *Pool) grow(st *streamState, h *heap, size, n uint64, s backend.Stream) (*pool.Block, uint64, error) {
+	st.mu.Lock()
+	if st.stream != s {
+		st.stream = s // new segments record the stream for Reclaim
+	}
+	b := h.free.bestFit(n)
+	if b == nil && p.vm != nil && !h.noVirtual && roundUp(n, p.gran) <= p.reserveSize {
+		b = p.reserve(st, h)
+	}
+	if b == nil {
+		// Ordinary segment. The source may call Reclaim, which takes
+		// every stream's lock, so ours is let go meanwhile.
+		st.mu.Unlock()
+		segSize := ordinarySize(h.small, n)
+		ptr, err := p.src.Alloc(segSize, p.Reclaim)
+		if err != nil {
+			return nil, 0, err
+		}
+		st.mu.Lock()
+		seg := st.newSegment(h, ptr, segSize, false, 0)
+		b = seg.first
+	}
+	seg := b.Seg.(*segment)
+	st.carve(h, seg, b, h.takeSize(b, n))
+	if !seg.backed(b.Ptr, b.Size) {
+		need := seg.unbackedBytes(b.Ptr, b.Size)
+		var moving []chunk
+		if p.cfg.trim {
+			// b is carved, so trimming cannot take its granules.
+			st.mu.Unlock()
+			moving = p.trimBeforeGrowth(st, need, b.Size)
+			st.mu.Lock()
+		}
+		err := p.mapRange(seg, b.Ptr, b.Size, &moving)
+		p.releasePhysical(moving)
+		if err != nil {
+			// Put the block back; granules mapped before the failure
+			// stay mapped (and charged) in the free block, where
+			// Reclaim finds them.
+			seg.live--
+			st.putBack(h, seg, b)
+			st.mu.Unlock()
+			return nil, need, err
+		}
+	}
+	st.hand(b, size, s, false)
+	st.mu.Unlock()
+	return b, 0, nil
+}
+
+// trimBeforeGrowth is called before need bytes are mapped for a block of
+// size bytes. If that would take reserved memory past both its high-water
+// mark and live memory plus the slack, it unmaps enough of st's cached
+// chunks (synchronizing the stream first) and returns them, still
+// charged, for mapRange to map where they are needed: memory moves instead
+// of growing.
+func (p *Pool) trimBeforeGrowth(st *streamState, need, size uint64) []chunk {
+	var sum pool.Stats
+	p.streams.Each(func(s *streamState) { s.addTo(&sum) })
+	p.src.Fill(&sum)
+	live := sum.Live + size
+	target := max(live+p.cfg.trimSlack(live), sum.ReservedPeak)
+	r := sum.Reserved + need
+	if r <= target {
+		return nil
+	}
+	var moving []chunk
+	want := min(r-target, need)
+	if got := p.reclaimStream(st, want, &moving); got > 0 {
+		p.trims.Inc()
+		if p.onTrim != nil {
+			p.onTrim(got)
+		}
+	}
+	return moving
+}
+
+// releasePhysical releases chunks that were unmapped to be moved but not
+// needed after all.
+func (p *Pool) releasePhysical(chunks []chunk) {
+	for _, c := range chunks {
+		_ = p.vm.ReleasePhysical(c.phys)
+		p.src.Uncharge(c.n * p.gran)
+		p.src.CountDriverCalls(0, 1)
+	}
+}
+
+// reserve makes a new virtual segment for h and returns its one free
+// block, or nil (and stops trying) when address space runs out.
+func (p *Pool) reserve(st *streamState, h *heap) *pool.Block {
+	ptr, err := p.vm.Reserve(p.reserveSize)
+	if err != nil {
+		h.noVirtual = true
+		return nil
+	}
+	return st.newSegment(h, ptr, p.reserveSize, true, p.gran).first
+}
+
+// ordinarySize is the segment taken from the source for a request of n
+// bytes when there is no virtual memory: small requests share 2 MiB
+// segments, large ones below 10 MiB share 20 MiB segments, larger ones get
+// their own, rounded to 2 MiB.
+func ordinarySize(small bool, n uint64) uint64 {
+	switch {
+	case small:
+		return smallSegment
+	case n < minLargeAlloc:
+		return largeSegment
+	}
+	return roundUp(n, roundLarge)
+}
+
+// mapRange backs every granule overlapping [ptr, ptr+n) with physical
+// memory, each run of unmapped granules with as few chunks as it can:
+// chunks from *moving that fit (already charged), else new ones of at most
+// chunkGranules granules, charged to the source before they are created.
+// Chunks mapped before a failure stay mapped.
+func (p *Pool) mapRange(seg *segment, ptr backend.Ptr, n uint64, moving *[]chunk) error {
+	off := uint64(ptr - seg.base)
+	lo, hi := off/seg.gran, (off+n+seg.gran-1)/seg.gran
+	for i := lo; i < hi; {
+		if seg.isMapped(i) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < hi && !seg.isMapped(j) {
+			j++
+		}
+		for i < j {
+			c, err := p.mapChunk(seg, i, j-i, moving)
+			if err != nil {
+				return err
+			}
+			i += c.n
+		}
+	}
+	return nil
+}
+
+// mapChunk maps one chunk at granule at, of at most room granules: the
+// largest moved chunk that fits, or a new one.
+func (p *Pool) mapChunk(seg *segment, at, room uint64, moving *[]chunk) (chunk, error) {
+	va := seg.base + backend.Ptr(at*seg.gran)
+	best := -1
+	for k, m := range *moving {
+		if m.n <= room && (best < 0 || m.n > (*moving)[best].n) {
+			best = k
+		}
+	}
+	if best >= 0 {
+		m := (*moving)[best]
+		if err := p.vm.Map(va, m.n*seg.gran, m.phys); err != nil {
+			return chunk{}, err
+		}
+		*moving = append((*moving)[:best], (*moving)[best+1:]...)
+		c := chunk{head: at, n: m.n, phys: m.phys}
+		seg.setMapped(c)
+		p.moved.Add(c.n)
+		return c, nil
+	}
+	c := chunk{head: at, n: min(room, p.chunkGranules)}
+	size := c.n * seg.gran
+	if err := p.src.Charge(size); err != nil {
+		return chunk{}, err
+	}
+	ph, err := p.vm.CreatePhysical(size)
+	if err != nil {
+		p.src.Uncharge(size)
+		return chunk{}, err
+	}
+	if err := p.vm.Map(va, size, ph); err != nil {
+		_ = p.vm.ReleasePhysical(ph)
+		p.src.Uncharge(size)
+		return chunk{}, err
+	}
+	p.src.CountDriverCalls(1, 0)
+	c.phys = ph
+	seg.setMapped(c)
+	return c, nil
+}
+
+// oom turns a failure for want of memory into the *pool.OutOfMemoryError
+// that names the caller's request (the source names the segment or
+// granule it was asked for); other errors pass unchanged.
+func (p *Pool) oom(size uint64, err error) error {
+	e := &pool.OutOfMemoryError{
+		Request:  size,
+		Limit:    p.src.Limits().Hard,
+		Reserved: p.src.Reserved(),
+		Device:   p.dev.Ordinal(),
+	}
+	var src *pool.OutOfMemoryError
+	switch {
+	case err == nil:
+	case errors.As(err, &src):
+		e.Err = src.Err
+	case errors.Is(err, backend.ErrOutOfMemory):
+		e.Err = err
+	default:
+		return err
+	}
+	return e
+}
