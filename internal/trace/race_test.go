@@ -1,0 +1,6 @@
+//go:build race
+
+package trace_test
+
+// raceEnabled lowers timing floors under the race detector.
+const raceEnabled = true
