@@ -137,7 +137,7 @@ type Stats struct {
 	// Reserved is the bytes taken from the driver and not given back;
 	// ReservedPeak its high-water mark.
 	Reserved, ReservedPeak uint64
-	// Allocs and Frees count Alloc and Free calls; Hits counts allocations
+	// Allocs and Frees count successful Alloc and Free calls; Hits counts allocations
 	// served from the cache, Misses those that needed the driver.
 	Allocs, Frees, Hits, Misses uint64
 	// DriverAllocs and DriverFrees count calls into the driver.

@@ -172,7 +172,10 @@ func (s *Source) Fill(st *Stats) {
 // OutOfMemoryError is an allocation that found no room. errors.Is matches
 // it against backend.ErrOutOfMemory.
 type OutOfMemoryError struct {
-	Request  uint64 // bytes asked for
+	// Request is the bytes the caller asked for. Source fills in what it was
+	// asked for (a rounded size or a whole segment); strategies set the
+	// caller's size before returning the error.
+	Request  uint64
 	Limit    uint64 // hard limit in force, 0 if none
 	Reserved uint64 // bytes reserved when it failed
 	Device   int

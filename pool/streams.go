@@ -41,10 +41,13 @@ func (c *Counters) OnFree(size, req uint64) {
 func (c *Counters) AddTo(st *Stats) {
 	st.Live += c.Live.Load()
 	st.Requested += c.Requested.Load()
-	st.Allocs += c.Hits.Load() + c.Misses.Load()
+	// Load each once, so that Allocs == Hits+Misses holds in the sum even
+	// while other goroutines keep counting.
+	hits, misses := c.Hits.Load(), c.Misses.Load()
+	st.Allocs += hits + misses
 	st.Frees += c.Frees.Load()
-	st.Hits += c.Hits.Load()
-	st.Misses += c.Misses.Load()
+	st.Hits += hits
+	st.Misses += misses
 }
 
 // StreamTable maps stream IDs to per-stream state of type T without a
@@ -106,7 +109,9 @@ func (t *StreamTable[T]) Each(f func(*T)) {
 }
 
 // Order makes later work on to wait for the work queued on from so far,
-// without blocking the host. It is how a block freed on one stream is
+// without blocking the host. With either stream nil there is nothing to
+// order on the device and Order does nothing: a caller handing a block to
+// "no stream" must synchronize from itself. It is how a block freed on one stream is
 // handed safely to another. Events are recycled per device because creating
 // one is a driver call.
 func Order(from, to backend.Stream) error {
