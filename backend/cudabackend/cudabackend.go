@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -203,7 +204,7 @@ func (d *Device) stream(s backend.Stream) (*Stream, error) {
 	if !ok || cs == nil {
 		return nil, fmt.Errorf("cuda backend: stream %T is not a CUDA stream: %w", s, backend.ErrInvalidValue)
 	}
-	return cs, nil
+	return cs, cs.live()
 }
 
 // CopyHtoD queues a copy from host memory; from pageable memory the driver
@@ -281,6 +282,16 @@ type Stream struct {
 	s   *cuda.Stream
 	dev *Device
 	id  uint32
+	// destroyed makes use after Destroy an error: the driver may have
+	// recycled the handle, and handing it over would be undefined.
+	destroyed atomic.Bool
+}
+
+func (s *Stream) live() error {
+	if s.destroyed.Load() {
+		return fmt.Errorf("cuda backend: stream %d was destroyed: %w", s.id, backend.ErrInvalidValue)
+	}
+	return nil
 }
 
 // CUDA is the driver stream, for kernel launches.
@@ -293,10 +304,18 @@ func (s *Stream) ID() uint32 { return s.id }
 func (s *Stream) Device() backend.Device { return s.dev }
 
 // Synchronize waits for the stream's work.
-func (s *Stream) Synchronize() error { return wrap(s.s.Synchronize()) }
+func (s *Stream) Synchronize() error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	return wrap(s.s.Synchronize())
+}
 
 // Query reports whether the stream's work is done.
 func (s *Stream) Query() (bool, error) {
+	if err := s.live(); err != nil {
+		return false, err
+	}
 	ok, err := s.s.Query()
 	return ok, wrap(err)
 }
@@ -307,6 +326,9 @@ func (s *Stream) WaitEvent(e backend.Event) error {
 	if !ok || ce == nil {
 		return fmt.Errorf("cuda backend: event %T is not a CUDA event: %w", e, backend.ErrInvalidValue)
 	}
+	if err := s.live(); err != nil {
+		return err
+	}
 	return wrap(s.s.WaitEvent(ce.e))
 }
 
@@ -315,6 +337,9 @@ func (s *Stream) WaitEvent(e backend.Event) error {
 // cached blocks by ID, so blocks freed on this stream must not reach the new
 // one while work on the old one may still touch them.
 func (s *Stream) Destroy() error {
+	if !s.destroyed.CompareAndSwap(false, true) {
+		return fmt.Errorf("cuda backend: stream %d destroyed twice: %w", s.id, backend.ErrInvalidValue)
+	}
 	if err := s.s.Synchronize(); err != nil {
 		return wrap(err)
 	}
@@ -334,6 +359,9 @@ func (e *Event) Record(s backend.Stream) error {
 	cs, ok := s.(*Stream)
 	if !ok || cs == nil {
 		return fmt.Errorf("cuda backend: stream %T is not a CUDA stream: %w", s, backend.ErrInvalidValue)
+	}
+	if err := cs.live(); err != nil {
+		return err
 	}
 	return wrap(e.e.Record(cs.s))
 }

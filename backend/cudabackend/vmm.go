@@ -91,6 +91,9 @@ func (m *MemPool) AllocAsync(size uint64, s backend.Stream) (backend.Ptr, error)
 	if !ok || cs == nil {
 		return 0, fmt.Errorf("cuda backend: stream %T is not a CUDA stream: %w", s, backend.ErrInvalidValue)
 	}
+	if err := cs.live(); err != nil {
+		return 0, err
+	}
 	p, err := cs.s.MemAllocAsync(m.p, size)
 	return backend.Ptr(p), wrap(err)
 }
@@ -100,6 +103,9 @@ func (m *MemPool) FreeAsync(p backend.Ptr, s backend.Stream) error {
 	cs, ok := s.(*Stream)
 	if !ok || cs == nil {
 		return fmt.Errorf("cuda backend: stream %T is not a CUDA stream: %w", s, backend.ErrInvalidValue)
+	}
+	if err := cs.live(); err != nil {
+		return err
 	}
 	return wrap(cs.s.MemFreeAsync(cuda.DevicePtr(p)))
 }

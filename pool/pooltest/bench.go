@@ -62,10 +62,14 @@ func BenchParallel(b *testing.B, mk pool.Factory) {
 	for _, g := range BenchGoroutines {
 		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
 			dev := Device(b)
-			p := benchPool(b, mk, dev)
+			// Streams first: cleanups run last-in first-out, so the pool
+			// closes (and syncs its blocks' streams) before they go.
 			streams := make([]backend.Stream, g)
 			for i := range streams {
 				streams[i] = NewStream(b, dev)
+			}
+			p := benchPool(b, mk, dev)
+			for i := range streams {
 				pair(b, p, ParallelSize, streams[i], 1)
 			}
 			var wg sync.WaitGroup
