@@ -2,6 +2,9 @@ package backend
 
 import (
 	"errors"
+
+	"github.com/dustin/go-humanize"
+
 	"fmt"
 	"time"
 	"unsafe"
@@ -52,7 +55,10 @@ type Info struct {
 }
 
 func (i Info) String() string {
-	return fmt.Sprintf("device %d: %s, %d bytes, compute %d.%d", i.Ordinal, i.Name, i.TotalMemory, i.Major, i.Minor)
+	if i.Major == 0 {
+		return fmt.Sprintf("device %d: %s, %s", i.Ordinal, i.Name, humanize.IBytes(i.TotalMemory))
+	}
+	return fmt.Sprintf("device %d: %s, %s, compute capability %d.%d", i.Ordinal, i.Name, humanize.IBytes(i.TotalMemory), i.Major, i.Minor)
 }
 
 // Device is one GPU (or the host pretending to be one). All methods are safe

@@ -2,6 +2,7 @@
 //
 //	gocuda doctor            driver, devices, features, backend and knobs
 //	gocuda replay TRACE...   run recorded allocation traces through the pools
+//	gocuda bench             time allocate+free pairs through each pool
 //
 // Run "gocuda COMMAND --help" for a command's flags.
 package main
@@ -25,6 +26,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
+		"bench":  {"time cached allocate+free pairs through each pool, one goroutine and many", runBench},
 		"doctor": {"show the driver, devices and features, the backend chosen and every GOCUDA_ knob as parsed", runDoctor},
 		"replay": {"replay recorded allocation traces through the memory pools and compare them", runReplay},
 	}

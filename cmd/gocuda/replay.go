@@ -1,0 +1,409 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/auto"
+	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/config"
+	"github.com/gocuda/gocuda/internal/trace"
+	"github.com/gocuda/gocuda/pool"
+
+	// Pools register themselves when imported; replay offers every one
+	// compiled in.
+	_ "github.com/gocuda/gocuda/pool/binned"
+	_ "github.com/gocuda/gocuda/pool/cuda"
+	_ "github.com/gocuda/gocuda/pool/none"
+	_ "github.com/gocuda/gocuda/pool/simple"
+	_ "github.com/gocuda/gocuda/pool/split"
+)
+
+const replayUsage = `usage: gocuda replay [--pool NAME|all] [--streams] [--json] [--hard-limit SIZE] [--continue-on-oom] TRACE...
+
+Replays recorded allocation traces (a <id> <bytes> <stream> / f <id> lines,
+gzip or plain text; see testdata/traces/README.md) through one memory pool or
+every registered one, each on a fresh pool, on the backend GOCUDA_BACKEND
+selects, and prints per trace: events, the trace's peak of live requested
+bytes, the pool's peak reserved bytes, peak reserved over peak live (lower
+is better: the excess is lost to rounding, fragmentation and caching),
+events per second, cache hit rate and driver allocations. Block memory is
+never touched.
+
+Every pool gets the soft and hard limits of GOCUDA_SOFT_MEMORY_LIMIT and
+GOCUDA_HARD_MEMORY_LIMIT (shares are of the replay device), --hard-limit
+replacing the latter; GOCUDA_MEMORY_POOL does not apply, --pool picks. On the
+host backend the device is 1 TiB of address space, backed only where touched.
+Flags may come before or after the traces.
+
+`
+
+// replayHostMemory is the host device's size for replays: larger than any
+// trace's peak, and free, because the host backend maps memory without
+// backing (MAP_NORESERVE) and replay never touches a block.
+const replayHostMemory = 1 << 40
+
+// replayFlags are the command's options once parsed.
+type replayFlags struct {
+	pool          string
+	perStream     bool
+	json          bool
+	hardLimit     string
+	continueOnOOM bool
+	traces        []string
+}
+
+func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
+	f := &replayFlags{}
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.pool, "pool", "all", "the pool to replay through, or all registered pools")
+	fs.BoolVar(&f.perStream, "streams", false, "also print each trace stream's allocations, bytes and peak live bytes")
+	fs.BoolVar(&f.json, "json", false, "print the results as JSON instead of tables")
+	fs.StringVar(&f.hardLimit, "hard-limit", "", `hard memory limit for each pool ("16GiB", "80%" of the device); default GOCUDA_HARD_MEMORY_LIMIT, else none`)
+	fs.BoolVar(&f.continueOnOOM, "continue-on-oom", false, "count allocations that run out of memory and go on, instead of stopping that replay")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), replayUsage)
+		fs.PrintDefaults()
+	}
+	// flag stops at the first non-flag argument; parse again after each
+	// trace so that "gocuda replay a.trace.gz --json" works too.
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		f.traces = append(f.traces, rest[0])
+		rest = rest[1:]
+	}
+	if len(f.traces) == 0 {
+		fs.Usage()
+		return nil, errors.New("no trace given")
+	}
+	return f, nil
+}
+
+// runReplay is "gocuda replay": see replayUsage.
+func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseReplayFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // usage was asked for and printed
+	}
+	if err != nil {
+		return err
+	}
+
+	names, err := replayPools(f.pool)
+	if err != nil {
+		return err
+	}
+	// Parse every trace first, so that a missing or malformed file is
+	// reported before minutes of replays, not after.
+	traces := make([]*trace.Trace, len(f.traces))
+	for i, path := range f.traces {
+		if traces[i], err = trace.ParseFile(path); err != nil {
+			return fmt.Errorf("%w", err)
+		}
+	}
+
+	b, err := replayBackend()
+	if err != nil {
+		return fmt.Errorf("%w", err)
+	}
+	dev, err := b.Device(0)
+	if err != nil {
+		return fmt.Errorf("%w", err)
+	}
+	limits, err := replayLimits(f.hardLimit, dev.Info().TotalMemory)
+	if err != nil {
+		return err
+	}
+
+	report := replayReport{Backend: b.Name(), Device: dev.Info().Name, DeviceMemory: dev.Info().TotalMemory,
+		SoftLimit: limits.Soft, HardLimit: limits.Hard}
+	if !f.json {
+		// Before the replays, so a long run shows at once where it runs.
+		fmt.Fprintf(stdout, "backend %s: %s, %s\n", report.Backend, report.Device, humanize.IBytes(report.DeviceMemory))
+	}
+	failed := 0
+	for i, tr := range traces {
+		tres := newTraceReport(tr, f.traces[i], f.perStream)
+		for _, name := range names {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r := replayOne(tr, name, dev, limits, trace.Options{ContinueOnOOM: f.continueOnOOM})
+			if r.Error != "" {
+				failed++
+			}
+			tres.Results = append(tres.Results, r)
+		}
+		report.Traces = append(report.Traces, tres)
+		if !f.json {
+			fmt.Fprintln(stdout)
+			printTraceTable(stdout, &tres, &report)
+		}
+	}
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d replays failed (each one's error is in the output)", failed, len(names)*len(traces))
+	}
+	return nil
+}
+
+// replayLimits are the limits every replayed pool gets: the soft and hard
+// limits of the environment (GOCUDA_SOFT_MEMORY_LIMIT,
+// GOCUDA_HARD_MEMORY_LIMIT; a knob is never ignored silently), with
+// --hard-limit, when given, in place of the environment's hard limit.
+// Shares ("80%") are of the replay device's memory.
+func replayLimits(hardFlag string, total uint64) (pool.Limits, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return pool.Limits{}, fmt.Errorf("%w", err)
+	}
+	limits := pool.Limits{Soft: cfg.SoftLimit.Resolve(total), Hard: cfg.HardLimit.Resolve(total)}
+	if hardFlag != "" {
+		l, err := config.ParseLimit(hardFlag)
+		if err != nil {
+			return limits, fmt.Errorf("--hard-limit %q: %w (accepted: %s)", hardFlag, err, config.LimitForms)
+		}
+		limits.Hard = l.Resolve(total)
+	}
+	if limits.Hard > 0 && limits.Soft > limits.Hard {
+		return limits, fmt.Errorf("the soft limit %s (%s) is above the hard limit %s",
+			humanize.IBytes(limits.Soft), config.EnvSoftLimit, humanize.IBytes(limits.Hard))
+	}
+	return limits, nil
+}
+
+// replayPools resolves --pool into the names to replay through.
+func replayPools(name string) ([]string, error) {
+	registered := pool.Registered()
+	if len(registered) == 0 {
+		return nil, errors.New("no pools are compiled into this program")
+	}
+	if name == "" || name == "all" {
+		return registered, nil
+	}
+	for _, r := range registered {
+		if r == name {
+			return []string{name}, nil
+		}
+	}
+	return nil, fmt.Errorf("no pool %q: registered pools are %s (or all)", name, strings.Join(registered, ", "))
+}
+
+// replayBackend is the backend GOCUDA_BACKEND selects, except that a host
+// backend is replaced by one with a 1 TiB device: the default host device
+// is as large as the machine's RAM, which real traces' peaks can exceed,
+// while replay needs address space only.
+func replayBackend() (backend.Backend, error) {
+	b, err := auto.Default()
+	if err != nil {
+		return nil, err
+	}
+	if b.Name() == "host" {
+		return host.New(host.Options{TotalMemory: replayHostMemory}), nil
+	}
+	return b, nil
+}
+
+// replayOne replays tr through a fresh pool called name on dev, on fresh
+// streams, and closes both.
+func replayOne(tr *trace.Trace, name string, dev backend.Device, limits pool.Limits, opt trace.Options) poolResult {
+	r := poolResult{Pool: name}
+	// The driver's stream-ordered pool exists only on the CUDA backend.
+	if _, ok := dev.(backend.StreamOrderedMemory); name == "cuda" && !ok {
+		r.Skipped = "needs the CUDA backend's stream-ordered memory; this device has none"
+		return r
+	}
+	// Garbage from the previous replay should not be collected during
+	// this one's timed loop.
+	runtime.GC()
+	p, err := pool.New(name, dev, limits)
+	if errors.Is(err, backend.ErrNotSupported) {
+		r.Skipped = err.Error()
+		return r
+	}
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	streams := make([]backend.Stream, tr.Streams())
+	for i := range streams {
+		if streams[i], err = dev.NewStream(); err != nil {
+			r.Error = err.Error()
+			break
+		}
+	}
+	if r.Error == "" {
+		res, err := trace.ReplayWithOptions(tr, p, streams, opt)
+		r.fill(res)
+		if err != nil {
+			r.Error = err.Error()
+		}
+	}
+	if err := p.Close(); err != nil && r.Error == "" {
+		r.Error = "close: " + err.Error()
+	}
+	for _, s := range streams {
+		if s != nil {
+			_ = s.Destroy()
+		}
+	}
+	return r
+}
+
+// replayReport is what --json prints.
+type replayReport struct {
+	Backend      string        `json:"backend"`
+	Device       string        `json:"device"`
+	DeviceMemory uint64        `json:"device_memory"`
+	SoftLimit    uint64        `json:"soft_limit,omitempty"`
+	HardLimit    uint64        `json:"hard_limit,omitempty"`
+	Traces       []traceReport `json:"traces"`
+}
+
+type traceReport struct {
+	Name                 string             `json:"name"`
+	Path                 string             `json:"path"`
+	Workload             string             `json:"workload,omitempty"`
+	Events               int                `json:"events"`
+	Allocs               int                `json:"allocs"`
+	Frees                int                `json:"frees"`
+	Streams              int                `json:"streams"`
+	PeakLive             uint64             `json:"peak_live"`
+	TorchPeakAllocated   uint64             `json:"torch_peak_allocated,omitempty"`
+	TorchPeakReserved    uint64             `json:"torch_peak_reserved,omitempty"`
+	TorchReservedPerLive float64            `json:"torch_reserved_per_live,omitempty"`
+	PerStream            []trace.StreamStat `json:"per_stream,omitempty"`
+	Results              []poolResult       `json:"results"`
+}
+
+func newTraceReport(tr *trace.Trace, path string, perStream bool) traceReport {
+	live, _ := trace.PeakLive(tr)
+	r := traceReport{
+		Name: tr.Name, Path: path, Workload: tr.Meta["workload"],
+		Events: len(tr.Events), Allocs: tr.Allocs, Frees: tr.Frees, Streams: tr.Streams(),
+		PeakLive:           live,
+		TorchPeakAllocated: tr.TorchPeakAllocated, TorchPeakReserved: tr.TorchPeakReserved,
+		TorchReservedPerLive: tr.TorchReservedPerLive(),
+	}
+	if perStream {
+		r.PerStream = trace.StreamStats(tr)
+	}
+	return r
+}
+
+type poolResult struct {
+	Pool            string  `json:"pool"`
+	Skipped         string  `json:"skipped,omitempty"`
+	Error           string  `json:"error,omitempty"`
+	Events          int     `json:"events"`
+	ElapsedNs       int64   `json:"elapsed_ns"`
+	EventsPerSec    float64 `json:"events_per_sec"`
+	PeakLive        uint64  `json:"peak_live"`
+	PeakReserved    uint64  `json:"peak_reserved"`
+	ReservedPerLive float64 `json:"reserved_per_live"`
+	HitRate         float64 `json:"hit_rate"`
+	DriverAllocs    uint64  `json:"driver_allocs"`
+	DriverFrees     uint64  `json:"driver_frees"`
+	OOMs            int     `json:"ooms,omitempty"`
+	Leftover        int     `json:"leftover"`
+}
+
+func (r *poolResult) fill(res trace.Result) {
+	r.Events = res.Events
+	r.ElapsedNs = int64(res.Elapsed / time.Nanosecond)
+	r.EventsPerSec = res.EventsPerSec
+	r.PeakLive = res.PeakLive
+	r.PeakReserved = res.PeakReserved
+	r.ReservedPerLive = res.ReservedPerLive
+	r.HitRate = res.HitRate
+	r.DriverAllocs, r.DriverFrees = res.DriverAllocs, res.DriverFrees
+	r.OOMs = res.OOMs
+	r.Leftover = res.Leftover
+}
+
+// printTraceTable prints one trace's header lines and its table of pools.
+func printTraceTable(w io.Writer, t *traceReport, rep *replayReport) {
+	stream := "streams"
+	if t.Streams == 1 {
+		stream = "stream"
+	}
+	fmt.Fprintf(w, "%s (%s): %d events (%d allocs, %d frees), %d %s, peak live %s\n",
+		t.Name, t.Path, t.Events, t.Allocs, t.Frees, t.Streams, stream, humanize.IBytes(t.PeakLive))
+	if t.TorchPeakReserved > 0 {
+		fmt.Fprintf(w, "torch: peak allocated %s, peak reserved %s, reserved/live %.3f\n",
+			humanize.IBytes(t.TorchPeakAllocated), humanize.IBytes(t.TorchPeakReserved), t.TorchReservedPerLive)
+	} else {
+		fmt.Fprintln(w, "torch: no figures in the trace header")
+	}
+	if rep.SoftLimit > 0 {
+		fmt.Fprintf(w, "soft limit: %s\n", humanize.IBytes(rep.SoftLimit))
+	}
+	if rep.HardLimit > 0 {
+		fmt.Fprintf(w, "hard limit: %s\n", humanize.IBytes(rep.HardLimit))
+	}
+	if len(t.PerStream) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "stream\tallocs\tfrees\tbytes allocated\tpeak live\t")
+		for _, s := range t.PerStream {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t\n", s.Number, s.Allocs, s.Frees, humanize.IBytes(s.Bytes), humanize.IBytes(s.PeakLive))
+		}
+		tw.Flush()
+	}
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "pool\tevents\tpeak live\tpeak reserved\treserved/live\tevents/s\thit rate\tdriver allocs")
+	var notes []string
+	for _, r := range t.Results {
+		if r.Skipped != "" {
+			// Every cell filled: a short line would end tabwriter's
+			// column block and misalign the rows after it.
+			fmt.Fprintf(tw, "%s\tskipped\t-\t-\t-\t-\t-\t-\n", r.Pool)
+			notes = append(notes, fmt.Sprintf("%s: skipped: %s", r.Pool, r.Skipped))
+			continue
+		}
+		if r.Events == 0 && r.Error != "" {
+			fmt.Fprintf(tw, "%s\tfailed\t-\t-\t-\t-\t-\t-\n", r.Pool)
+		} else {
+			// Events/s always in millions, so the column compares at a
+			// glance (the target for the best pool is 5 M on the host).
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.3f\t%.2f M\t%.1f%%\t%d\n", r.Pool, r.Events,
+				humanize.IBytes(r.PeakLive), humanize.IBytes(r.PeakReserved), r.ReservedPerLive,
+				r.EventsPerSec/1e6, 100*r.HitRate, r.DriverAllocs)
+		}
+		if r.OOMs > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d allocations ran out of memory", r.Pool, r.OOMs))
+		}
+		if r.Error != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", r.Pool, r.Error))
+		}
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}

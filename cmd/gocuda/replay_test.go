@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/internal/trace"
+	"github.com/gocuda/gocuda/internal/trace/tracetest"
+	"github.com/gocuda/gocuda/pool"
+)
+
+// tiny is a nine-event, two-stream synthetic trace whose figures are
+// worked out by hand in internal/trace's tests: peak live 4500 bytes, and
+// through the test pools a peak reserved of 4608 bytes.
+var tiny = filepath.Join("..", "..", "testdata", "traces", "tiny_two_streams.trace.gz")
+
+func init() {
+	// The test pools make sure every test here has pools to replay
+	// through, whichever real strategies are compiled in.
+	tracetest.Register()
+}
+
+func replay(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = runReplay(context.Background(), args, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func TestReplayPrintsATablePerTraceForEveryPool(t *testing.T) {
+	out, _, err := replay(t, tiny)
+	require.NoError(t, err)
+	t.Log("\n" + out)
+
+	assert.Contains(t, out, "backend ")
+	assert.Contains(t, out, "tiny_two_streams ("+tiny+"): 9 events (5 allocs, 4 frees), 2 streams, peak live 4.4 KiB")
+	assert.Contains(t, out, "torch: peak allocated 4.5 KiB, peak reserved 6.0 KiB, reserved/live 1.365")
+	for _, col := range []string{"pool", "events", "peak live", "peak reserved", "reserved/live", "events/s", "hit rate", "driver allocs"} {
+		assert.Contains(t, out, col)
+	}
+	for _, name := range pool.Registered() {
+		assert.Contains(t, out, "\n"+name+" ", "a row for every registered pool")
+	}
+	// The caching test pool: 4608/4500 reserved/live, 2 hits of 5, 3
+	// driver allocations.
+	assert.Regexp(t, `\ntest-exact +9 +4\.4 KiB +4\.5 KiB +1\.024 +\d+\.\d\d M +40\.0% +3\n`, out)
+	assert.Regexp(t, `\ntest-nocache +9 +4\.4 KiB +4\.5 KiB +1\.024 +\d+\.\d\d M +0\.0% +5\n`, out)
+}
+
+func TestReplayThroughOnePool(t *testing.T) {
+	out, _, err := replay(t, "--pool", tracetest.NoCacheName, tiny)
+	require.NoError(t, err)
+	assert.Contains(t, out, "\n"+tracetest.NoCacheName+" ")
+	assert.NotContains(t, out, "\n"+tracetest.ExactName+" ")
+}
+
+func TestReplayAcceptsFlagsAfterTraces(t *testing.T) {
+	out, _, err := replay(t, tiny, "--json", "--pool="+tracetest.ExactName)
+	require.NoError(t, err)
+	var rep replayReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Traces, 1)
+	require.Len(t, rep.Traces[0].Results, 1)
+	assert.Equal(t, tracetest.ExactName, rep.Traces[0].Results[0].Pool)
+}
+
+func TestReplayJSONCarriesExactFigures(t *testing.T) {
+	out, _, err := replay(t, "--json", "--streams", tiny, tiny)
+	require.NoError(t, err)
+	var rep replayReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.NotEmpty(t, rep.Backend)
+	require.Len(t, rep.Traces, 2, "one entry per trace argument")
+	tr := rep.Traces[0]
+	assert.Equal(t, "tiny_two_streams", tr.Name)
+	assert.Equal(t, "tiny_two_streams", tr.Workload)
+	assert.Equal(t, 9, tr.Events)
+	assert.Equal(t, 2, tr.Streams)
+	assert.Equal(t, uint64(4500), tr.PeakLive)
+	assert.Equal(t, uint64(6144), tr.TorchPeakReserved)
+	assert.InDelta(t, 6144.0/4500, tr.TorchReservedPerLive, 1e-9)
+	assert.Equal(t, []trace.StreamStat{
+		{Number: 0, Allocs: 2, Frees: 2, Bytes: 2000, PeakLive: 1000},
+		{Number: 5, Allocs: 3, Frees: 2, Bytes: 6500, PeakLive: 3500},
+	}, tr.PerStream)
+	byPool := map[string]poolResult{}
+	for _, r := range tr.Results {
+		byPool[r.Pool] = r
+	}
+	exact := byPool[tracetest.ExactName]
+	assert.Equal(t, 9, exact.Events)
+	assert.Equal(t, uint64(4608), exact.PeakReserved)
+	assert.InDelta(t, 0.4, exact.HitRate, 1e-9)
+	assert.Equal(t, uint64(3), exact.DriverAllocs)
+	assert.Equal(t, 1, exact.Leftover)
+	assert.Empty(t, exact.Error)
+	assert.Positive(t, exact.EventsPerSec)
+}
+
+func TestReplayStreamsPrintsPerStreamBreakdown(t *testing.T) {
+	out, _, err := replay(t, "--streams", "--pool", tracetest.ExactName, tiny)
+	require.NoError(t, err)
+	assert.Contains(t, out, "bytes allocated")
+	assert.Regexp(t, `\n +5 +3 +2 +6\.3 KiB +3\.4 KiB`, out)
+}
+
+func TestReplayRejectsUnknownPoolListingTheRegisteredOnes(t *testing.T) {
+	_, _, err := replay(t, "--pool", "bined", tiny)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `no pool "bined"`)
+	assert.Contains(t, err.Error(), strings.Join(pool.Registered(), ", "))
+}
+
+func TestReplayReportsMissingAndMalformedFiles(t *testing.T) {
+	_, _, err := replay(t, "no/such.trace.gz")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no/such.trace.gz")
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	bad := filepath.Join(t.TempDir(), "bad.trace")
+	require.NoError(t, os.WriteFile(bad, []byte("a 1 8 0\nf 1\nf 1\n"), 0o644))
+	_, _, err = replay(t, tiny, bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), bad+" line 3: free of id 1, which was already freed")
+}
+
+func TestReplayUsage(t *testing.T) {
+	out, errOut, err := replay(t, "--help")
+	require.NoError(t, err, "asking for help is not a failure")
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "usage: gocuda replay")
+	assert.Contains(t, errOut, "-pool")
+
+	_, errOut, err = replay(t)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no trace given")
+	assert.Contains(t, errOut, "usage: gocuda replay")
+
+	_, _, err = replay(t, "--bogus", tiny)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bogus")
+}
+
+func TestReplayHardLimitRunsOutOfMemory(t *testing.T) {
+	// 4 KiB holds a1 and a2 (1024 + 3072 bytes) but not a4.
+	out, _, err := replay(t, "--hard-limit", "4096", "--pool", tracetest.NoCacheName, tiny)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "1 of 1 replays failed")
+	assert.Contains(t, out, "hard limit: 4.0 KiB")
+	assert.Contains(t, out, "out of device memory")
+	assert.Contains(t, out, "line 7")
+
+	out, _, err = replay(t, "--hard-limit", "4096", "--continue-on-oom", "--pool", tracetest.NoCacheName, tiny)
+	require.NoError(t, err)
+	assert.Contains(t, out, "1 allocations ran out of memory")
+
+	_, _, err = replay(t, "--hard-limit", "lots", tiny)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--hard-limit "lots"`)
+}
+
+func TestReplaySkipsTheCudaPoolOffTheGPU(t *testing.T) {
+	dev, err := host.New(host.Options{TotalMemory: 1 << 30}).Device(0)
+	require.NoError(t, err)
+	tr, err := trace.ParseFile(tiny)
+	require.NoError(t, err)
+	r := replayOne(tr, "cuda", dev, pool.Limits{}, trace.Options{})
+	assert.Contains(t, r.Skipped, "CUDA backend")
+	assert.Empty(t, r.Error, "a skip is a note, not a failure")
+}
+
+func TestReplayTakesLimitsFromTheEnvironment(t *testing.T) {
+	t.Setenv("GOCUDA_HARD_MEMORY_LIMIT", "4096")
+	out, _, err := replay(t, "--continue-on-oom", "--pool", tracetest.NoCacheName, tiny)
+	require.NoError(t, err)
+	assert.Contains(t, out, "hard limit: 4.0 KiB")
+	assert.Contains(t, out, "1 allocations ran out of memory")
+
+	// The flag replaces the environment's hard limit.
+	out, _, err = replay(t, "--hard-limit", "1MiB", "--pool", tracetest.NoCacheName, tiny)
+	require.NoError(t, err)
+	assert.Contains(t, out, "hard limit: 1.0 MiB")
+	assert.NotContains(t, out, "out of memory")
+
+	// A soft limit above the flag's hard limit is refused up front.
+	t.Setenv("GOCUDA_HARD_MEMORY_LIMIT", "")
+	t.Setenv("GOCUDA_SOFT_MEMORY_LIMIT", "8KiB")
+	_, _, err = replay(t, "--hard-limit", "4096", tiny)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "soft limit 8.0 KiB (GOCUDA_SOFT_MEMORY_LIMIT) is above the hard limit 4.0 KiB")
+}
+
+func TestReplayRealTracesThroughEveryPool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the real traces through every pool; skipped under -short")
+	}
+	dir := filepath.Join("..", "..", "testdata", "traces")
+	out, _, err := replay(t, filepath.Join(dir, "gpt2_train.trace.gz"), filepath.Join(dir, "resnet50_train.trace.gz"))
+	require.NoError(t, err)
+	t.Log("\n" + out)
+	assert.Contains(t, out, "torch: peak allocated 7.2 GiB, peak reserved 7.5 GiB, reserved/live 1.049")
+	assert.Contains(t, out, "torch: peak allocated 5.5 GiB, peak reserved 6.5 GiB, reserved/live 1.218")
+}

@@ -1,0 +1,91 @@
+// Package gocuda is the entry point of a GPU array runtime for Go: it picks
+// the backend (GOCUDA_BACKEND), gives each device one memory pool of the
+// strategy GOCUDA_MEMORY_POOL names, with the soft and hard limits of
+// GOCUDA_SOFT_MEMORY_LIMIT and GOCUDA_HARD_MEMORY_LIMIT resolved against the
+// device's memory.
+//
+//	dev, err := gocuda.Device(0)
+//	p, err := gocuda.Pool(0)
+//	s, err := dev.NewStream()
+//	b, err := p.Alloc(1<<20, s)
+//	defer p.Free(b, s)
+//
+// A knob that does not parse makes every function here return the error
+// naming the variable, its value and the accepted forms; nothing is ignored.
+package gocuda
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/auto"
+	"github.com/gocuda/gocuda/config"
+	"github.com/gocuda/gocuda/pool"
+
+	// The strategies register themselves with pool.
+	_ "github.com/gocuda/gocuda/pool/binned"
+	_ "github.com/gocuda/gocuda/pool/cuda"
+	_ "github.com/gocuda/gocuda/pool/none"
+	_ "github.com/gocuda/gocuda/pool/simple"
+	_ "github.com/gocuda/gocuda/pool/split"
+)
+
+var cfg = sync.OnceValues(config.FromEnv)
+
+// Config returns the environment's knobs as parsed.
+func Config() (config.Config, error) { return cfg() }
+
+// Backend returns the process's backend.
+func Backend() (backend.Backend, error) {
+	if _, err := cfg(); err != nil {
+		return nil, err
+	}
+	return auto.Default()
+}
+
+// Device returns device ordinal of the process's backend.
+func Device(ordinal int) (backend.Device, error) {
+	b, err := Backend()
+	if err != nil {
+		return nil, err
+	}
+	return b.Device(ordinal)
+}
+
+var pools struct {
+	sync.Mutex
+	m map[int]pool.Pool
+}
+
+// Pool returns device ordinal's pool, made on first use.
+func Pool(ordinal int) (pool.Pool, error) {
+	pools.Lock()
+	defer pools.Unlock()
+	if p := pools.m[ordinal]; p != nil {
+		return p, nil
+	}
+	c, err := cfg()
+	if err != nil {
+		return nil, err
+	}
+	dev, err := Device(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	p, err := pool.New(c.Pool, dev, LimitsFor(c, dev))
+	if err != nil {
+		return nil, fmt.Errorf("gocuda: %s=%s on device %d: %w", config.EnvPool, c.Pool, ordinal, err)
+	}
+	if pools.m == nil {
+		pools.m = map[int]pool.Pool{}
+	}
+	pools.m[ordinal] = p
+	return p, nil
+}
+
+// LimitsFor resolves the configured limits against dev's memory.
+func LimitsFor(c config.Config, dev backend.Device) pool.Limits {
+	total := dev.Info().TotalMemory
+	return pool.Limits{Soft: c.SoftLimit.Resolve(total), Hard: c.HardLimit.Resolve(total)}
+}
