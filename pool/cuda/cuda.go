@@ -68,9 +68,14 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 	if s == nil {
 		return nil, fmt.Errorf("pool cuda: Alloc needs a stream: %w", backend.ErrInvalidValue)
 	}
+	req := size
 	size = pool.RoundUp(size, pool.Alignment)
 	// The hard limit: bytes handed out through this pool.
 	if err := p.src.Charge(size); err != nil {
+		var oom *pool.OutOfMemoryError
+		if errors.As(err, &oom) {
+			oom.Request = req
+		}
 		return nil, err
 	}
 	ptr, err := p.mp.AllocAsync(size, s)
@@ -83,7 +88,7 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 	if err != nil {
 		p.src.Uncharge(size)
 		if errors.Is(err, backend.ErrOutOfMemory) {
-			return nil, &pool.OutOfMemoryError{Request: size, Limit: p.src.Limits().Hard, Reserved: p.src.Reserved(), Device: p.dev.Ordinal(), Err: err}
+			return nil, &pool.OutOfMemoryError{Request: req, Limit: p.src.Limits().Hard, Reserved: p.src.Reserved(), Device: p.dev.Ordinal(), Err: err}
 		}
 		return nil, fmt.Errorf("pool cuda: %w", err)
 	}
@@ -98,8 +103,8 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 	if b == nil {
 		b = &pool.Block{}
 	}
-	*b = pool.Block{Ptr: ptr, Size: size, Requested: size, Stream: s, Owner: p}
-	st.OnAlloc(size, size, true)
+	*b = pool.Block{Ptr: ptr, Size: size, Requested: req, Stream: s, Owner: p}
+	st.OnAlloc(size, req, true)
 	return b, nil
 }
 
