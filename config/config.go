@@ -41,7 +41,7 @@ var (
 )
 
 // DefaultPool is the pool used when GOCUDA_MEMORY_POOL is unset.
-const DefaultPool = "binned"
+const DefaultPool = "split"
 
 // Config is every knob as parsed.
 type Config struct {
