@@ -550,9 +550,9 @@ func cStreamCreate(c uintptr, flags uint32) (uintptr, Result) {
 	return uintptr(s), r(x)
 }
 
-func cStreamDestroy(c, s uintptr) Result { return r(C.gc_stream_destroy(u(c), u(s))) }
-func cStreamSync(c, s uintptr) Result    { return r(C.gc_stream_sync(u(c), u(s))) }
-func cStreamQuery(c, s uintptr) Result      { return fast(fastStreamQuery, c, s, 0) }
+func cStreamDestroy(c, s uintptr) Result      { return r(C.gc_stream_destroy(u(c), u(s))) }
+func cStreamSync(c, s uintptr) Result         { return r(C.gc_stream_sync(u(c), u(s))) }
+func cStreamQuery(c, s uintptr) Result        { return fast(fastStreamQuery, c, s, 0) }
 func cStreamWaitEvent(c, s, e uintptr) Result { return fast(fastStreamWaitEvent, c, s, e) }
 
 func cEventCreate(c uintptr, flags uint32) (uintptr, Result) {
