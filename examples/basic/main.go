@@ -72,15 +72,15 @@ func main() {
 	fmt.Printf("copied %d floats from stream %d to stream %d through the %q pool: all correct\n",
 		n, producer.ID(), consumer.ID(), p.Name())
 
-	// Freed blocks stay cached: allocating the same size again is served
-	// without the driver.
-	check(p.Free(src, consumer)) // last used on the consumer stream
+	// Freed blocks stay cached on the stream they were used on: allocating
+	// the same size again there is served without the driver.
+	check(p.Free(dst, consumer))
 	again, err := p.Alloc(4*n, consumer)
 	if err != nil {
 		log.Fatal(err)
 	}
 	check(p.Free(again, consumer))
-	check(p.Free(dst, consumer))
+	check(p.Free(src, consumer)) // last used by the consumer's copy
 	fmt.Println(p.Stats())
 }
 
