@@ -462,7 +462,11 @@ func (s *Stream) Launch(f *Function, grid, block Dim3, sharedMem uint32, args ..
 	if err != nil {
 		return fmt.Errorf("cuda: launch %s: %w", f.name, err)
 	}
-	return check("cuLaunchKernel("+f.name+")", cLaunch(s.ctx.h, f.h, grid, block, sharedMem, s.h, b, o))
+	// The name is joined only on failure: launches are a hot path.
+	if x := cLaunch(s.ctx.h, f.h, grid, block, sharedMem, s.h, b, o); x != 0 {
+		return check("cuLaunchKernel("+f.name+")", x)
+	}
+	return nil
 }
 
 func packArgs(buf []byte, offs []int32, args []any) ([]byte, []int32, error) {

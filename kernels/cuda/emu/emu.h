@@ -1,0 +1,60 @@
+// CPU emulation of the CUDA features kernels.cu uses, to run its kernels
+// with g++: one std::thread per CUDA thread, blocks one at a time, so that
+// __syncthreads and warp shuffles are real barriers between real threads.
+// __shared__ variables become statics, which is right while one block runs
+// at a time.
+#include <math.h>
+#include <string.h>
+#include <stdint.h>
+#include <thread>
+#include <barrier>
+#include <vector>
+#include <memory>
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __launch_bounds__(...)
+#define __shared__ static
+struct dim3e { unsigned x, y, z; };
+thread_local dim3e threadIdx, blockIdx;
+dim3e blockDim, gridDim;
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+inline float __int_as_float(int u) { float f; memcpy(&f, &u, 4); return f; }
+inline double __longlong_as_double(long long u) { double f; memcpy(&f, &u, 8); return f; }
+std::barrier<>* emu_block_barrier;
+inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }
+struct EmuWarp { std::barrier<>* bar; unsigned char buf[32][8]; };
+EmuWarp emu_warps[32];
+template <class V>
+V __shfl_down_sync(unsigned, V v, unsigned o) {
+  static_assert(sizeof(V) <= 8, "shfl of more than 8 bytes");
+  const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  memcpy(emu_warps[w].buf[lane], &v, sizeof(V));
+  emu_warps[w].bar->arrive_and_wait();
+  V r = v;
+  if (lane + o < 32) memcpy(&r, emu_warps[w].buf[lane + o], sizeof(V));
+  emu_warps[w].bar->arrive_and_wait();
+  return r;
+}
+template <class K>
+void emu_launch(unsigned grid, unsigned block, K kernel) {
+  gridDim = {grid, 1, 1};
+  blockDim = {block, 1, 1};
+  for (unsigned b = 0; b < grid; b++) {
+    std::barrier<> bar(block);
+    emu_block_barrier = &bar;
+    std::vector<std::unique_ptr<std::barrier<>>> wb;
+    for (unsigned w = 0; w < (block + 31) / 32; w++) {
+      wb.emplace_back(new std::barrier<>(32));
+      emu_warps[w].bar = wb.back().get();
+    }
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < block; t++)
+      ts.emplace_back([=] { threadIdx = {t, 0, 0}; blockIdx = {b, 0, 0}; kernel(); });
+    for (auto& t : ts) t.join();
+  }
+}

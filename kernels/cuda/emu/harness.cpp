@@ -1,0 +1,242 @@
+// harness.cpp runs kernels.cu's kernels on the CPU (emu.h) and checks them
+// against plain loops: indexing, the vector path and its tail, unaligned
+// views, guards past the end, both passes of the reductions, the row
+// reductions. It checks the CUDA source's logic without a GPU or nvcc; it
+// says nothing about speed, and math functions are the C library's, not
+// CUDA's. Run it with run.sh.
+#include "emu.h"
+#include "kernels_emu.cu"
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <functional>
+
+static int failures = 0;
+static std::mt19937_64 rng(42);
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; if (failures < 30) { printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } } while (0)
+
+const int SMS = 1;
+unsigned egrid(long long n, int size) {
+  long long per = 16 / size, vecs = (n + per - 1) / per, b = (vecs + 255) / 256;
+  if (b > SMS * 8) b = SMS * 8;
+  return b < 1 ? 1 : (unsigned)b;
+}
+unsigned rgrid(long long n) {
+  long long per = 256 * 16, b = (n + per - 1) / per;
+  if (b > SMS * 8) b = SMS * 8;
+  return b < 1 ? 1 : (unsigned)b;
+}
+
+// A buffer with room for an offset and a guard.
+template <class T>
+struct Buf {
+  std::vector<unsigned char> mem;
+  T* p;
+  long long n;
+  Buf(long long n_, bool off) : mem((n_ + 40) * sizeof(T) + 64, 0xA5), n(n_) {
+    uintptr_t a = ((uintptr_t)mem.data() + 255) & ~(uintptr_t)255;
+    if (a + (n_ + 20) * sizeof(T) > (uintptr_t)mem.data() + mem.size()) { mem.resize(mem.size() + 256); }
+    a = ((uintptr_t)mem.data() + 15) & ~(uintptr_t)15;
+    p = (T*)a + (off ? 1 : 0);
+  }
+  bool guard_ok() const {
+    const unsigned char* g = (const unsigned char*)(p + n);
+    for (size_t i = 0; i < 8 * sizeof(T); i++) if (g[i] != 0xA5) return false;
+    return true;
+  }
+};
+
+template <class T> T rnd();
+template <> float rnd<float>() { return std::uniform_real_distribution<float>(-8, 8)(rng); }
+template <> double rnd<double>() { return std::uniform_real_distribution<double>(-8, 8)(rng); }
+template <> int rnd<int>() { return (int)(rng() % 17) - 8; }
+template <> i64 rnd<i64>() { return (i64)(rng() % 17) - 8; }
+template <> u8 rnd<u8>() { return (u8)rng(); }
+template <> c64 rnd<c64>() { return c64{rnd<float>(), rnd<float>()}; }
+
+template <class T> bool same(T a, T b) { return memcmp(&a, &b, sizeof(T)) == 0 || (a != a && b != b); }
+template <> bool same(c64 a, c64 b) { return same(a.re, b.re) && same(a.im, b.im); }
+
+const long long sizes[] = {1, 3, 17, 1000, 4099, 70001};
+
+template <class T, class F>
+void test_binary(const char* name, void (*k)(T*, const T*, const T*, i64), F ref) {
+  for (long long n : sizes)
+    for (int lay = 0; lay < 3; lay++) {
+      Buf<T> a(n, lay >= 1), b(n, lay >= 1), d(n, lay == 2);
+      for (long long i = 0; i < n; i++) a.p[i] = rnd<T>(), b.p[i] = rnd<T>();
+      emu_launch(egrid(n, sizeof(T)), 256, [&] { k(d.p, a.p, b.p, n); });
+      long long bad = 0;
+      for (long long i = 0; i < n; i++) if (!same(d.p[i], ref(a.p[i], b.p[i]))) bad++;
+      CHECK(bad == 0 && d.guard_ok(), "%s n=%lld layout=%d: %lld wrong, guard %d", name, n, lay, bad, d.guard_ok());
+    }
+}
+
+template <class T>
+void test_fill(const char* name, void (*k)(T*, u64, i64)) {
+  for (long long n : sizes)
+    for (int off = 0; off < 2; off++) {
+      Buf<T> d(n, off);
+      T v = rnd<T>();
+      u64 bits = 0;
+      memcpy(&bits, &v, sizeof(T));
+      emu_launch(egrid(n, sizeof(T)), 256, [&] { k(d.p, bits, n); });
+      long long bad = 0;
+      for (long long i = 0; i < n; i++) if (!same(d.p[i], v)) bad++;
+      CHECK(bad == 0 && d.guard_ok(), "%s n=%lld off=%d: %lld wrong", name, n, off, bad);
+    }
+}
+
+template <class T, class F>
+void test_scalar(const char* name, void (*k)(T*, const T*, u64, i64), F ref) {
+  for (long long n : sizes)
+    for (int off = 0; off < 2; off++) {
+      Buf<T> a(n, off), d(n, false);
+      for (long long i = 0; i < n; i++) a.p[i] = rnd<T>();
+      T s = rnd<T>();
+      u64 bits = 0;
+      memcpy(&bits, &s, sizeof(T));
+      emu_launch(egrid(n, sizeof(T)), 256, [&] { k(d.p, a.p, bits, n); });
+      long long bad = 0;
+      for (long long i = 0; i < n; i++) if (!same(d.p[i], ref(a.p[i], s))) bad++;
+      CHECK(bad == 0 && d.guard_ok(), "%s n=%lld off=%d: %lld wrong", name, n, off, bad);
+    }
+}
+
+template <class T, class F>
+void test_unary(const char* name, void (*k)(T*, const T*, i64), F ref) {
+  for (long long n : sizes)
+    for (int off = 0; off < 2; off++) {
+      Buf<T> a(n, off), d(n, false);
+      for (long long i = 0; i < n; i++) a.p[i] = rnd<T>();
+      emu_launch(egrid(n, sizeof(T)), 256, [&] { k(d.p, a.p, n); });
+      long long bad = 0;
+      for (long long i = 0; i < n; i++) if (!same(d.p[i], ref(a.p[i]))) bad++;
+      CHECK(bad == 0 && d.guard_ok(), "%s n=%lld off=%d: %lld wrong", name, n, off, bad);
+    }
+}
+
+// Two-pass reduction as the Go side runs it.
+template <class T, class A>
+A run_reduce(void (*p1)(const T*, i64, A*), void (*p2)(const A*, int, A*), const T* x, long long n) {
+  std::vector<A> parts(4096), out(1);
+  unsigned g = rgrid(n);
+  if (g == 1) {
+    emu_launch(1, 256, [&] { p1(x, n, out.data()); });
+  } else {
+    emu_launch(g, 256, [&] { p1(x, n, parts.data()); });
+    emu_launch(1, 256, [&] { p2(parts.data(), (int)g, out.data()); });
+  }
+  return out[0];
+}
+
+int main() {
+  test_binary<float>("add_f32", gocuda_add_f32, [](float a, float b) { return a + b; });
+  test_binary<double>("div_f64", gocuda_div_f64, [](double a, double b) { return a / b; });
+  test_binary<int>("div_i32", gocuda_div_i32, [](int a, int b) { return b == 0 ? 0 : b == -1 ? (int)(0u - (unsigned)a) : a / b; });
+  test_binary<i64>("mul_i64", gocuda_mul_i64, [](i64 a, i64 b) { return (i64)((u64)a * (u64)b); });
+  test_binary<u8>("sub_u8", gocuda_sub_u8, [](u8 a, u8 b) { return (u8)(a - b); });
+  test_binary<u8>("div_u8", gocuda_div_u8, [](u8 a, u8 b) { return b == 0 ? (u8)0 : (u8)(a / b); });
+  test_binary<c64>("add_c64", gocuda_add_c64, [](c64 a, c64 b) { return c64{a.re + b.re, a.im + b.im}; });
+  test_binary<c64>("mul_c64", gocuda_mul_c64, [](c64 a, c64 b) { return mul_(a, b); });
+  test_binary<float>("relugrad_f32", gocuda_relugrad_f32, [](float x, float dy) { return x > 0 ? dy : 0.0f; });
+  test_fill<float>("fill_f32", gocuda_fill_f32);
+  test_fill<u8>("fill_u8", gocuda_fill_u8);
+  test_fill<c64>("fill_c64", gocuda_fill_c64);
+  test_fill<i64>("fill_i64", gocuda_fill_i64);
+  test_scalar<float>("subs_f32", gocuda_subs_f32, [](float a, float s) { return a - s; });
+  test_scalar<int>("divs_i32", gocuda_divs_i32, [](int a, int s) { return div_(a, s); });
+  test_scalar<u8>("muls_u8", gocuda_muls_u8, [](u8 a, u8 s) { return (u8)(a * s); });
+  test_scalar<c64>("divs_c64", gocuda_divs_c64, [](c64 a, c64 s) { return div_(a, s); });
+  test_unary<float>("exp_f32", gocuda_exp_f32, [](float x) { return expf(x); });
+  test_unary<double>("relu_f64", gocuda_relu_f64, [](double x) { return x > 0 ? x : 0.0; });
+  test_unary<float>("sigmoid_f32", gocuda_sigmoid_f32, [](float x) { return 1.0f / (1.0f + expf(-x)); });
+
+  // Axpy: y in place.
+  for (long long n : sizes) for (int off = 0; off < 2; off++) {
+    Buf<c64> x(n, off), y(n, off);
+    std::vector<c64> y0(n);
+    for (long long i = 0; i < n; i++) x.p[i] = rnd<c64>(), y0[i] = y.p[i] = rnd<c64>();
+    c64 al = rnd<c64>(); u64 bits; memcpy(&bits, &al, 8);
+    emu_launch(egrid(n, 8), 256, [&] { gocuda_axpy_c64(y.p, x.p, bits, n); });
+    long long bad = 0;
+    for (long long i = 0; i < n; i++) if (!same(y.p[i], add_(mul_(al, x.p[i]), y0[i]))) bad++;
+    CHECK(bad == 0 && y.guard_ok(), "axpy_c64 n=%lld off=%d: %lld wrong", n, off, bad);
+  }
+
+  // Reductions.
+  for (long long n : {1LL, 3LL, 17LL, 1000LL, 4099LL, 70001LL}) for (int off = 0; off < 2; off++) {
+    Buf<float> xf(n, off); Buf<int> xi(n, off); Buf<u8> xu(n, off); Buf<c64> xc(n, off); Buf<double> xd(n, off);
+    double sf = 0, sd = 0, sre = 0, sim = 0; u64 si = 0, su = 0;
+    float mx = -INFINITY, mn = INFINITY; int mxi = INT32_MIN;
+    for (long long i = 0; i < n; i++) {
+      xf.p[i] = rnd<float>(); xi.p[i] = (int)rng(); xu.p[i] = rnd<u8>(); xc.p[i] = rnd<c64>(); xd.p[i] = rnd<double>();
+      sf += xf.p[i]; sd += xd.p[i]; si += (u64)(i64)xi.p[i]; su += xu.p[i]; sre += xc.p[i].re; sim += xc.p[i].im;
+      mx = fmaxf(mx, xf.p[i]); mn = fminf(mn, xf.p[i]); mxi = xi.p[i] > mxi ? xi.p[i] : mxi;
+    }
+    double gf = run_reduce(gocuda_sum_f32_pass1, gocuda_sum_f32_pass2, xf.p, n);
+    CHECK(fabs(gf - sf) < 1e-9 * n, "sum_f32 n=%lld off=%d: %g vs %g", n, off, gf, sf);
+    double gd = run_reduce(gocuda_sum_f64_pass1, gocuda_sum_f64_pass2, xd.p, n);
+    CHECK(fabs(gd - sd) < 1e-9 * n, "sum_f64 n=%lld: %g vs %g", n, gd, sd);
+    u64 gi = run_reduce(gocuda_sum_i32_pass1, gocuda_sum_i32_pass2, xi.p, n);
+    CHECK(gi == si, "sum_i32 n=%lld off=%d: %lld vs %lld", n, off, (i64)gi, (i64)si);
+    u64 gu = run_reduce(gocuda_sum_u8_pass1, gocuda_sum_u8_pass2, xu.p, n);
+    CHECK(gu == su, "sum_u8 n=%lld off=%d: %llu vs %llu", n, off, gu, su);
+    c128 gc = run_reduce(gocuda_sum_c64_pass1, gocuda_sum_c64_pass2, xc.p, n);
+    CHECK(fabs(gc.re - sre) < 1e-9 * n && fabs(gc.im - sim) < 1e-9 * n, "sum_c64 n=%lld off=%d", n, off);
+    float gmx = run_reduce(gocuda_max_f32_pass1, gocuda_max_f32_pass2, xf.p, n);
+    float gmn = run_reduce(gocuda_min_f32_pass1, gocuda_min_f32_pass2, xf.p, n);
+    CHECK(gmx == mx && gmn == mn, "max/min_f32 n=%lld off=%d: %g %g vs %g %g", n, off, gmx, gmn, mx, mn);
+    int gmxi = run_reduce(gocuda_max_i32_pass1, gocuda_max_i32_pass2, xi.p, n);
+    CHECK(gmxi == mxi, "max_i32 n=%lld off=%d", n, off);
+    if (n > 3) {
+      xf.p[n / 2] = NAN;
+      float g = run_reduce(gocuda_max_f32_pass1, gocuda_max_f32_pass2, xf.p, n);
+      CHECK(g != g, "max_f32 with NaN n=%lld: %g", n, g);
+      g = run_reduce(gocuda_min_f32_pass1, gocuda_min_f32_pass2, xf.p, n);
+      CHECK(g != g, "min_f32 with NaN n=%lld: %g", n, g);
+    }
+    // Dot (x with itself and a shifted y).
+    Buf<double> yd(n, false);
+    double dot = 0;
+    for (long long i = 0; i < n; i++) { yd.p[i] = rnd<double>(); dot += xd.p[i] * yd.p[i]; }
+    std::vector<double> parts(4096), out(1);
+    unsigned g = rgrid(n);
+    if (g == 1) emu_launch(1, 256, [&] { gocuda_dot_f64_pass1(xd.p, yd.p, n, out.data()); });
+    else {
+      emu_launch(g, 256, [&] { gocuda_dot_f64_pass1(xd.p, yd.p, n, parts.data()); });
+      emu_launch(1, 256, [&] { gocuda_dot_f64_pass2(parts.data(), (int)g, out.data()); });
+    }
+    CHECK(fabs(out[0] - dot) < 1e-8 * n, "dot_f64 n=%lld off=%d: %g vs %g", n, off, out[0], dot);
+  }
+
+  // Rows.
+  for (auto sh : std::vector<std::pair<long long, long long>>{{1, 1}, {3, 10}, {64, 10}, {100, 33}, {7, 4099}, {5000, 1}, {4, 0}}) {
+    long long rows = sh.first, cols = sh.second;
+    Buf<float> x(rows * cols, true), s(rows, false), m(rows, true);
+    for (long long i = 0; i < rows * cols; i++) x.p[i] = rnd<float>();
+    long long per = 8, b = (rows + per - 1) / per; if (b > SMS * 8) b = SMS * 8;
+    emu_launch((unsigned)b, 256, [&] { gocuda_sumrows_f32(s.p, x.p, rows, cols); });
+    if (cols > 0) emu_launch((unsigned)b, 256, [&] { gocuda_maxrows_f32(m.p, x.p, rows, cols); });
+    long long bad = 0;
+    for (long long r = 0; r < rows; r++) {
+      double sum = 0; float mxv = -INFINITY;
+      for (long long c = 0; c < cols; c++) { sum += x.p[r * cols + c]; mxv = fmaxf(mxv, x.p[r * cols + c]); }
+      if (fabs(s.p[r] - sum) > 1e-5 * (1 + fabs(sum))) bad++;
+      if (cols > 0 && m.p[r] != mxv) bad++;
+    }
+    CHECK(bad == 0 && s.guard_ok() && m.guard_ok(), "rows %lldx%lld: %lld wrong", rows, cols, bad);
+  }
+
+  // complex division specials, as Go's runtime.complex128div.
+  {
+    c64 r = div_(c64{1, 1}, c64{0, 0});
+    CHECK(isinf(r.re) && r.re > 0 && isinf(r.im) && r.im > 0, "(1+1i)/0 = (%g, %g)", r.re, r.im);
+    r = div_(c64{INFINITY, 0}, c64{1, 1});
+    CHECK(isinf(r.re) && r.re > 0 && isinf(r.im) && r.im < 0, "inf/(1+1i) = (%g, %g)", r.re, r.im);
+    r = div_(c64{2, 0}, c64{INFINITY, 0});
+    CHECK(r.re == 0 && r.im == 0, "2/inf = (%g, %g)", r.re, r.im);
+  }
+  printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
+  return failures != 0;
+}

@@ -1,0 +1,617 @@
+// kernels.cu: gocuda's array kernels, compiled to PTX by scripts/gen-ptx.sh
+// and embedded in package kernels (kernels/ptx/kernels.ptx).
+//
+// Every exported kernel is extern "C" and named gocuda_<op>_<dtype>, with
+// dtype one of f32, f64, i32, i64, u8, c64 (Go's float32, float64, int32,
+// int64, uint8, complex64); reductions come in two kernels, _pass1 and _pass2.
+// The Go side (kernels/gpu.go) builds the same names, and a test checks that
+// this file's PTX defines every one of them.
+//
+// Conventions the Go side relies on:
+//   - Blocks are THREADS (256) threads; grids are 1-D and sized in Go from
+//     the device's multiprocessor count. Every elementwise kernel is a
+//     grid-stride loop, correct for any grid of at least one block.
+//   - Lengths are 64-bit (long long): arrays past 2^31 elements work.
+//   - Scalars (fill values, the scalar operand, alpha) arrive as the 64 bits
+//     of the Go value (unsigned long long): a float32 or int32 in the low 32
+//     bits, a uint8 in the low 8, a complex64 as real (low 32) and imaginary
+//     (high 32), as Go lays it out in memory.
+//   - Elementwise kernels take 16-byte vector loads and stores when every
+//     pointer they touch is 16-byte aligned, and fall back to one element a
+//     thread otherwise (views at an offset). dst may equal an input exactly
+//     (in-place), but must not overlap one partially.
+//   - Integer arithmetic wraps (two's complement) as in Go; integer division
+//     by zero gives 0 (Go would panic), and MinInt / -1 gives MinInt as in Go.
+//   - Reductions are deterministic: each block reduces a fixed, grid-strided
+//     share in a fixed order, pass 2 reduces the block partials in one block.
+//     Sums of float32 accumulate in float64, of integers in (wrapping) 64-bit
+//     integers, of complex64 in complex128. Max and Min propagate NaN.
+//   - No --use_fast_math: float division and sqrt are IEEE round-to-nearest,
+//     exp/log/tanh have the CUDA math library's documented error (at most
+//     2 ulp for float, 1 ulp for double), denormals are kept.
+
+typedef long long i64;
+typedef unsigned long long u64;
+typedef unsigned char u8;
+
+#define THREADS 256
+#define FULL_MASK 0xffffffffu
+#define KERNEL extern "C" __global__ void __launch_bounds__(THREADS)
+
+// complex64 as Go lays it out, and the complex128 that sums of it use.
+struct c64 {
+  float re, im;
+};
+struct c128 {
+  double re, im;
+};
+
+// A 16-byte vector of T: loads and stores of it are single 128-bit accesses.
+template <class T>
+struct alignas(16) Vec {
+  T e[16 / sizeof(T)];
+};
+
+// Vector loads and stores go through uint4 so that every dtype, uint8
+// included, moves as one 128-bit access (ld.global.v4.u32) rather than as
+// whatever pieces the compiler picks for a struct of small elements.
+template <class T>
+__device__ __forceinline__ Vec<T> vload(const Vec<T>* p) {
+  union {
+    uint4 u;
+    Vec<T> v;
+  } x;
+  x.u = *reinterpret_cast<const uint4*>(p);
+  return x.v;
+}
+template <class T>
+__device__ __forceinline__ void vstore(Vec<T>* p, const Vec<T>& v) {
+  union {
+    uint4 u;
+    Vec<T> v;
+  } x;
+  x.v = v;
+  *reinterpret_cast<uint4*>(p) = x.u;
+}
+// uint8 by hand: compilers otherwise split the 16 bytes into 4-byte pieces.
+template <>
+__device__ __forceinline__ Vec<u8> vload(const Vec<u8>* p) {
+  const uint4 u = *reinterpret_cast<const uint4*>(p);
+  const unsigned w[4] = {u.x, u.y, u.z, u.w};
+  Vec<u8> v;
+#pragma unroll
+  for (int k = 0; k < 16; k++) v.e[k] = (u8)(w[k >> 2] >> (8 * (k & 3)));
+  return v;
+}
+template <>
+__device__ __forceinline__ void vstore(Vec<u8>* p, const Vec<u8>& v) {
+  unsigned w[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int k = 0; k < 16; k++) w[k >> 2] |= (unsigned)v.e[k] << (8 * (k & 3));
+  *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+__device__ __forceinline__ i64 global_tid() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }
+__device__ __forceinline__ bool aligned16(const void* p) { return ((u64)p & 15) == 0; }
+
+// ---------------------------------------------------------------------------
+// Scalars from their Go bits.
+
+__device__ __forceinline__ void from_bits(u64 b, float* v) { *v = __uint_as_float((unsigned)b); }
+__device__ __forceinline__ void from_bits(u64 b, double* v) { *v = __longlong_as_double((i64)b); }
+__device__ __forceinline__ void from_bits(u64 b, int* v) { *v = (int)(unsigned)b; }
+__device__ __forceinline__ void from_bits(u64 b, i64* v) { *v = (i64)b; }
+__device__ __forceinline__ void from_bits(u64 b, u8* v) { *v = (u8)b; }
+__device__ __forceinline__ void from_bits(u64 b, c64* v) {
+  v->re = __uint_as_float((unsigned)b);
+  v->im = __uint_as_float((unsigned)(b >> 32));
+}
+template <class T>
+__device__ __forceinline__ T scalar(u64 b) {
+  T v;
+  from_bits(b, &v);
+  return v;
+}
+
+// ---------------------------------------------------------------------------
+// Arithmetic with Go's semantics. Signed integers go through unsigned
+// arithmetic so that overflow wraps instead of being undefined.
+
+__device__ __forceinline__ float add_(float a, float b) { return a + b; }
+__device__ __forceinline__ double add_(double a, double b) { return a + b; }
+__device__ __forceinline__ int add_(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
+__device__ __forceinline__ i64 add_(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
+__device__ __forceinline__ u8 add_(u8 a, u8 b) { return (u8)(a + b); }
+__device__ __forceinline__ c64 add_(c64 a, c64 b) { return c64{a.re + b.re, a.im + b.im}; }
+
+__device__ __forceinline__ float sub_(float a, float b) { return a - b; }
+__device__ __forceinline__ double sub_(double a, double b) { return a - b; }
+__device__ __forceinline__ int sub_(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
+__device__ __forceinline__ i64 sub_(i64 a, i64 b) { return (i64)((u64)a - (u64)b); }
+__device__ __forceinline__ u8 sub_(u8 a, u8 b) { return (u8)(a - b); }
+__device__ __forceinline__ c64 sub_(c64 a, c64 b) { return c64{a.re - b.re, a.im - b.im}; }
+
+__device__ __forceinline__ float mul_(float a, float b) { return a * b; }
+__device__ __forceinline__ double mul_(double a, double b) { return a * b; }
+__device__ __forceinline__ int mul_(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ i64 mul_(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
+__device__ __forceinline__ u8 mul_(u8 a, u8 b) { return (u8)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ c64 mul_(c64 a, c64 b) {
+  return c64{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+
+__device__ __forceinline__ float div_(float a, float b) { return a / b; }
+__device__ __forceinline__ double div_(double a, double b) { return a / b; }
+// Integer division: by zero gives 0; by -1 is negation, which wraps for the
+// most negative value (MinInt / -1 == MinInt), as in Go.
+__device__ __forceinline__ int div_(int a, int b) {
+  if (b == 0) return 0;
+  if (b == -1) return (int)(0u - (unsigned)a);
+  return a / b;
+}
+__device__ __forceinline__ i64 div_(i64 a, i64 b) {
+  if (b == 0) return 0;
+  if (b == -1) return (i64)(0ull - (u64)a);
+  return a / b;
+}
+__device__ __forceinline__ u8 div_(u8 a, u8 b) { return b == 0 ? (u8)0 : (u8)(a / b); }
+
+__device__ __forceinline__ double inf64() { return __longlong_as_double(0x7ff0000000000000ll); }
+__device__ __forceinline__ bool isnan_(double x) { return x != x; }
+__device__ __forceinline__ bool isinf_(double x) { return fabs(x) == inf64(); }
+__device__ __forceinline__ bool isfinite_(double x) { return fabs(x) < inf64(); }
+__device__ __forceinline__ double inf2one(double f) { return copysign(isinf_(f) ? 1.0 : 0.0, f); }
+
+// complex64 division as Go does it: widen to complex128, Smith's algorithm
+// with C99's corrections for infinities and zeros (runtime.complex128div),
+// round back.
+__device__ __noinline__ c64 div_(c64 n, c64 m) {
+  double a = n.re, b = n.im, c = m.re, d = m.im, e, f;
+  if (fabs(c) >= fabs(d)) {
+    double ratio = d / c;
+    double denom = c + ratio * d;
+    e = (a + b * ratio) / denom;
+    f = (b - a * ratio) / denom;
+  } else {
+    double ratio = c / d;
+    double denom = d + ratio * c;
+    e = (a * ratio + b) / denom;
+    f = (b * ratio - a) / denom;
+  }
+  if (isnan_(e) && isnan_(f)) {
+    const double inf = inf64();
+    if (c == 0 && d == 0 && (!isnan_(a) || !isnan_(b))) {
+      e = copysign(inf, c) * a;
+      f = copysign(inf, c) * b;
+    } else if ((isinf_(a) || isinf_(b)) && isfinite_(c) && isfinite_(d)) {
+      a = inf2one(a);
+      b = inf2one(b);
+      e = inf * (a * c + b * d);
+      f = inf * (b * c - a * d);
+    } else if ((isinf_(c) || isinf_(d)) && isfinite_(a) && isfinite_(b)) {
+      c = inf2one(c);
+      d = inf2one(d);
+      e = 0.0 * (a * c + b * d);
+      f = 0.0 * (b * c - a * d);
+    }
+  }
+  return c64{(float)e, (float)f};
+}
+
+// ---------------------------------------------------------------------------
+// Elementwise drivers: dst[i] = f(), f(a[i]), f(a[i], b[i]) for i < n.
+// With every pointer 16-byte aligned, each thread moves whole Vec<T>s and
+// the first threads of the grid finish the (< 16 / sizeof(T)) tail elements.
+
+template <class T, class F>
+__device__ __forceinline__ void map0(T* dst, i64 n, F f) {
+  constexpr int K = 16 / sizeof(T);
+  const i64 tid = global_tid(), stride = global_stride();
+  if (aligned16(dst)) {
+    const i64 nv = n / K;
+    Vec<T>* d = reinterpret_cast<Vec<T>*>(dst);
+    for (i64 i = tid; i < nv; i += stride) {
+      Vec<T> z;
+#pragma unroll
+      for (int k = 0; k < K; k++) z.e[k] = f();
+      vstore(d + i, z);
+    }
+    const i64 t = nv * K + tid;
+    if (t < n) dst[t] = f();
+  } else {
+    for (i64 i = tid; i < n; i += stride) dst[i] = f();
+  }
+}
+
+template <class T, class F>
+__device__ __forceinline__ void map1(T* dst, const T* a, i64 n, F f) {
+  constexpr int K = 16 / sizeof(T);
+  const i64 tid = global_tid(), stride = global_stride();
+  if (aligned16(dst) && aligned16(a)) {
+    const i64 nv = n / K;
+    Vec<T>* d = reinterpret_cast<Vec<T>*>(dst);
+    const Vec<T>* av = reinterpret_cast<const Vec<T>*>(a);
+    for (i64 i = tid; i < nv; i += stride) {
+      const Vec<T> x = vload(av + i);
+      Vec<T> z;
+#pragma unroll
+      for (int k = 0; k < K; k++) z.e[k] = f(x.e[k]);
+      vstore(d + i, z);
+    }
+    const i64 t = nv * K + tid;
+    if (t < n) dst[t] = f(a[t]);
+  } else {
+    for (i64 i = tid; i < n; i += stride) dst[i] = f(a[i]);
+  }
+}
+
+template <class T, class F>
+__device__ __forceinline__ void map2(T* dst, const T* a, const T* b, i64 n, F f) {
+  constexpr int K = 16 / sizeof(T);
+  const i64 tid = global_tid(), stride = global_stride();
+  if (aligned16(dst) && aligned16(a) && aligned16(b)) {
+    const i64 nv = n / K;
+    Vec<T>* d = reinterpret_cast<Vec<T>*>(dst);
+    const Vec<T>* av = reinterpret_cast<const Vec<T>*>(a);
+    const Vec<T>* bv = reinterpret_cast<const Vec<T>*>(b);
+    for (i64 i = tid; i < nv; i += stride) {
+      const Vec<T> x = vload(av + i);
+      const Vec<T> y = vload(bv + i);
+      Vec<T> z;
+#pragma unroll
+      for (int k = 0; k < K; k++) z.e[k] = f(x.e[k], y.e[k]);
+      vstore(d + i, z);
+    }
+    const i64 t = nv * K + tid;
+    if (t < n) dst[t] = f(a[t], b[t]);
+  } else {
+    for (i64 i = tid; i < n; i += stride) dst[i] = f(a[i], b[i]);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Elementwise operations as functors.
+
+template <class T>
+struct FillF {
+  T v;
+  __device__ __forceinline__ T operator()() const { return v; }
+};
+
+struct AddF {
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return add_(a, b); }
+};
+struct SubF {
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return sub_(a, b); }
+};
+struct MulF {
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return mul_(a, b); }
+};
+struct DivF {
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return div_(a, b); }
+};
+
+// dst = a op s, for a scalar s.
+template <class T, class Op>
+struct ScalarF {
+  T s;
+  __device__ __forceinline__ T operator()(T a) const { return Op()(a, s); }
+};
+
+// y = alpha*x + y
+template <class T>
+struct AxpyF {
+  T alpha;
+  __device__ __forceinline__ T operator()(T x, T y) const { return add_(mul_(alpha, x), y); }
+};
+
+struct ExpF {
+  __device__ __forceinline__ float operator()(float x) const { return expf(x); }
+  __device__ __forceinline__ double operator()(double x) const { return exp(x); }
+};
+struct LogF {
+  __device__ __forceinline__ float operator()(float x) const { return logf(x); }
+  __device__ __forceinline__ double operator()(double x) const { return log(x); }
+};
+struct TanhF {
+  __device__ __forceinline__ float operator()(float x) const { return tanhf(x); }
+  __device__ __forceinline__ double operator()(double x) const { return tanh(x); }
+};
+struct SqrtF {
+  __device__ __forceinline__ float operator()(float x) const { return sqrtf(x); }
+  __device__ __forceinline__ double operator()(double x) const { return sqrt(x); }
+};
+struct AbsF {
+  __device__ __forceinline__ float operator()(float x) const { return fabsf(x); }
+  __device__ __forceinline__ double operator()(double x) const { return fabs(x); }
+};
+struct NegF {
+  template <class T>
+  __device__ __forceinline__ T operator()(T x) const { return -x; }
+};
+// Relu(NaN) is 0: the comparison is false.
+struct ReluF {
+  template <class T>
+  __device__ __forceinline__ T operator()(T x) const { return x > (T)0 ? x : (T)0; }
+};
+struct SigmoidF {
+  __device__ __forceinline__ float operator()(float x) const { return 1.0f / (1.0f + expf(-x)); }
+  __device__ __forceinline__ double operator()(double x) const { return 1.0 / (1.0 + exp(-x)); }
+};
+// ReluGrad: dst = dy where x > 0, else 0.
+struct ReluGradF {
+  template <class T>
+  __device__ __forceinline__ T operator()(T x, T dy) const { return x > (T)0 ? dy : (T)0; }
+};
+
+// ---------------------------------------------------------------------------
+// Elementwise kernels.
+
+#define ELEMENTWISE_ALL(T, S)                                                                    \
+  KERNEL gocuda_fill_##S(T* dst, u64 v, i64 n) { map0(dst, n, FillF<T>{scalar<T>(v)}); }         \
+  KERNEL gocuda_add_##S(T* dst, const T* a, const T* b, i64 n) { map2(dst, a, b, n, AddF()); }   \
+  KERNEL gocuda_sub_##S(T* dst, const T* a, const T* b, i64 n) { map2(dst, a, b, n, SubF()); }   \
+  KERNEL gocuda_mul_##S(T* dst, const T* a, const T* b, i64 n) { map2(dst, a, b, n, MulF()); }   \
+  KERNEL gocuda_div_##S(T* dst, const T* a, const T* b, i64 n) { map2(dst, a, b, n, DivF()); }   \
+  KERNEL gocuda_adds_##S(T* dst, const T* a, u64 s, i64 n) {                                     \
+    map1(dst, a, n, ScalarF<T, AddF>{scalar<T>(s)});                                             \
+  }                                                                                              \
+  KERNEL gocuda_subs_##S(T* dst, const T* a, u64 s, i64 n) {                                     \
+    map1(dst, a, n, ScalarF<T, SubF>{scalar<T>(s)});                                             \
+  }                                                                                              \
+  KERNEL gocuda_muls_##S(T* dst, const T* a, u64 s, i64 n) {                                     \
+    map1(dst, a, n, ScalarF<T, MulF>{scalar<T>(s)});                                             \
+  }                                                                                              \
+  KERNEL gocuda_divs_##S(T* dst, const T* a, u64 s, i64 n) {                                     \
+    map1(dst, a, n, ScalarF<T, DivF>{scalar<T>(s)});                                             \
+  }
+
+ELEMENTWISE_ALL(float, f32)
+ELEMENTWISE_ALL(double, f64)
+ELEMENTWISE_ALL(int, i32)
+ELEMENTWISE_ALL(i64, i64)
+ELEMENTWISE_ALL(u8, u8)
+ELEMENTWISE_ALL(c64, c64)
+
+// y = alpha*x + y (Scale is muls in place).
+#define AXPY(T, S) \
+  KERNEL gocuda_axpy_##S(T* y, const T* x, u64 alpha, i64 n) { map2(y, x, y, n, AxpyF<T>{scalar<T>(alpha)}); }
+
+AXPY(float, f32)
+AXPY(double, f64)
+AXPY(c64, c64)
+
+#define UNARY_FLOAT(T, S)                                                                          \
+  KERNEL gocuda_exp_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, ExpF()); }                    \
+  KERNEL gocuda_log_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, LogF()); }                    \
+  KERNEL gocuda_tanh_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, TanhF()); }                  \
+  KERNEL gocuda_sqrt_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, SqrtF()); }                  \
+  KERNEL gocuda_abs_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, AbsF()); }                    \
+  KERNEL gocuda_neg_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, NegF()); }                    \
+  KERNEL gocuda_relu_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, ReluF()); }                  \
+  KERNEL gocuda_sigmoid_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, SigmoidF()); }            \
+  KERNEL gocuda_relugrad_##S(T* dst, const T* x, const T* dy, i64 n) { map2(dst, x, dy, n, ReluGradF()); }
+
+UNARY_FLOAT(float, f32)
+UNARY_FLOAT(double, f64)
+
+// ---------------------------------------------------------------------------
+// Reductions.
+
+// Lifting an element into the accumulator type (the pointer only picks the
+// overload).
+template <class T>
+__device__ __forceinline__ T lift(T v, T*) { return v; }
+__device__ __forceinline__ double lift(float v, double*) { return (double)v; }
+__device__ __forceinline__ u64 lift(int v, u64*) { return (u64)(i64)v; }
+__device__ __forceinline__ u64 lift(i64 v, u64*) { return (u64)v; }
+__device__ __forceinline__ u64 lift(u8 v, u64*) { return (u64)v; }
+__device__ __forceinline__ c128 lift(c64 v, c128*) { return c128{(double)v.re, (double)v.im}; }
+
+__device__ __forceinline__ c128 operator+(c128 a, c128 b) { return c128{a.re + b.re, a.im + b.im}; }
+
+// The identities of Max and Min.
+__device__ __forceinline__ float lowest(float*) { return __int_as_float((int)0xff800000u); }  // -Inf
+__device__ __forceinline__ double lowest(double*) { return __longlong_as_double((i64)0xfff0000000000000ull); }
+__device__ __forceinline__ int lowest(int*) { return (int)0x80000000u; }
+__device__ __forceinline__ i64 lowest(i64*) { return (i64)0x8000000000000000ull; }
+__device__ __forceinline__ u8 lowest(u8*) { return 0; }
+__device__ __forceinline__ float highest(float*) { return __int_as_float(0x7f800000); }  // +Inf
+__device__ __forceinline__ double highest(double*) { return __longlong_as_double(0x7ff0000000000000ll); }
+__device__ __forceinline__ int highest(int*) { return 0x7fffffff; }
+__device__ __forceinline__ i64 highest(i64*) { return 0x7fffffffffffffffll; }
+__device__ __forceinline__ u8 highest(u8*) { return 255; }
+
+struct SumOp {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const { return a + b; }
+};
+// Max and Min propagate NaN whatever the order: once the accumulator is NaN
+// no comparison replaces it, and a NaN operand always replaces it.
+struct MaxOp {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const { return (b > a || b != b) ? b : a; }
+};
+struct MinOp {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const { return (b < a || b != b) ? b : a; }
+};
+
+__device__ __forceinline__ float shfl_down(float v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
+__device__ __forceinline__ double shfl_down(double v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
+__device__ __forceinline__ int shfl_down(int v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
+__device__ __forceinline__ i64 shfl_down(i64 v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
+__device__ __forceinline__ u64 shfl_down(u64 v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
+__device__ __forceinline__ u8 shfl_down(u8 v, int o) { return (u8)__shfl_down_sync(FULL_MASK, (unsigned)v, o); }
+__device__ __forceinline__ c128 shfl_down(c128 v, int o) {
+  return c128{__shfl_down_sync(FULL_MASK, v.re, o), __shfl_down_sync(FULL_MASK, v.im, o)};
+}
+
+// The warp's reduction lands in lane 0; every lane of the warp must call it.
+template <class A, class Op>
+__device__ __forceinline__ A warp_reduce(A v, Op op) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = op(v, shfl_down(v, o));
+  return v;
+}
+
+// The block's reduction lands in thread 0; every thread must call it, once
+// per kernel.
+template <class A, class Op>
+__device__ __forceinline__ A block_reduce(A v, A ident, Op op) {
+  __shared__ A warps[THREADS / 32];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  v = warp_reduce(v, op);
+  if (lane == 0) warps[w] = v;
+  __syncthreads();
+  if (w == 0) {
+    v = lane < (int)(blockDim.x >> 5) ? warps[lane] : ident;
+    v = warp_reduce(v, op);
+  }
+  return v;
+}
+
+// Pass 1: block b reduces its grid-strided share of x and writes out[b].
+template <class T, class A, class Op>
+__device__ __forceinline__ void reduce1(const T* x, i64 n, A* out, A ident, Op op) {
+  constexpr int K = 16 / sizeof(T);
+  const i64 tid = global_tid(), stride = global_stride();
+  A acc = ident;
+  if (aligned16(x)) {
+    const i64 nv = n / K;
+    const Vec<T>* xv = reinterpret_cast<const Vec<T>*>(x);
+    for (i64 i = tid; i < nv; i += stride) {
+      const Vec<T> v = vload(xv + i);
+#pragma unroll
+      for (int k = 0; k < K; k++) acc = op(acc, lift(v.e[k], (A*)0));
+    }
+    const i64 t = nv * K + tid;
+    if (t < n) acc = op(acc, lift(x[t], (A*)0));
+  } else {
+    for (i64 i = tid; i < n; i += stride) acc = op(acc, lift(x[i], (A*)0));
+  }
+  acc = block_reduce(acc, ident, op);
+  if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+
+// Pass 1 of a dot product: sum of x[i]*y[i], each product in A.
+template <class T, class A>
+__device__ __forceinline__ void dot1(const T* x, const T* y, i64 n, A* out) {
+  constexpr int K = 16 / sizeof(T);
+  const i64 tid = global_tid(), stride = global_stride();
+  A acc = 0;
+  if (aligned16(x) && aligned16(y)) {
+    const i64 nv = n / K;
+    const Vec<T>* xv = reinterpret_cast<const Vec<T>*>(x);
+    const Vec<T>* yv = reinterpret_cast<const Vec<T>*>(y);
+    for (i64 i = tid; i < nv; i += stride) {
+      const Vec<T> a = vload(xv + i);
+      const Vec<T> b = vload(yv + i);
+#pragma unroll
+      for (int k = 0; k < K; k++) acc += lift(a.e[k], (A*)0) * lift(b.e[k], (A*)0);
+    }
+    const i64 t = nv * K + tid;
+    if (t < n) acc += lift(x[t], (A*)0) * lift(y[t], (A*)0);
+  } else {
+    for (i64 i = tid; i < n; i += stride) acc += lift(x[i], (A*)0) * lift(y[i], (A*)0);
+  }
+  acc = block_reduce(acc, (A)0, SumOp());
+  if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+
+// Pass 2: one block reduces the m partials of pass 1 into out[0].
+template <class A, class Op>
+__device__ __forceinline__ void reduce2(const A* partials, int m, A* out, A ident, Op op) {
+  A acc = ident;
+  for (int i = threadIdx.x; i < m; i += blockDim.x) acc = op(acc, partials[i]);
+  acc = block_reduce(acc, ident, op);
+  if (threadIdx.x == 0) out[0] = acc;
+}
+
+#define SUM(T, S, A)                                                                                      \
+  KERNEL gocuda_sum_##S##_pass1(const T* x, i64 n, A* out) { reduce1(x, n, out, A(), SumOp()); }          \
+  KERNEL gocuda_sum_##S##_pass2(const A* partials, int m, A* out) { reduce2(partials, m, out, A(), SumOp()); }
+
+SUM(float, f32, double)
+SUM(double, f64, double)
+SUM(int, i32, u64)
+SUM(i64, i64, u64)
+SUM(u8, u8, u64)
+SUM(c64, c64, c128)
+
+#define MINMAX(T, S)                                                                                            \
+  KERNEL gocuda_max_##S##_pass1(const T* x, i64 n, T* out) { reduce1(x, n, out, lowest((T*)0), MaxOp()); }      \
+  KERNEL gocuda_max_##S##_pass2(const T* partials, int m, T* out) {                                             \
+    reduce2(partials, m, out, lowest((T*)0), MaxOp());                                                          \
+  }                                                                                                             \
+  KERNEL gocuda_min_##S##_pass1(const T* x, i64 n, T* out) { reduce1(x, n, out, highest((T*)0), MinOp()); }     \
+  KERNEL gocuda_min_##S##_pass2(const T* partials, int m, T* out) {                                             \
+    reduce2(partials, m, out, highest((T*)0), MinOp());                                                         \
+  }
+
+MINMAX(float, f32)
+MINMAX(double, f64)
+MINMAX(int, i32)
+MINMAX(i64, i64)
+MINMAX(u8, u8)
+
+#define DOT(T, S)                                                                                             \
+  KERNEL gocuda_dot_##S##_pass1(const T* x, const T* y, i64 n, double* out) { dot1(x, y, n, out); }           \
+  KERNEL gocuda_dot_##S##_pass2(const double* partials, int m, double* out) {                                 \
+    reduce2(partials, m, out, 0.0, SumOp());                                                                  \
+  }
+
+DOT(float, f32)
+DOT(double, f64)
+
+// ---------------------------------------------------------------------------
+// Row reductions of a row-major rows x cols matrix into a vector of rows
+// elements: one warp a row, lanes striding over the columns (coalesced),
+// warps striding over the rows. Sums accumulate as Sum does.
+
+template <class T, class A, class Op>
+__device__ __forceinline__ void rows_reduce(T* dst, const T* x, i64 rows, i64 cols, A ident, Op op) {
+  const i64 warp = global_tid() >> 5, nwarps = global_stride() >> 5;
+  const int lane = threadIdx.x & 31;
+  for (i64 r = warp; r < rows; r += nwarps) {  // uniform across the warp
+    const T* row = x + r * cols;
+    A acc = ident;
+    for (i64 c = lane; c < cols; c += 32) acc = op(acc, lift(row[c], (A*)0));
+    acc = warp_reduce(acc, op);
+    if (lane == 0) dst[r] = (T)acc;
+  }
+}
+
+#define ROWS(T, S, A)                                                                                      \
+  KERNEL gocuda_sumrows_##S(T* dst, const T* x, i64 rows, i64 cols) {                                      \
+    rows_reduce(dst, x, rows, cols, A(), SumOp());                                                         \
+  }                                                                                                        \
+  KERNEL gocuda_maxrows_##S(T* dst, const T* x, i64 rows, i64 cols) {                                      \
+    rows_reduce(dst, x, rows, cols, lowest((T*)0), MaxOp());                                               \
+  }
+
+ROWS(float, f32, double)
+ROWS(double, f64, double)
+
+// ---------------------------------------------------------------------------
+// Spin busy-waits for ns nanoseconds of the GPU's global timer (launched as
+// one thread): a long-running kernel for tests of stream ordering. The
+// global timer counts nanoseconds whatever the SM clock, which clock64 does
+// not.
+
+__device__ __forceinline__ u64 globaltimer() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+KERNEL gocuda_spin(u64 ns) {
+  const u64 start = globaltimer();
+  while (globaltimer() - start < ns) {
+  }
+}

@@ -1,0 +1,76 @@
+// Package kernels is the array kernels of gocuda, for both backends: fills,
+// elementwise arithmetic, the unary maps and reductions a small training loop
+// needs, and a kernel that keeps a stream busy for tests of ordering. cuarray
+// builds its operations on them; they take raw device pointers and lengths,
+// not arrays.
+//
+// Every operation takes a backend.Device and one of its streams and is
+// queued on that stream, in order with everything else queued there
+// (copies, memsets, other kernels), and returns without waiting. Reductions
+// (Sum, Max, Min, Dot) return a Go value, and so wait until the stream has
+// run everything before them, and only that.
+//
+//	b, _ := auto.Default() // the GPU if there is one, else the host
+//	dev, _ := b.Device(0)
+//	s, _ := dev.NewStream()
+//	x, _ := dev.Alloc(n * 4)
+//	y, _ := dev.Alloc(n * 4)
+//	kernels.Fill(dev, s, x, float32(2), n)
+//	kernels.Fill(dev, s, y, float32(1), n)
+//	kernels.Axpy(dev, s, float32(3), x, y, n) // y = 3x + y
+//	kernels.Relu[float32](dev, s, y, y, n)     // in place
+//	total, err := kernels.Sum[float32](dev, s, y, n) // waits for the above
+//
+// # Element types
+//
+// The functions are generic over Elem (float32, float64, int32, int64,
+// uint8, complex64), so that code generic over an array's element type can
+// call any of them. Each operation takes the types it makes sense for —
+// arithmetic all six, Axpy and Scale the floats and complex64, the unary
+// maps float32 and float64, Max and Min the real types — and returns an
+// error wrapping ErrUnsupportedDType, naming the types it takes, for the
+// others. DType names the types at run time.
+//
+// Semantics are Go's on every backend, with one exception: integer
+// arithmetic wraps, MinInt / -1 is MinInt, but an integer divided by zero
+// is 0 (on a GPU there is nothing to panic; the host backend does the
+// same). Floats are IEEE 754: division and sqrt are correctly rounded on
+// both backends; exp, log and tanh on a GPU are within the CUDA math
+// library's bounds (2 ulp for float32, 1 ulp for float64; the kernels are
+// not compiled with --use_fast_math). Reductions are deterministic: the same
+// inputs on the same device give the same bits. float32 sums and dot
+// products accumulate in float64, complex64 sums in complex128, integer sums
+// in int64 (SumInt64 returns that int64; Sum converts it to T). Max and Min
+// return NaN if any element is NaN; of an empty array they are an error
+// wrapping ErrEmpty.
+//
+// # Backends
+//
+// On the CUDA backend the kernels are CUDA C (kernels/cuda/kernels.cu)
+// compiled to PTX for compute_80 by scripts/gen-ptx.sh and embedded in the
+// package; the driver compiles the PTX for the GPU when a context first uses
+// a kernel, and the module and each kernel are looked up once per context.
+// Until the PTX has been generated the embedded file is a placeholder and
+// every kernel on a GPU fails with ErrNoPTX. Launches are sized from the
+// device's multiprocessor count (256-thread blocks, at most 8 blocks per
+// SM, grid-stride loops) and move 16-byte vectors when every pointer is
+// 16-byte aligned, as pool allocations are; a view at another offset takes
+// the element-at-a-time path. Reductions run in two passes, per-block
+// partials then one block, in a small scratch buffer per concurrent
+// reduction that the package keeps per device.
+//
+// On the host backend the same operations are Go loops over the device's
+// memory, queued with host.Stream.Enqueue so that they are ordered exactly
+// as GPU kernels are; large arrays are split across goroutines. Any other
+// backend.Device is an error wrapping backend.ErrNotSupported.
+//
+// # Arguments
+//
+// Lengths are in elements. A negative length, a nil or misaligned pointer
+// (for n > 0), or a stream of another device is an error wrapping
+// backend.ErrInvalidValue, returned before anything is queued; nothing
+// panics. With n == 0 nothing is queued and pointers may be nil. dst may be
+// the same pointer as an input (in place) but must not otherwise overlap
+// one. The kernels do not check that pointers lie inside allocations: as
+// with any CUDA kernel, a wrong pointer faults on the device.
+package kernels

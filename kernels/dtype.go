@@ -1,0 +1,154 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unsafe"
+)
+
+// DType is the element type of an array.
+type DType uint8
+
+// The element types kernels knows. The zero DType is invalid.
+const (
+	Float32 DType = iota + 1
+	Float64
+	Int32
+	Int64
+	Uint8
+	Complex64
+	numDTypes = iota + 1 // one past the last, for tables indexed by DType
+)
+
+var dtypeInfo = [numDTypes]struct {
+	name, suffix string
+	size         int
+}{
+	Float32:   {"float32", "f32", 4},
+	Float64:   {"float64", "f64", 8},
+	Int32:     {"int32", "i32", 4},
+	Int64:     {"int64", "i64", 8},
+	Uint8:     {"uint8", "u8", 1},
+	Complex64: {"complex64", "c64", 8},
+}
+
+// Valid reports whether d is one of the declared element types.
+func (d DType) Valid() bool { return d >= Float32 && d < numDTypes }
+
+// Size is the size of one element in bytes (0 for an invalid DType).
+func (d DType) Size() int {
+	if !d.Valid() {
+		return 0
+	}
+	return dtypeInfo[d].size
+}
+
+// String is the Go name of the element type, "float32" for Float32.
+func (d DType) String() string {
+	if !d.Valid() {
+		return fmt.Sprintf("DType(%d)", uint8(d))
+	}
+	return dtypeInfo[d].name
+}
+
+// suffix is the dtype's part of a kernel name: "f32" in gocuda_add_f32.
+func (d DType) suffix() string { return dtypeInfo[d].suffix }
+
+// Elem is the set of Go element types the kernels take; DTypeOf maps each
+// to its DType. Every operation is generic over Elem, so that an array type
+// parameterized by Elem can call any of them; an operation that does not
+// support a type (Exp on int32) returns an error wrapping
+// ErrUnsupportedDType that names the types it accepts.
+type Elem interface {
+	float32 | float64 | int32 | int64 | uint8 | complex64
+}
+
+// DTypeOf returns the DType of T.
+func DTypeOf[T Elem]() DType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return Float32
+	case float64:
+		return Float64
+	case int32:
+		return Int32
+	case int64:
+		return Int64
+	case uint8:
+		return Uint8
+	case complex64:
+		return Complex64
+	}
+	panic("unreachable: Elem has no other types")
+}
+
+// dtypeSet is a set of DTypes, one bit each.
+type dtypeSet uint16
+
+func setOf(ds ...DType) dtypeSet {
+	var s dtypeSet
+	for _, d := range ds {
+		s |= 1 << d
+	}
+	return s
+}
+
+var (
+	allTypes     = setOf(Float32, Float64, Int32, Int64, Uint8, Complex64)
+	floatTypes   = setOf(Float32, Float64)
+	realTypes    = setOf(Float32, Float64, Int32, Int64, Uint8)
+	integerTypes = setOf(Int32, Int64, Uint8)
+	inexactTypes = setOf(Float32, Float64, Complex64)
+)
+
+func (s dtypeSet) has(d DType) bool { return d.Valid() && s&(1<<d) != 0 }
+
+// String lists the set's types: "float32, float64".
+func (s dtypeSet) String() string {
+	var names []string
+	for d := Float32; d < numDTypes; d++ {
+		if s.has(d) {
+			names = append(names, d.String())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// bitsOf returns v's bytes as the kernels take a scalar: zero-extended to 64
+// bits, a complex64 as real (low 32 bits) and imaginary (high 32 bits), the
+// way Go lays it out in memory.
+func bitsOf[T Elem](v T) uint64 {
+	switch x := any(v).(type) {
+	case float32:
+		return uint64(math.Float32bits(x))
+	case float64:
+		return math.Float64bits(x)
+	case int32:
+		return uint64(uint32(x))
+	case int64:
+		return uint64(x)
+	case uint8:
+		return uint64(x)
+	case complex64:
+		return uint64(math.Float32bits(real(x))) | uint64(math.Float32bits(imag(x)))<<32
+	}
+	return 0
+}
+
+// addrOf turns a host-backend device address into a pointer. The memory is
+// mapped from the OS, outside the Go heap, so the collector never looks at
+// it; the indirection keeps vet's uintptr-to-pointer check quiet for this
+// one deliberate conversion (the host backend does the same).
+func addrOf(p uintptr) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
+}
+
+// view is the n elements of T at host-backend address p.
+func view[T any](p uintptr, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(addrOf(p)), n)
+}

@@ -1,0 +1,129 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/cuda"
+)
+
+// Errors callers can match with errors.Is. Errors for bad arguments (a
+// negative length, a nil or misaligned pointer, a stream of another
+// device) wrap backend.ErrInvalidValue; a device of a backend kernels does
+// not know wraps backend.ErrNotSupported.
+var (
+	// ErrUnsupportedDType: the operation does not take this element type
+	// (Exp on int32). The message names the types it takes.
+	ErrUnsupportedDType = errors.New("unsupported dtype")
+	// ErrEmpty: Max or Min of no elements, which has no value.
+	ErrEmpty = errors.New("reduction of an empty array")
+	// ErrNoPTX: the PTX embedded in the package is the placeholder, so no
+	// kernel can run on a GPU.
+	ErrNoPTX = errors.New("kernels: the embedded PTX is missing; run scripts/gen-ptx.sh on a machine with nvcc")
+)
+
+// target is where one operation runs: a CUDA stream or a host stream,
+// checked against the device, with what the error messages need.
+type target struct {
+	op string // the API name, "Add"
+	dt DType
+	s  backend.Stream
+
+	cu  *cudabackend.Device // the CUDA backend, or
+	cs  *cuda.Stream
+	sms int
+	hs  *host.Stream // the host backend
+}
+
+func (t *target) errorf(format string, args ...any) error {
+	return opErrorf(t.op, t.dt, format, args...)
+}
+
+func opErrorf(op string, dt DType, format string, args ...any) error {
+	if dt == 0 {
+		return fmt.Errorf("kernels: "+op+": "+format, args...)
+	}
+	return fmt.Errorf("kernels: "+op+" "+dt.String()+": "+format, args...)
+}
+
+// ptrArg is a pointer argument and its name, for messages.
+type ptrArg struct {
+	name string
+	p    backend.Ptr
+}
+
+// prepare checks an operation's arguments and resolves its device and
+// stream. Pointers are checked only when n > 0: an empty array may have a
+// nil pointer.
+func prepare(op string, types dtypeSet, dt DType, dev backend.Device, s backend.Stream, n int, ptrs ...ptrArg) (target, error) {
+	t := target{op: op, dt: dt, s: s}
+	if !types.has(dt) {
+		return t, fmt.Errorf("kernels: %s does not take %s; it takes %s: %w", op, dt, types, ErrUnsupportedDType)
+	}
+	if n < 0 {
+		return t, t.errorf("length n = %d is negative: %w", n, backend.ErrInvalidValue)
+	}
+	if size := dt.Size(); n > maxBytes/size {
+		return t, t.errorf("length n = %d is more than any device holds: %w", n, backend.ErrInvalidValue)
+	}
+	if err := t.resolve(dev, s); err != nil {
+		return t, err
+	}
+	if n == 0 {
+		return t, nil
+	}
+	for _, a := range ptrs {
+		if err := t.checkPtr(a); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// maxBytes bounds an operation's bytes so that n*size never overflows.
+const maxBytes = 1 << 62
+
+func (t *target) checkPtr(a ptrArg) error {
+	if a.p == 0 {
+		return t.errorf("pointer %s is nil: %w", a.name, backend.ErrInvalidValue)
+	}
+	if size := t.dt.Size(); uintptr(a.p)%uintptr(size) != 0 {
+		return t.errorf("pointer %s = %#x is not %d-byte aligned, as %s elements must be: %w",
+			a.name, uintptr(a.p), size, t.dt, backend.ErrInvalidValue)
+	}
+	return nil
+}
+
+// resolve finds the backend of dev and checks that s is one of its streams.
+func (t *target) resolve(dev backend.Device, s backend.Stream) error {
+	if dev == nil || s == nil {
+		return t.errorf("nil device or stream (device %T, stream %T): %w", dev, s, backend.ErrInvalidValue)
+	}
+	switch d := dev.(type) {
+	case *cudabackend.Device:
+		if d == nil {
+			return t.errorf("nil CUDA device: %w", backend.ErrInvalidValue)
+		}
+		cs, ok := s.(*cudabackend.Stream)
+		if !ok || cs == nil || cs.Device() != dev {
+			return t.errorf("stream %T is not a stream of CUDA device %d: %w", s, d.Ordinal(), backend.ErrInvalidValue)
+		}
+		t.cu, t.cs, t.sms = d, cs.CUDA(), max(d.Info().MultiProcessors, 1)
+	case *host.Device:
+		if d == nil {
+			return t.errorf("nil host device: %w", backend.ErrInvalidValue)
+		}
+		hs, ok := s.(*host.Stream)
+		if !ok || hs == nil || hs.Device() != dev {
+			return t.errorf("stream %T is not a stream of host device %d: %w", s, d.Ordinal(), backend.ErrInvalidValue)
+		}
+		t.hs = hs
+	default:
+		return t.errorf("device %T is of a backend kernels has no kernels for (it has them for the cuda and host backends): %w",
+			dev, backend.ErrNotSupported)
+	}
+	return nil
+}

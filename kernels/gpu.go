@@ -1,0 +1,362 @@
+package kernels
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/cuda"
+)
+
+// ptxImage is kernels/cuda/kernels.cu compiled by scripts/gen-ptx.sh. The
+// driver compiles it for the GPU when the module is loaded, once per
+// context.
+//
+//go:embed ptx/kernels.ptx
+var ptxImage []byte
+
+// placeholderMarker marks the PTX file committed before any nvcc has run.
+const placeholderMarker = "gocuda-ptx-placeholder"
+
+// kop is a family of kernels: one kernel (or two, for reductions) for each
+// dtype it takes.
+type kop uint8
+
+const (
+	kFill kop = iota
+	kAdd
+	kSub
+	kMul
+	kDiv
+	kAddScalar
+	kSubScalar
+	kMulScalar
+	kDivScalar
+	kAxpy
+	kExp
+	kLog
+	kTanh
+	kSqrt
+	kAbs
+	kNeg
+	kRelu
+	kSigmoid
+	kReluGrad
+	kSum
+	kMax
+	kMin
+	kDot
+	kSumRows
+	kMaxRows
+	numKops
+)
+
+// kops describes each family: its kernels' name, the dtypes it has kernels
+// for, and whether it is a two-pass reduction (gocuda_sum_f32_pass1 and
+// _pass2) rather than one kernel (gocuda_add_f32).
+var kops = [numKops]struct {
+	name    string
+	types   dtypeSet
+	twoPass bool
+}{
+	kFill:      {"fill", allTypes, false},
+	kAdd:       {"add", allTypes, false},
+	kSub:       {"sub", allTypes, false},
+	kMul:       {"mul", allTypes, false},
+	kDiv:       {"div", allTypes, false},
+	kAddScalar: {"adds", allTypes, false},
+	kSubScalar: {"subs", allTypes, false},
+	kMulScalar: {"muls", allTypes, false},
+	kDivScalar: {"divs", allTypes, false},
+	kAxpy:      {"axpy", inexactTypes, false},
+	kExp:       {"exp", floatTypes, false},
+	kLog:       {"log", floatTypes, false},
+	kTanh:      {"tanh", floatTypes, false},
+	kSqrt:      {"sqrt", floatTypes, false},
+	kAbs:       {"abs", floatTypes, false},
+	kNeg:       {"neg", floatTypes, false},
+	kRelu:      {"relu", floatTypes, false},
+	kSigmoid:   {"sigmoid", floatTypes, false},
+	kReluGrad:  {"relugrad", floatTypes, false},
+	kSum:       {"sum", allTypes, true},
+	kMax:       {"max", realTypes, true},
+	kMin:       {"min", realTypes, true},
+	kDot:       {"dot", floatTypes, true},
+	kSumRows:   {"sumrows", floatTypes, false},
+	kMaxRows:   {"maxrows", floatTypes, false},
+}
+
+const spinKernel = "gocuda_spin"
+
+// Kernel IDs index a module's function cache: (family, dtype, pass), and
+// the spin kernel last.
+const (
+	numKernels = int(numKops)*numDTypes*2 + 1
+	spinID     = numKernels - 1
+)
+
+func kernelID(k kop, dt DType, pass int) int { return (int(k)*numDTypes+int(dt))*2 + pass }
+
+// kernelName is the exported name of a kernel in kernels.cu: gocuda_add_f32,
+// gocuda_sum_f32_pass1 (pass 0) and gocuda_sum_f32_pass2 (pass 1).
+func kernelName(k kop, dt DType, pass int) string {
+	name := "gocuda_" + kops[k].name + "_" + dt.suffix()
+	if kops[k].twoPass {
+		name += fmt.Sprintf("_pass%d", pass+1)
+	}
+	return name
+}
+
+// nameByID is kernelName for every kernel ID, so that launches build no
+// strings.
+var nameByID = func() (names [numKernels]string) {
+	for k := kop(0); k < numKops; k++ {
+		for dt := Float32; dt < numDTypes; dt++ {
+			for p := range 2 {
+				names[kernelID(k, dt, p)] = kernelName(k, dt, p)
+			}
+		}
+	}
+	names[spinID] = spinKernel
+	return names
+}()
+
+// kernelNames lists every kernel the Go side may look up.
+func kernelNames() []string {
+	var names []string
+	for k := kop(0); k < numKops; k++ {
+		passes := 1
+		if kops[k].twoPass {
+			passes = 2
+		}
+		for dt := Float32; dt < numDTypes; dt++ {
+			if !kops[k].types.has(dt) {
+				continue
+			}
+			for p := 0; p < passes; p++ {
+				names = append(names, kernelName(k, dt, p))
+			}
+		}
+	}
+	return append(names, spinKernel)
+}
+
+var entryRE = regexp.MustCompile(`(?m)^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([A-Za-z_$%][\w$]*)`)
+
+// ptxEntries lists the kernels (.entry directives) a PTX image defines.
+func ptxEntries(ptx []byte) []string {
+	var names []string
+	for _, m := range entryRE.FindAllSubmatch(ptx, -1) {
+		names = append(names, string(m[1]))
+	}
+	return names
+}
+
+// isPlaceholder reports whether the PTX is the placeholder committed before
+// nvcc has run, or holds no kernel at all.
+func isPlaceholder(ptx []byte) bool {
+	return bytes.Contains(ptx, []byte(placeholderMarker)) || len(ptxEntries(ptx)) == 0
+}
+
+// Launch shape. Blocks of 256 threads, and at most blocksPerSM blocks per
+// multiprocessor: 2048 threads, the most an SM of compute capability 8.0 to
+// 9.0 keeps resident, so one wave covers the GPU and grid-stride loops do
+// the rest.
+const (
+	threads     = 256
+	blocksPerSM = 8
+	// reduceMinPerThread: reductions give each thread at least this many
+	// elements, so that small arrays use few blocks (one block: no second
+	// pass).
+	reduceMinPerThread = 16
+	// maxPartials bounds pass 1's grid, and so the scratch buffer.
+	maxPartials = 4096
+	// scratchBytes: the result (16 bytes, at offset 0) and the partials (at
+	// partialsOffset), up to 16 bytes each (complex128).
+	partialsOffset = 256
+	scratchBytes   = partialsOffset + maxPartials*16
+)
+
+func clampGrid(blocks, limit int) uint32 {
+	return uint32(max(min(blocks, limit), 1))
+}
+
+// elementwiseGrid sizes an elementwise launch: a thread per 16-byte vector,
+// up to a full wave of the GPU.
+func elementwiseGrid(n int, dt DType, sms int) uint32 {
+	perVec := 16 / dt.Size()
+	vecs := (n + perVec - 1) / perVec
+	return clampGrid((vecs+threads-1)/threads, sms*blocksPerSM)
+}
+
+func reduceGrid(n, sms int) uint32 {
+	per := threads * reduceMinPerThread
+	return clampGrid((n+per-1)/per, min(sms*blocksPerSM, maxPartials))
+}
+
+// rowsGrid: one warp a row.
+func rowsGrid(rows, sms int) uint32 {
+	perBlock := threads / 32
+	return clampGrid((rows+perBlock-1)/perBlock, sms*blocksPerSM)
+}
+
+// module is the embedded PTX loaded into one context, with its kernels
+// looked up by name once each.
+type module struct {
+	once sync.Once
+	mod  *cuda.Module
+	err  error
+	fns  [numKernels]atomic.Pointer[cuda.Function]
+}
+
+// modules maps *cuda.Context to its *module.
+var modules sync.Map
+
+func moduleFor(ctx *cuda.Context) (*module, error) {
+	v, ok := modules.Load(ctx)
+	if !ok {
+		v, _ = modules.LoadOrStore(ctx, new(module))
+	}
+	m := v.(*module)
+	m.once.Do(func() { m.mod, m.err = loadModule(ctx, ptxImage) })
+	return m, m.err
+}
+
+func loadModule(ctx *cuda.Context, ptx []byte) (*cuda.Module, error) {
+	if isPlaceholder(ptx) {
+		return nil, ErrNoPTX
+	}
+	mod, err := ctx.LoadModule(ptx)
+	if err != nil {
+		return nil, fmt.Errorf("kernels: the driver cannot load the embedded PTX (kernels/ptx/kernels.ptx); "+
+			"if it is too new for this driver, regenerate it with scripts/gen-ptx.sh using a CUDA toolkit no newer than the driver: %w", err)
+	}
+	return mod, nil
+}
+
+func (m *module) function(id int) (*cuda.Function, error) {
+	if f := m.fns[id].Load(); f != nil {
+		return f, nil
+	}
+	name := nameByID[id]
+	f, err := m.mod.Function(name)
+	if err != nil {
+		return nil, fmt.Errorf("kernels: kernel %s is missing from the embedded PTX (is kernels/ptx/kernels.ptx older than kernels/cuda/kernels.cu?); "+
+			"run scripts/gen-ptx.sh on a machine with nvcc: %w", name, err)
+	}
+	m.fns[id].Store(f)
+	return f, nil
+}
+
+// launch queues kernel (k, t.dt, pass) on t's stream.
+func (t *target) launch(k kop, pass int, grid uint32, args ...any) error {
+	return t.launchID(kernelID(k, t.dt, pass), grid, threads, args...)
+}
+
+func (t *target) launchID(id int, grid, block uint32, args ...any) error {
+	m, err := moduleFor(t.cu.Context())
+	if err != nil {
+		return err
+	}
+	f, err := m.function(id)
+	if err != nil {
+		return err
+	}
+	if err := t.cs.Launch(f, cuda.Dim3{X: grid, Y: 1, Z: 1}, cuda.Dim3{X: block, Y: 1, Z: 1}, 0, args...); err != nil {
+		return t.errorf("%w", err)
+	}
+	return nil
+}
+
+func dptr(p backend.Ptr) cuda.DevicePtr { return cuda.DevicePtr(p) }
+
+// scratch is a device's free list of reduction scratch buffers. A
+// reduction takes one, and gives it back once its result has been copied
+// to the host (the stream has then finished every kernel that used it), so
+// there are as many buffers as reductions ever ran at once. They are never
+// freed: scratchBytes each.
+type scratch struct {
+	mu   sync.Mutex
+	free []backend.Ptr
+}
+
+var scratches sync.Map // *cudabackend.Device -> *scratch
+
+func scratchFor(d *cudabackend.Device) *scratch {
+	v, ok := scratches.Load(d)
+	if !ok {
+		v, _ = scratches.LoadOrStore(d, new(scratch))
+	}
+	return v.(*scratch)
+}
+
+func (sc *scratch) get(d *cudabackend.Device) (backend.Ptr, error) {
+	sc.mu.Lock()
+	if n := len(sc.free); n > 0 {
+		p := sc.free[n-1]
+		sc.free = sc.free[:n-1]
+		sc.mu.Unlock()
+		return p, nil
+	}
+	sc.mu.Unlock()
+	return d.Alloc(scratchBytes)
+}
+
+func (sc *scratch) put(p backend.Ptr) {
+	sc.mu.Lock()
+	sc.free = append(sc.free, p)
+	sc.mu.Unlock()
+}
+
+// accBytes is the size of a reduction's result as the kernels write it:
+// float64 for float sums and dots, int64 for integer sums, complex128 for
+// complex sums, the element itself for Max and Min.
+func accBytes(k kop, dt DType) int {
+	switch {
+	case k == kMax || k == kMin:
+		return dt.Size()
+	case dt == Complex64:
+		return 16
+	}
+	return 8
+}
+
+// gpuReduce runs a two-pass reduction of x (and y, for Dot) and returns the
+// result's bytes. It blocks until the stream reaches it.
+func (t *target) gpuReduce(k kop, x, y backend.Ptr, n int) ([2]uint64, error) {
+	var raw [2]uint64
+	sc := scratchFor(t.cu)
+	buf, err := sc.get(t.cu)
+	if err != nil {
+		return raw, t.errorf("scratch memory for the partial results: %w", err)
+	}
+	grid := reduceGrid(n, t.sms)
+	out := buf
+	if grid > 1 {
+		out = buf + partialsOffset
+	}
+	args := []any{dptr(x)}
+	if k == kDot {
+		args = append(args, dptr(y))
+	}
+	args = append(args, int64(n), dptr(out))
+	if err := t.launch(k, 0, grid, args...); err != nil {
+		return raw, err // buf is dropped: nothing says the stream is done with it
+	}
+	if grid > 1 {
+		if err := t.launch(k, 1, 1, dptr(out), int32(grid), dptr(buf)); err != nil {
+			return raw, err
+		}
+	}
+	if err := t.cu.CopyDtoH(unsafe.Pointer(&raw[0]), buf, uint64(accBytes(k, t.dt)), t.s); err != nil {
+		return raw, t.errorf("reading the result: %w", err)
+	}
+	sc.put(buf)
+	return raw, nil
+}

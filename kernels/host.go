@@ -1,0 +1,462 @@
+package kernels
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/backend"
+)
+
+// The host backend's kernels: the same operations in Go over views of the
+// host device's memory (which is real process memory at the backend.Ptr
+// address), run by the stream's goroutine through Enqueue, so that they are
+// ordered exactly as GPU kernels are. Large arrays are split across
+// goroutines inside the queued function; reductions split at fixed chunk
+// boundaries and combine the chunks in order, so their results do not
+// depend on the number of CPUs.
+
+// grain is the elements one goroutine takes at least, and the chunk of a
+// host reduction.
+const grain = 1 << 16
+
+// parallel runs f over [0, n) in contiguous pieces of at least grain
+// elements, on up to GOMAXPROCS goroutines, and returns when all are done.
+func parallel(n int, f func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), (n+grain-1)/grain)
+	if workers <= 1 {
+		f(0, n)
+		return
+	}
+	per := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		wg.Go(func() { f(lo, hi) })
+	}
+	wg.Wait()
+}
+
+// chunked reduces [0, n) chunk by chunk (chunks of grain elements, in
+// parallel) and combines the chunks' results in order.
+func chunked[A any](n int, part func(lo, hi int) A, combine func(A, A) A) A {
+	chunks := (n + grain - 1) / grain
+	if chunks <= 1 {
+		return part(0, n)
+	}
+	parts := make([]A, chunks)
+	parallel(chunks*grain, func(lo, hi int) {
+		for c := lo / grain; c < hi/grain; c++ {
+			parts[c] = part(c*grain, min((c+1)*grain, n))
+		}
+	})
+	acc := parts[0]
+	for _, p := range parts[1:] {
+		acc = combine(acc, p)
+	}
+	return acc
+}
+
+// hostView is view for a backend.Ptr.
+func hostView[T any](p backend.Ptr, n int) []T { return view[T](uintptr(p), n) }
+
+// fromBitsHost reads a scalar's bits as T: the low bytes of b, which is
+// how bitsOf laid them out on a little-endian machine (every platform with
+// a CUDA driver is one).
+func fromBitsHost[T Elem](b uint64) T { return *(*T)(unsafe.Pointer(&b)) }
+
+func isIntegerType[T Elem]() bool { return integerTypes.has(DTypeOf[T]()) }
+
+// ---------------------------------------------------------------------------
+// Elementwise.
+
+func hostFill(dt DType, dst backend.Ptr, bits uint64, n int) {
+	switch dt {
+	case Float32:
+		fillOf[float32](dst, bits, n)
+	case Float64:
+		fillOf[float64](dst, bits, n)
+	case Int32:
+		fillOf[int32](dst, bits, n)
+	case Int64:
+		fillOf[int64](dst, bits, n)
+	case Uint8:
+		fillOf[uint8](dst, bits, n)
+	case Complex64:
+		fillOf[complex64](dst, bits, n)
+	}
+}
+
+func fillOf[T Elem](p backend.Ptr, bits uint64, n int) {
+	d, v := hostView[T](p, n), fromBitsHost[T](bits)
+	parallel(n, func(lo, hi int) {
+		for i := range d[lo:hi] {
+			d[lo+i] = v
+		}
+	})
+}
+
+func hostBinary(k kop, dt DType, dst, a, b backend.Ptr, n int) {
+	switch dt {
+	case Float32:
+		binaryOf[float32](k, dst, a, b, n)
+	case Float64:
+		binaryOf[float64](k, dst, a, b, n)
+	case Int32:
+		binaryOf[int32](k, dst, a, b, n)
+	case Int64:
+		binaryOf[int64](k, dst, a, b, n)
+	case Uint8:
+		binaryOf[uint8](k, dst, a, b, n)
+	case Complex64:
+		binaryOf[complex64](k, dst, a, b, n)
+	}
+}
+
+func binaryOf[T Elem](k kop, dst, a, b backend.Ptr, n int) {
+	d, x, y := hostView[T](dst, n), hostView[T](a, n), hostView[T](b, n)
+	parallel(n, func(lo, hi int) { binarySlices(k, d[lo:hi], x[lo:hi], y[lo:hi]) })
+}
+
+func binarySlices[T Elem](k kop, d, x, y []T) {
+	x, y = x[:len(d)], y[:len(d)]
+	switch k {
+	case kAdd:
+		for i := range d {
+			d[i] = x[i] + y[i]
+		}
+	case kSub:
+		for i := range d {
+			d[i] = x[i] - y[i]
+		}
+	case kMul:
+		for i := range d {
+			d[i] = x[i] * y[i]
+		}
+	case kDiv:
+		if isIntegerType[T]() {
+			for i := range d {
+				if y[i] == 0 {
+					d[i] = 0
+				} else {
+					d[i] = x[i] / y[i]
+				}
+			}
+			return
+		}
+		for i := range d {
+			d[i] = x[i] / y[i]
+		}
+	}
+}
+
+func hostScalar(k kop, dt DType, dst, a backend.Ptr, bits uint64, n int) {
+	switch dt {
+	case Float32:
+		scalarOf[float32](k, dst, a, bits, n)
+	case Float64:
+		scalarOf[float64](k, dst, a, bits, n)
+	case Int32:
+		scalarOf[int32](k, dst, a, bits, n)
+	case Int64:
+		scalarOf[int64](k, dst, a, bits, n)
+	case Uint8:
+		scalarOf[uint8](k, dst, a, bits, n)
+	case Complex64:
+		scalarOf[complex64](k, dst, a, bits, n)
+	}
+}
+
+func scalarOf[T Elem](k kop, dst, a backend.Ptr, bits uint64, n int) {
+	d, x, s := hostView[T](dst, n), hostView[T](a, n), fromBitsHost[T](bits)
+	parallel(n, func(lo, hi int) { scalarSlices(k, d[lo:hi], x[lo:hi], s) })
+}
+
+func scalarSlices[T Elem](k kop, d, x []T, s T) {
+	x = x[:len(d)]
+	switch k {
+	case kAddScalar:
+		for i := range d {
+			d[i] = x[i] + s
+		}
+	case kSubScalar:
+		for i := range d {
+			d[i] = x[i] - s
+		}
+	case kMulScalar:
+		for i := range d {
+			d[i] = x[i] * s
+		}
+	case kDivScalar:
+		if s == 0 && isIntegerType[T]() {
+			clear(d)
+			return
+		}
+		for i := range d {
+			d[i] = x[i] / s
+		}
+	}
+}
+
+func hostAxpy(dt DType, y, x backend.Ptr, bits uint64, n int) {
+	switch dt {
+	case Float32:
+		axpyOf[float32](y, x, bits, n)
+	case Float64:
+		axpyOf[float64](y, x, bits, n)
+	case Complex64:
+		axpyOf[complex64](y, x, bits, n)
+	}
+}
+
+func axpyOf[T Elem](yp, xp backend.Ptr, bits uint64, n int) {
+	y, x, alpha := hostView[T](yp, n), hostView[T](xp, n), fromBitsHost[T](bits)
+	parallel(n, func(lo, hi int) {
+		y, x := y[lo:hi], x[lo:hi]
+		for i := range y {
+			y[i] = alpha*x[i] + y[i]
+		}
+	})
+}
+
+type float interface{ float32 | float64 }
+
+func hostUnary(k kop, dt DType, dst, x backend.Ptr, n int) {
+	switch dt {
+	case Float32:
+		unaryOf[float32](k, dst, x, n)
+	case Float64:
+		unaryOf[float64](k, dst, x, n)
+	}
+}
+
+func unaryOf[T float](k kop, dst, x backend.Ptr, n int) {
+	d, v := hostView[T](dst, n), hostView[T](x, n)
+	parallel(n, func(lo, hi int) { unarySlices(k, d[lo:hi], v[lo:hi]) })
+}
+
+// unarySlices computes in float64 and rounds to T. Sigmoid follows the GPU's
+// formula in T's precision, so that it gives 0, not a subnormal, where e**-x
+// overflows T.
+func unarySlices[T float](k kop, d, x []T) {
+	x = x[:len(d)]
+	switch k {
+	case kExp:
+		for i := range d {
+			d[i] = T(math.Exp(float64(x[i])))
+		}
+	case kLog:
+		for i := range d {
+			d[i] = T(math.Log(float64(x[i])))
+		}
+	case kTanh:
+		for i := range d {
+			d[i] = T(math.Tanh(float64(x[i])))
+		}
+	case kSqrt:
+		for i := range d {
+			d[i] = T(math.Sqrt(float64(x[i])))
+		}
+	case kAbs:
+		for i := range d {
+			d[i] = T(math.Abs(float64(x[i])))
+		}
+	case kNeg:
+		for i := range d {
+			d[i] = -x[i]
+		}
+	case kRelu:
+		for i, v := range x {
+			if v > 0 {
+				d[i] = v
+			} else {
+				d[i] = 0
+			}
+		}
+	case kSigmoid:
+		for i := range d {
+			e := T(math.Exp(-float64(x[i])))
+			d[i] = 1 / (1 + e)
+		}
+	}
+}
+
+func hostReluGrad(dt DType, dst, x, dy backend.Ptr, n int) {
+	switch dt {
+	case Float32:
+		reluGradOf[float32](dst, x, dy, n)
+	case Float64:
+		reluGradOf[float64](dst, x, dy, n)
+	}
+}
+
+func reluGradOf[T float](dst, xp, dyp backend.Ptr, n int) {
+	d, x, dy := hostView[T](dst, n), hostView[T](xp, n), hostView[T](dyp, n)
+	parallel(n, func(lo, hi int) {
+		d, x, dy := d[lo:hi], x[lo:hi], dy[lo:hi]
+		for i := range d {
+			if x[i] > 0 {
+				d[i] = dy[i]
+			} else {
+				d[i] = 0
+			}
+		}
+	})
+}
+
+// ---------------------------------------------------------------------------
+// Reductions, returning the bytes the GPU kernels would (see accBytes).
+
+func hostReduce(k kop, dt DType, x, y backend.Ptr, n int) [2]uint64 {
+	switch k {
+	case kSum:
+		switch dt {
+		case Float32:
+			return [2]uint64{math.Float64bits(sumFloat(hostView[float32](x, n)))}
+		case Float64:
+			return [2]uint64{math.Float64bits(sumFloat(hostView[float64](x, n)))}
+		case Int32:
+			return [2]uint64{uint64(sumInt(hostView[int32](x, n)))}
+		case Int64:
+			return [2]uint64{uint64(sumInt(hostView[int64](x, n)))}
+		case Uint8:
+			return [2]uint64{uint64(sumInt(hostView[uint8](x, n)))}
+		case Complex64:
+			c := sumComplex(hostView[complex64](x, n))
+			return [2]uint64{math.Float64bits(real(c)), math.Float64bits(imag(c))}
+		}
+	case kMax, kMin:
+		isMax := k == kMax
+		switch dt {
+		case Float32:
+			return [2]uint64{bitsOf(extremum(isMax, hostView[float32](x, n)))}
+		case Float64:
+			return [2]uint64{bitsOf(extremum(isMax, hostView[float64](x, n)))}
+		case Int32:
+			return [2]uint64{bitsOf(extremum(isMax, hostView[int32](x, n)))}
+		case Int64:
+			return [2]uint64{bitsOf(extremum(isMax, hostView[int64](x, n)))}
+		case Uint8:
+			return [2]uint64{bitsOf(extremum(isMax, hostView[uint8](x, n)))}
+		}
+	case kDot:
+		switch dt {
+		case Float32:
+			return [2]uint64{math.Float64bits(dotFloat(hostView[float32](x, n), hostView[float32](y, n)))}
+		case Float64:
+			return [2]uint64{math.Float64bits(dotFloat(hostView[float64](x, n), hostView[float64](y, n)))}
+		}
+	}
+	return [2]uint64{}
+}
+
+func addFloat64(a, b float64) float64 { return a + b }
+
+func sumFloat[T float](x []T) float64 {
+	return chunked(len(x), func(lo, hi int) float64 {
+		var s float64
+		for _, v := range x[lo:hi] {
+			s += float64(v)
+		}
+		return s
+	}, addFloat64)
+}
+
+// sumInt adds in int64, wrapping past its range as the GPU's does.
+func sumInt[T int32 | int64 | uint8](x []T) int64 {
+	return chunked(len(x), func(lo, hi int) int64 {
+		var s int64
+		for _, v := range x[lo:hi] {
+			s += int64(v)
+		}
+		return s
+	}, func(a, b int64) int64 { return a + b })
+}
+
+func sumComplex(x []complex64) complex128 {
+	return chunked(len(x), func(lo, hi int) complex128 {
+		var s complex128
+		for _, v := range x[lo:hi] {
+			s += complex128(v)
+		}
+		return s
+	}, func(a, b complex128) complex128 { return a + b })
+}
+
+func dotFloat[T float](x, y []T) float64 {
+	y = y[:len(x)]
+	return chunked(len(x), func(lo, hi int) float64 {
+		var s float64
+		for i := lo; i < hi; i++ {
+			s += float64(x[i]) * float64(y[i])
+		}
+		return s
+	}, addFloat64)
+}
+
+type realNumber interface {
+	float32 | float64 | int32 | int64 | uint8
+}
+
+// replaces reports whether v replaces m as the running maximum (or minimum):
+// a NaN always does, and nothing replaces a NaN, so NaN wins whatever the
+// order, as in the GPU kernels.
+func replaces[T realNumber](isMax bool, m, v T) bool {
+	if v != v {
+		return true
+	}
+	if isMax {
+		return v > m
+	}
+	return v < m
+}
+
+// extremum is the maximum (or minimum) of a non-empty x.
+func extremum[T realNumber](isMax bool, x []T) T {
+	return chunked(len(x), func(lo, hi int) T {
+		m := x[lo]
+		for _, v := range x[lo+1 : hi] {
+			if replaces(isMax, m, v) {
+				m = v
+			}
+		}
+		return m
+	}, func(a, b T) T {
+		if replaces(isMax, a, b) {
+			return b
+		}
+		return a
+	})
+}
+
+// ---------------------------------------------------------------------------
+// Row reductions.
+
+func hostRows(k kop, dt DType, dst, x backend.Ptr, rows, cols int) {
+	switch dt {
+	case Float32:
+		rowsOf[float32](k, dst, x, rows, cols)
+	case Float64:
+		rowsOf[float64](k, dst, x, rows, cols)
+	}
+}
+
+func rowsOf[T float](k kop, dstp, xp backend.Ptr, rows, cols int) {
+	d, x := hostView[T](dstp, rows), hostView[T](xp, rows*cols)
+	perRow := max(cols, 1)
+	parallel(rows*perRow, func(lo, hi int) {
+		for r := lo / perRow; r < hi/perRow; r++ {
+			row := x[r*cols : (r+1)*cols]
+			if k == kSumRows {
+				var s float64
+				for _, v := range row {
+					s += float64(v)
+				}
+				d[r] = T(s)
+			} else {
+				d[r] = extremum(true, row)
+			}
+		}
+	})
+}

@@ -1,0 +1,99 @@
+package kernels
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The embedded PTX must define every kernel the Go side looks up. While the
+// placeholder is committed the test skips; once real PTX is there a missing
+// name fails it.
+func TestEmbeddedPTXHasEveryKernel(t *testing.T) {
+	if isPlaceholder(ptxImage) {
+		t.Skip("kernels/ptx/kernels.ptx is the placeholder: run scripts/gen-ptx.sh on a machine with nvcc")
+	}
+	text := string(ptxImage)
+	assert.Contains(t, text, ".address_size 64")
+	assert.Regexp(t, `(?m)^\.target\s+sm_80\b`, text, "the PTX should target compute_80 (see scripts/gen-ptx.sh)")
+	entries := ptxEntries(ptxImage)
+	var missing []string
+	for _, name := range kernelNames() {
+		if !slices.Contains(entries, name) {
+			missing = append(missing, name)
+		}
+	}
+	require.Empty(t, missing, "kernels the Go side uses but the embedded PTX lacks: regenerate it with scripts/gen-ptx.sh")
+	// Extra gocuda_ entries are not an error, but worth seeing.
+	for _, name := range entries {
+		if !slices.Contains(kernelNames(), name) {
+			t.Logf("the PTX defines %s, which the Go side does not use", name)
+		}
+	}
+}
+
+func TestKernelNames(t *testing.T) {
+	names := kernelNames()
+	for _, want := range []string{
+		"gocuda_fill_c64", "gocuda_add_f32", "gocuda_div_u8", "gocuda_muls_i64", "gocuda_axpy_c64",
+		"gocuda_exp_f64", "gocuda_relugrad_f32", "gocuda_sum_c64_pass1", "gocuda_sum_c64_pass2",
+		"gocuda_max_u8_pass2", "gocuda_dot_f32_pass1", "gocuda_sumrows_f64", "gocuda_spin",
+	} {
+		assert.Contains(t, names, want)
+	}
+	for _, notWanted := range []string{"gocuda_exp_i32", "gocuda_max_c64_pass1", "gocuda_axpy_u8"} {
+		assert.NotContains(t, names, notWanted)
+	}
+	seen := map[int]string{}
+	for k := kop(0); k < numKops; k++ {
+		for dt := Float32; dt < numDTypes; dt++ {
+			for p := range 2 {
+				id := kernelID(k, dt, p)
+				require.Less(t, id, spinID)
+				require.NotContains(t, seen, id, "kernel IDs collide")
+				seen[id] = kernelName(k, dt, p)
+			}
+		}
+	}
+	assert.Len(t, slices.Compact(slices.Sorted(slices.Values(names))), len(names), "kernel names repeat")
+	for _, name := range names {
+		assert.Contains(t, nameByID[:], name)
+	}
+	assert.Equal(t, spinKernel, nameByID[spinID])
+}
+
+func TestPTXParsing(t *testing.T) {
+	ptx := []byte(`
+.version 8.0
+.target sm_80
+.address_size 64
+
+	// .globl	gocuda_fill_f32
+.visible .entry gocuda_fill_f32(
+	.param .u64 gocuda_fill_f32_param_0,
+)
+{
+	ret;
+}
+.visible .entry gocuda_spin(
+	.param .u64 gocuda_spin_param_0
+)
+.entry local_kernel(
+`)
+	assert.Equal(t, []string{"gocuda_fill_f32", "gocuda_spin", "local_kernel"}, ptxEntries(ptx))
+	assert.False(t, isPlaceholder(ptx))
+	assert.True(t, isPlaceholder([]byte("// gocuda-ptx-placeholder\n")))
+	assert.True(t, isPlaceholder([]byte(".version 8.0\n.target sm_80\n")), "PTX without kernels")
+}
+
+// Without real PTX, loading fails with ErrNoPTX and the message says what
+// to run, rather than the driver's complaint about the placeholder.
+func TestPlaceholderGivesClearError(t *testing.T) {
+	_, err := loadModule(nil, []byte("// gocuda-ptx-placeholder\n"))
+	require.True(t, errors.Is(err, ErrNoPTX))
+	assert.True(t, strings.Contains(err.Error(), "run scripts/gen-ptx.sh on a machine with nvcc"))
+}

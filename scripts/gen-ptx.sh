@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Compiles the array kernels, kernels/cuda/kernels.cu, to PTX in
+# kernels/ptx/kernels.ptx, which is committed and embedded in package kernels
+# (go:embed), so that neither users nor CI need nvcc. Run it on a machine with
+# the CUDA toolkit whenever kernels.cu changes, then commit the PTX.
+#
+#   scripts/gen-ptx.sh                  # nvcc from PATH
+#   NVCC=/usr/local/cuda/bin/nvcc scripts/gen-ptx.sh
+#   LINEINFO=1 scripts/gen-ptx.sh       # with source lines, for compute-sanitizer
+#
+# kernels/cuda/emu/run.sh runs the same kernels on the CPU (g++, no nvcc) and
+# checks their logic; run it after editing kernels.cu.
+#
+# PTX for compute_80 is compiled by the driver for the GPU at module load:
+# it runs on sm_80 and every later GPU (A100, H100's sm_90, ...). The driver
+# must be at least as new as the toolkit that wrote the PTX (the PTX .version
+# line); an older driver refuses it with CUDA_ERROR_UNSUPPORTED_PTX_VERSION.
+#
+# No --use_fast_math: the kernels are limited by memory bandwidth, not
+# arithmetic, so fast math would buy nothing measurable and would cost
+# accuracy (approximate division and exp, flushed subnormals) and semantics
+# (it lets the compiler assume no NaN, which breaks Max and Min's NaN
+# propagation and Relu's NaN -> 0). As compiled,
+# float division and sqrt round correctly (IEEE 754), expf and tanhf are within
+# 2 ulp, logf within 1 ulp, the double versions within 1 ulp (the CUDA math
+# library's documented bounds). --fmad=true (nvcc's default) lets a*b+c become
+# one fused multiply-add, as in Axpy.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+nvcc=${NVCC:-nvcc}
+if ! command -v "$nvcc" >/dev/null 2>&1; then
+	echo "gen-ptx: $nvcc not found: this needs the CUDA toolkit (set NVCC to its nvcc)" >&2
+	exit 2
+fi
+src=kernels/cuda/kernels.cu
+out=kernels/ptx/kernels.ptx
+flags=(-ptx -O3 -arch=compute_80 -std=c++17 --fmad=true)
+[ "${LINEINFO:-}" = 1 ] && flags+=(-lineinfo)
+tmp=$(mktemp --suffix=.ptx)
+trap 'rm -f "$tmp"' EXIT
+echo "+ $nvcc ${flags[*]} -o $out $src"
+"$nvcc" "${flags[@]}" -o "$tmp" "$src"
+entries=$(grep -cE '^\s*\.visible\s+\.entry\s' "$tmp" || true)
+if [ "$entries" -eq 0 ]; then
+	echo "gen-ptx: nvcc wrote no kernels to the PTX" >&2
+	exit 1
+fi
+# Assemble it once for the H100 (sm_90), as the driver will, to catch PTX
+# the driver would reject and to show register use and spills.
+ptxas=$(dirname "$(command -v "$nvcc")")/ptxas
+if [ -x "$ptxas" ]; then
+	log=$(mktemp)
+	"$ptxas" -arch=sm_90 -O3 -v -o /dev/null "$tmp" >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; exit 1; }
+	spills=$(grep -E 'bytes spill (stores|loads)' "$log" | grep -vcE '\b0 bytes spill stores, 0 bytes spill loads' || true)
+	maxregs=$(grep -oE 'Used [0-9]+ registers' "$log" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }')
+	echo "ptxas sm_90: $entries kernels, at most $maxregs registers a thread, $spills with spills"
+	rm -f "$log"
+fi
+mv "$tmp" "$out"
+trap - EXIT
+echo "wrote $out ($entries kernels) with $("$nvcc" --version | grep -i release | sed 's/.*release/release/')"
