@@ -1,0 +1,359 @@
+package cuarray
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/kernels"
+	"github.com/gocuda/gocuda/pool"
+)
+
+// Elem is the set of element types an Array may hold: float32, float64,
+// int32, int64, uint8 and complex64 (the kernels' Elem).
+type Elem = kernels.Elem
+
+// Array is an N-dimensional, row-major, contiguous array of T in one
+// device's memory. Arrays made by Reshape, View and Slice share their
+// parent's buffer: a write through one is seen through the others.
+//
+// An *Array is safe to use from several goroutines at once for reading (as
+// an operand of operations, ToSlice, CopyTo); writing it (as the
+// destination of an operation) while another goroutine uses it is a data
+// race, as it is for a Go slice. UnsafeFree must not race with any use.
+type Array[T Elem] struct {
+	buf   *buffer
+	off   uint64 // byte offset of element 0 in the buffer's block
+	n     int    // elements
+	shape []int  // dims[:ndim] for up to 4 dimensions: one allocation fewer
+	dims  [4]int
+
+	freed   atomic.Bool
+	cleanup runtime.Cleanup
+}
+
+// buffer is the device memory behind one or more arrays: one pool block,
+// reference-counted by the arrays that share it. Each Array holds one
+// reference, dropped by UnsafeFree or by the Array's cleanup; the last one
+// gives the block back to the pool on the stream it was last used on.
+type buffer struct {
+	refs  atomic.Int32
+	dev   backend.Device
+	pool  pool.Pool
+	size  uint64 // bytes asked for
+	dtype kernels.DType
+
+	// mu orders operations on the buffer: it is held from the moment an
+	// operation orders its stream after the buffer's last stream until the
+	// operation is queued and the buffer's last stream is the operation's.
+	mu     sync.Mutex
+	block  *pool.Block    // nil once freed, and for empty arrays
+	ptr    backend.Ptr    // block.Ptr, 0 for empty arrays
+	stream backend.Stream // the stream the buffer was last used on
+	event  backend.Event  // made on first use on another stream, reused
+	freed  bool
+}
+
+// release drops a reference; the last one frees the block. It is what an
+// Array's cleanup runs, on the runtime's cleanup goroutine.
+//
+// Freeing while work is still queued is safe: pool.Free(block, s) with s
+// the buffer's last stream is itself ordered on s. The pool hands the block
+// out again at once only to work queued later on s (which runs after
+// everything already queued there), and to another stream only after
+// ordering that stream after s. Every operation that touched the buffer
+// on another stream was ordered before s's later work when the buffer moved
+// to s (an event wait), so all of them precede any reuse.
+func (b *buffer) release() {
+	if b.refs.Add(-1) != 0 {
+		return
+	}
+	b.mu.Lock()
+	blk, s, ev := b.block, b.stream, b.event
+	b.block, b.ptr, b.event, b.freed = nil, 0, nil, true
+	b.mu.Unlock()
+	if ev != nil {
+		putEvent(b.dev, ev)
+	}
+	if blk != nil {
+		// A cleanup has no caller to return an error to; the pools fail
+		// Free only for a block that is not theirs or already free, which
+		// the reference count rules out.
+		_ = b.pool.Free(blk, s)
+	}
+}
+
+// newArray makes an array of shape on s with room for its elements,
+// uninitialised.
+func newArray[T Elem](op string, s *Stream, shape []int) (*Array[T], error) {
+	dt := kernels.DTypeOf[T]()
+	n, err := checkShape(shape)
+	if err != nil {
+		return nil, shapeError(op, dt, shape, err)
+	}
+	if s == nil {
+		return nil, fmt.Errorf("cuarray: %s %s: nil stream: %w", op, dt, backend.ErrInvalidValue)
+	}
+	if uint64(n) > math.MaxInt64/uint64(dt.Size()) {
+		return nil, shapeError(op, dt, shape, fmt.Errorf("%d elements of %d bytes do not fit in any device: %w", n, dt.Size(), ErrShape))
+	}
+	size := uint64(n) * uint64(dt.Size())
+	b := &buffer{dev: s.dev, pool: s.pool, size: size, dtype: dt, stream: s.bs}
+	if size > 0 {
+		blk, err := s.pool.Alloc(size, s.bs)
+		if err != nil {
+			return nil, fmt.Errorf("cuarray: %s %s%s: %w", op, dt, fmtShape(shape), err)
+		}
+		b.block, b.ptr = blk, blk.Ptr
+	}
+	return wrap[T](b, 0, n, shape), nil
+}
+
+// wrap makes an Array holding a new reference to b, of shape (copied).
+func wrap[T Elem](b *buffer, off uint64, n int, shape []int) *Array[T] {
+	b.refs.Add(1)
+	a := &Array[T]{buf: b, off: off, n: n}
+	if len(shape) <= len(a.dims) {
+		a.shape = a.dims[:len(shape):len(shape)]
+		copy(a.shape, shape)
+	} else {
+		a.shape = append([]int(nil), shape...)
+	}
+	a.cleanup = runtime.AddCleanup(a, (*buffer).release, b)
+	return a
+}
+
+// Shape returns a copy of the array's dimensions, outermost first.
+func (a *Array[T]) Shape() []int { return append([]int(nil), a.shape...) }
+
+// Len is the number of elements, the product of the dimensions.
+func (a *Array[T]) Len() int { return a.n }
+
+// Ndim is the number of dimensions.
+func (a *Array[T]) Ndim() int { return len(a.shape) }
+
+// DType is the element type.
+func (a *Array[T]) DType() kernels.DType { return kernels.DTypeOf[T]() }
+
+// Device is the device whose memory holds the array.
+func (a *Array[T]) Device() backend.Device { return a.buf.dev }
+
+// String names the array by element type and shape: "float32[2 3]".
+func (a *Array[T]) String() string {
+	if a == nil {
+		return "<nil array>"
+	}
+	return kernels.DTypeOf[T]().String() + fmtShape(a.shape)
+}
+
+// UnsafeFree drops this array's reference to its buffer now instead of
+// when the collector finds the array unreachable. When no other array
+// (view or reshape) shares the buffer, its memory goes back to the pool at
+// once, ordered after the work queued on the stream it was last used on.
+// Calling it again does nothing; any other use of a afterwards is an error
+// wrapping ErrFreed. It must not run while another goroutine uses a.
+func (a *Array[T]) UnsafeFree() {
+	if a == nil || !a.freed.CompareAndSwap(false, true) {
+		return
+	}
+	// a is reachable here, so its cleanup has not been queued: stopping it
+	// guarantees the reference is dropped exactly once.
+	a.cleanup.Stop()
+	a.buf.release()
+}
+
+// Freed reports whether UnsafeFree has been called on a.
+func (a *Array[T]) Freed() bool { return a.freed.Load() }
+
+// check is the use-after-free and nil check every entry point makes.
+func (a *Array[T]) check(op, role string) error {
+	if a == nil {
+		return fmt.Errorf("cuarray: %s: %s is a nil array: %w", op, role, backend.ErrInvalidValue)
+	}
+	if a.freed.Load() {
+		return fmt.Errorf("cuarray: %s: %s %s: %w", op, role, a, ErrFreed)
+	}
+	return nil
+}
+
+// Reshape returns an array of the same elements with another shape,
+// sharing a's buffer (no copy). One dimension may be -1: it is inferred
+// from the others. The product of the dimensions must equal a.Len().
+func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
+	if err := a.check("Reshape", "array"); err != nil {
+		return nil, err
+	}
+	shape = append([]int(nil), shape...)
+	infer := -1
+	known := 1
+	for i, d := range shape {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+			continue
+		case d == -1:
+			return nil, fmt.Errorf("cuarray: Reshape %s to %s: more than one dimension is -1; at most one may be inferred: %w", a, fmtShape(shape), ErrShape)
+		case d < 0:
+			return nil, fmt.Errorf("cuarray: Reshape %s to %s: dimension %d is %d; dimensions must be ≥ 0, or -1 for one inferred dimension: %w", a, fmtShape(shape), i, d, ErrShape)
+		}
+		if d != 0 && known > math.MaxInt/d {
+			return nil, fmt.Errorf("cuarray: Reshape %s to %s: the product of the dimensions overflows int: %w", a, fmtShape(shape), ErrShape)
+		}
+		known *= d
+	}
+	if infer >= 0 {
+		if known == 0 || a.n%known != 0 {
+			return nil, fmt.Errorf("cuarray: Reshape %s to %s: %d elements cannot be split into dimensions of product %d: %w", a, fmtShape(shape), a.n, known, ErrShape)
+		}
+		shape[infer] = a.n / known
+		known = a.n
+	}
+	if known != a.n {
+		return nil, fmt.Errorf("cuarray: Reshape %s to %s: %d elements cannot take a shape of %d; the product of the dimensions must be %d: %w",
+			a, fmtShape(shape), a.n, known, a.n, ErrShape)
+	}
+	return a.share(0, a.n, shape)
+}
+
+// View returns the length elements starting at element offset of a, in
+// row-major order, as a one-dimensional array sharing a's buffer.
+func (a *Array[T]) View(offset, length int) (*Array[T], error) {
+	if err := a.check("View", "array"); err != nil {
+		return nil, err
+	}
+	if offset < 0 || length < 0 || offset > a.n || length > a.n-offset {
+		return nil, fmt.Errorf("cuarray: View(%d, %d) of %s: the range must lie within its %d elements (0 ≤ offset, 0 ≤ length, offset+length ≤ %d): %w",
+			offset, length, a, a.n, a.n, ErrShape)
+	}
+	return a.share(offset, length, []int{length})
+}
+
+// Slice returns rows [i, j) along the first axis, sharing a's buffer: for
+// a of shape [d0 d1 ...] the result has shape [j-i d1 ...]. Because arrays
+// are row-major, the rows are contiguous.
+func (a *Array[T]) Slice(i, j int) (*Array[T], error) {
+	if err := a.check("Slice", "array"); err != nil {
+		return nil, err
+	}
+	if len(a.shape) == 0 {
+		return nil, fmt.Errorf("cuarray: Slice(%d, %d) of %s: a zero-dimensional array has no axis to slice: %w", i, j, a, ErrShape)
+	}
+	d0 := a.shape[0]
+	if i < 0 || j < i || j > d0 {
+		return nil, fmt.Errorf("cuarray: Slice(%d, %d) of %s: need 0 ≤ i ≤ j ≤ %d (the first dimension): %w", i, j, a, d0, ErrShape)
+	}
+	row := 1
+	for _, d := range a.shape[1:] {
+		row *= d
+	}
+	shape := append([]int{j - i}, a.shape[1:]...)
+	return a.share(i*row, (j-i)*row, shape)
+}
+
+// share makes an array of n elements at element offset off of a's buffer.
+func (a *Array[T]) share(off, n int, shape []int) (*Array[T], error) {
+	var z T
+	v := wrap[T](a.buf, a.off+uint64(off)*uint64(unsafe.Sizeof(z)), n, shape)
+	runtime.KeepAlive(a) // a's reference keeps the buffer alive until v holds its own
+	return v, nil
+}
+
+// ptr is the device address of element 0; the caller holds a.buf.mu and
+// has checked that the buffer is live.
+func (a *Array[T]) ptr() backend.Ptr {
+	if a.n == 0 {
+		return 0
+	}
+	return a.buf.ptr + backend.Ptr(a.off)
+}
+
+// ToSlice copies the array to a new Go slice, in row-major order. It waits
+// for the work queued on the stream that last used the array (which
+// includes everything that wrote it), and for nothing else.
+func (a *Array[T]) ToSlice() ([]T, error) {
+	if err := a.check("ToSlice", "array"); err != nil {
+		return nil, err
+	}
+	out := make([]T, a.n)
+	if err := a.copyTo("ToSlice", out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CopyTo copies the array into dst, which must have exactly a.Len()
+// elements, waiting as ToSlice does.
+func (a *Array[T]) CopyTo(dst []T) error {
+	if err := a.check("CopyTo", "array"); err != nil {
+		return err
+	}
+	if len(dst) != a.n {
+		return fmt.Errorf("cuarray: CopyTo: %s has %d elements, dst has %d; they must be equal: %w", a, a.n, len(dst), ErrShape)
+	}
+	return a.copyTo("CopyTo", dst)
+}
+
+func (a *Array[T]) copyTo(op string, dst []T) error {
+	if a.n == 0 {
+		return nil
+	}
+	b := a.buf
+	b.mu.Lock()
+	if b.block == nil {
+		b.mu.Unlock()
+		return fmt.Errorf("cuarray: %s: %s: its buffer was freed: %w", op, a, ErrFreed)
+	}
+	p, s := a.ptr(), b.stream
+	b.mu.Unlock()
+	// CopyDtoH is ordered after the work queued on s, the buffer's last
+	// stream, and returns when the bytes are in dst. a (and so the buffer)
+	// stays reachable until it returns.
+	var z T
+	err := b.dev.CopyDtoH(unsafe.Pointer(&dst[0]), p, uint64(a.n)*uint64(unsafe.Sizeof(z)), s)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(dst)
+	if err != nil {
+		return fmt.Errorf("cuarray: %s: %s: %w", op, a, err)
+	}
+	return nil
+}
+
+// checkShape returns the product of shape's dimensions, or an error saying
+// what is wrong with them.
+func checkShape(shape []int) (int, error) {
+	n := 1
+	for i, d := range shape {
+		if d < 0 {
+			return 0, fmt.Errorf("dimension %d is %d; dimensions must be ≥ 0: %w", i, d, ErrShape)
+		}
+		if d != 0 && n > math.MaxInt/d {
+			return 0, fmt.Errorf("the product of the dimensions overflows int: %w", ErrShape)
+		}
+		n *= d
+	}
+	return n, nil
+}
+
+func shapeError(op string, dt kernels.DType, shape []int, err error) error {
+	return fmt.Errorf("cuarray: %s %s: shape %s: %w", op, dt, fmtShape(shape), err)
+}
+
+// fmtShape writes shape as "[2 3]".
+func fmtShape(shape []int) string {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i, d := range shape {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(strconv.Itoa(d))
+	}
+	sb.WriteByte(']')
+	return sb.String()
+}

@@ -1,0 +1,119 @@
+// Package cuarray is gocuda's GPU array: Array[T], an N-dimensional array
+// of float32, float64, int32, int64, uint8 or complex64 in one device's
+// memory, freed by Go's garbage collector, with operations that order
+// themselves across streams so that nobody writes a synchronization.
+//
+//	x, err := cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3) // upload
+//	y, err := cuarray.Zeros[float32](2, 3)
+//	err = cuarray.Axpy(2, x, y)  // y = 2x + y, queued; returns at once
+//	host, err := y.ToSlice()    // waits for the work that wrote y, only
+//	y.UnsafeFree()              // optional: memory back to the pool now
+//
+// On a machine without a GPU the same program runs on the host backend.
+//
+// # Layout
+//
+// Arrays are row-major (C order) and contiguous: the last index varies
+// fastest, and element (i, j) of a [rows cols] array is element i*cols+j of
+// its memory. ToSlice, CopyTo and FromSlice use that order. Reshape,
+// View (a range of the flattened elements) and Slice (a range along the
+// first axis) return arrays that share the parent's memory: no copy, and a
+// write through one is seen through the others. Reshape may infer one
+// dimension given as -1. A shape with no dimensions is a zero-dimensional
+// array of one element.
+//
+// # Lifetime
+//
+// The memory behind an array is a buffer: one block of the device's pool
+// (gocuda.Pool, the GOCUDA_MEMORY_POOL strategy) with a reference count.
+// Every *Array holds one reference; views and reshapes add theirs. A
+// reference goes when the array is unreachable (a runtime.AddCleanup on the
+// *Array, run after a collection) or when UnsafeFree is called on it,
+// whichever comes first, and only once. The last reference gives the block
+// back to the pool, on the stream the buffer was last used on.
+//
+// Freeing while work on the buffer is still queued is safe, which is why a
+// cleanup may run at any time after the last use: pool.Free(block, s) is
+// ordered on s, the buffer's last stream. The pool hands the block out
+// again at once only to later work on s, which runs after all of s's queued
+// work, and to another stream only after making that stream wait for s.
+// Work on the buffer queued on earlier streams precedes s's later work too,
+// because each move of the buffer to a new stream made that stream wait for
+// the old one (see below). Operations keep the arrays they use reachable
+// (runtime.KeepAlive) until their work is queued, and host copies until the
+// bytes have arrived, so the collector never frees a buffer before its
+// last use is at least queued.
+//
+// UnsafeFree is idempotent. Any other use of an array after its
+// UnsafeFree is an error wrapping ErrFreed that names the array
+// ("float32[2 3]"); never a read of memory someone else now owns. A view
+// keeps the buffer alive after its parent's UnsafeFree. UnsafeFree must not
+// race with another goroutine's use of the same *Array.
+//
+// # Streams
+//
+// Each buffer remembers the stream it was last used on. An operation runs on
+// one stream; before it, for each array it touches whose buffer was last
+// used on another stream A, it records an event on A and makes its own
+// stream B wait on it: the GPU orders the work, the host does not block.
+// The buffer's last stream then becomes B. Readers are ordered like
+// writers, so a later write on any stream waits for earlier reads
+// (write-after-read) as well as earlier writes. ToSlice and CopyTo copy on
+// the buffer's last stream and so wait for exactly the work queued there
+// before them (which includes everything that touched the array), not for
+// the whole device. A buffer's lock is held from its stream wait until the
+// operation is queued, so concurrent operations on shared arrays keep this
+// order; buffers are locked in address order, so they never deadlock.
+//
+// The event is taken from a per-device free list the first time a buffer
+// moves between streams and recorded only when it moves, not after every
+// operation: the recorded point may include later, unrelated work on A,
+// which costs concurrency in rare cases but never correctness.
+//
+// # Choosing a stream
+//
+// The package-level functions (New, Zeros, FromSlice, Add, Sum, ...) make
+// arrays on device 0 and run each operation on the default stream of its
+// arrays' device (DefaultStream). A program that never names a stream gets
+// correct results.
+//
+// For concurrency, give each goroutine its own Stream and run its work
+// through On, which returns the operations of one element type on that
+// stream (Go methods cannot take type parameters, so the type is named
+// once, in On[T]). Arrays made through it come from the stream's pool and
+// start on the stream. Arrays may be shared between goroutines: one made or
+// written on another stream is waited for automatically.
+//
+//	w, _ := cuarray.FromSlice(weights)          // shared, read-only
+//	var wg sync.WaitGroup
+//	for g := range 8 {
+//		wg.Add(1)
+//		go func() {
+//			defer wg.Done()
+//			s, err := cuarray.NewStream(0)      // this goroutine's stream
+//			if err != nil { ... }
+//			f := cuarray.On[float32](s)
+//			x, _ := f.Full(float32(g), len(weights))
+//			_ = f.Mul(x, x, w)                  // waits for w's upload on the GPU
+//			total, _ := f.Sum(x)                // waits for s only
+//			...
+//		}()
+//	}
+//	wg.Wait()
+//
+// NewStreamPool makes a stream whose arrays come from a given pool (tests
+// use it to count one pool's frees). Streams live as long as the process.
+//
+// # Operations
+//
+// Fill, Copy (equal shapes), Add, Sub, Mul, Div and their Scalar forms,
+// Axpy, Scale, Exp, Log, Tanh, Relu, and the reductions Sum, Max, Min and
+// Dot, on the kernels package: see its documentation for which element
+// types each takes and for the arithmetic's rules. Elementwise operations
+// need operands of equal length (shapes may differ); the destination may be
+// an input (in place) but may not partly overlap one. Every operation
+// returns an error rather than panicking: wrong shapes wrap ErrShape,
+// arrays of different devices ErrDevice, a freed array ErrFreed, an
+// element type an operation does not take kernels.ErrUnsupportedDType.
+// Must turns an error into a panic for short programs.
+package cuarray

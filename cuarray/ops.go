@@ -1,0 +1,332 @@
+package cuarray
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/kernels"
+)
+
+// Ops runs operations on arrays of T on one stream. On(s) gives the Ops of
+// stream s; the zero Ops (what the package-level functions use) runs each
+// operation on the default stream of its arrays' device, and makes new
+// arrays on device 0's default stream.
+//
+// Ops is a small value: make one per goroutine and element type,
+//
+//	f := cuarray.On[float32](s)
+//	x, err := f.Zeros(1024)
+//	err = f.Add(x, x, y)
+//
+// Go methods cannot have type parameters of their own, which is why the
+// element type is named once here rather than on each call.
+type Ops[T Elem] struct{ s *Stream }
+
+// On returns the operations on arrays of T queued on s. A nil s means the
+// default streams, as the package-level functions use.
+func On[T Elem](s *Stream) Ops[T] { return Ops[T]{s: s} }
+
+// Stream is the stream o queues on (nil for the default streams).
+func (o Ops[T]) Stream() *Stream { return o.s }
+
+// newStream is where o makes new arrays.
+func (o Ops[T]) newStream() (*Stream, error) {
+	if o.s != nil {
+		return o.s, nil
+	}
+	return DefaultStream(0)
+}
+
+// ---------------------------------------------------------------------------
+// Constructors.
+
+// New makes an uninitialised array of shape on o's stream, from the
+// stream's pool. No dimensions make a zero-dimensional array of one
+// element.
+func (o Ops[T]) New(shape ...int) (*Array[T], error) {
+	s, err := o.newStream()
+	if err != nil {
+		return nil, fmt.Errorf("cuarray: New %s%s: %w", kernels.DTypeOf[T](), fmtShape(shape), err)
+	}
+	return newArray[T]("New", s, shape)
+}
+
+// Full makes an array of shape with every element v.
+func (o Ops[T]) Full(v T, shape ...int) (*Array[T], error) {
+	return o.newFilled("Full", v, shape)
+}
+
+// Zeros makes an array of shape with every element 0.
+func (o Ops[T]) Zeros(shape ...int) (*Array[T], error) {
+	return o.newFilled("Zeros", 0, shape)
+}
+
+// Ones makes an array of shape with every element 1.
+func (o Ops[T]) Ones(shape ...int) (*Array[T], error) {
+	return o.newFilled("Ones", 1, shape)
+}
+
+func (o Ops[T]) newFilled(op string, v T, shape []int) (*Array[T], error) {
+	s, err := o.newStream()
+	if err != nil {
+		return nil, fmt.Errorf("cuarray: %s %s%s: %w", op, kernels.DTypeOf[T](), fmtShape(shape), err)
+	}
+	a, err := newArray[T](op, s, shape)
+	if err != nil {
+		return nil, err
+	}
+	if err := On[T](s).Fill(a, v); err != nil {
+		a.UnsafeFree()
+		return nil, err
+	}
+	return a, nil
+}
+
+// FromSlice uploads data into a new array of shape; with no shape, a
+// one-dimensional array of len(data). The product of shape must be
+// len(data). data may be reused as soon as FromSlice returns.
+func (o Ops[T]) FromSlice(data []T, shape ...int) (*Array[T], error) {
+	dt := kernels.DTypeOf[T]()
+	if len(shape) == 0 {
+		shape = []int{len(data)}
+	}
+	n, err := checkShape(shape)
+	if err != nil {
+		return nil, shapeError("FromSlice", dt, shape, err)
+	}
+	if n != len(data) {
+		return nil, shapeError("FromSlice", dt, shape, fmt.Errorf("%d elements do not fit the %d of data; the product of the dimensions must be len(data): %w", n, len(data), ErrShape))
+	}
+	s, err := o.newStream()
+	if err != nil {
+		return nil, fmt.Errorf("cuarray: FromSlice %s%s: %w", dt, fmtShape(shape), err)
+	}
+	a, err := newArray[T]("FromSlice", s, shape)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		b := a.buf
+		b.mu.Lock()
+		// CopyHtoD returns once data may be reused; the copy is queued on
+		// the buffer's stream, s.
+		err = b.dev.CopyHtoD(b.ptr, unsafe.Pointer(&data[0]), b.size, b.stream)
+		b.mu.Unlock()
+		runtime.KeepAlive(data)
+		if err != nil {
+			a.UnsafeFree()
+			return nil, fmt.Errorf("cuarray: FromSlice %s: %w", a, err)
+		}
+	}
+	return a, nil
+}
+
+// ---------------------------------------------------------------------------
+// Operations. Each is queued on o's stream after the work already queued
+// on the streams its arrays were last used on (a wait on the device, not
+// the host), and returns without waiting, except the reductions, which
+// return a Go value and so wait for the work before them on the stream.
+
+// Fill sets every element of dst to v.
+func (o Ops[T]) Fill(dst *Array[T], v T) error {
+	return o.do("Fill", "dst", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		return kernels.Fill(dev, s, p[0], v, dst.n)
+	}, dst)
+}
+
+// Copy copies src into dst; they must have the same shape. Copying an
+// array onto a partly overlapping view of itself is an error.
+func (o Ops[T]) Copy(dst, src *Array[T]) error {
+	if err := sameShape("Copy", dst, src); err != nil {
+		return err
+	}
+	return o.do("Copy", "dst,src", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		return kernels.Copy[T](dev, s, p[0], p[1], dst.n)
+	}, dst, src)
+}
+
+// Add sets dst = a + b elementwise. The three must have the same number of
+// elements (their shapes may differ).
+func (o Ops[T]) Add(dst, a, b *Array[T]) error {
+	return o.binary("Add", kernels.Add[T], dst, a, b)
+}
+
+// Sub sets dst = a - b elementwise, with Add's rules.
+func (o Ops[T]) Sub(dst, a, b *Array[T]) error {
+	return o.binary("Sub", kernels.Sub[T], dst, a, b)
+}
+
+// Mul sets dst = a * b elementwise, with Add's rules.
+func (o Ops[T]) Mul(dst, a, b *Array[T]) error {
+	return o.binary("Mul", kernels.Mul[T], dst, a, b)
+}
+
+// Div sets dst = a / b elementwise, with Add's rules and the kernels'
+// division (an integer divided by zero is 0).
+func (o Ops[T]) Div(dst, a, b *Array[T]) error {
+	return o.binary("Div", kernels.Div[T], dst, a, b)
+}
+
+// AddScalar sets dst = a + v elementwise; dst and a must have the same
+// number of elements.
+func (o Ops[T]) AddScalar(dst, a *Array[T], v T) error {
+	return o.scalar("AddScalar", kernels.AddScalar[T], dst, a, v)
+}
+
+// SubScalar sets dst = a - v elementwise.
+func (o Ops[T]) SubScalar(dst, a *Array[T], v T) error {
+	return o.scalar("SubScalar", kernels.SubScalar[T], dst, a, v)
+}
+
+// MulScalar sets dst = a * v elementwise.
+func (o Ops[T]) MulScalar(dst, a *Array[T], v T) error {
+	return o.scalar("MulScalar", kernels.MulScalar[T], dst, a, v)
+}
+
+// DivScalar sets dst = a / v elementwise.
+func (o Ops[T]) DivScalar(dst, a *Array[T], v T) error {
+	return o.scalar("DivScalar", kernels.DivScalar[T], dst, a, v)
+}
+
+// Axpy sets y = alpha*x + y, for float32, float64 and complex64; x and y
+// must have the same number of elements.
+func (o Ops[T]) Axpy(alpha T, x, y *Array[T]) error {
+	if err := sameLen("Axpy", "y,x", y, x); err != nil {
+		return err
+	}
+	return o.do("Axpy", "y,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		return kernels.Axpy(dev, s, alpha, p[1], p[0], y.n)
+	}, y, x)
+}
+
+// Scale sets x = alpha*x, for float32, float64 and complex64.
+func (o Ops[T]) Scale(alpha T, x *Array[T]) error {
+	return o.do("Scale", "x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		return kernels.Scale(dev, s, alpha, p[0], x.n)
+	}, x)
+}
+
+// Exp sets dst = e**x elementwise, for float32 and float64.
+func (o Ops[T]) Exp(dst, x *Array[T]) error { return o.unary("Exp", kernels.Exp[T], dst, x) }
+
+// Log sets dst = ln(x) elementwise, for float32 and float64.
+func (o Ops[T]) Log(dst, x *Array[T]) error { return o.unary("Log", kernels.Log[T], dst, x) }
+
+// Tanh sets dst = tanh(x) elementwise, for float32 and float64.
+func (o Ops[T]) Tanh(dst, x *Array[T]) error { return o.unary("Tanh", kernels.Tanh[T], dst, x) }
+
+// Relu sets dst = max(x, 0) elementwise, for float32 and float64.
+func (o Ops[T]) Relu(dst, x *Array[T]) error { return o.unary("Relu", kernels.Relu[T], dst, x) }
+
+// Sum returns the sum of x's elements (see kernels.Sum for accumulation),
+// waiting for the work queued before it on the stream.
+func (o Ops[T]) Sum(x *Array[T]) (T, error) {
+	return o.reduce("Sum", kernels.Sum[T], x)
+}
+
+// Max returns the largest element of x, for the real types; NaN if any is
+// NaN; an error wrapping kernels.ErrEmpty for an empty array.
+func (o Ops[T]) Max(x *Array[T]) (T, error) {
+	return o.reduce("Max", kernels.Max[T], x)
+}
+
+// Min returns the smallest element of x, with Max's rules.
+func (o Ops[T]) Min(x *Array[T]) (T, error) {
+	return o.reduce("Min", kernels.Min[T], x)
+}
+
+// Dot returns the sum of x[i]*y[i], for float32 and float64; x and y must
+// have the same number of elements.
+func (o Ops[T]) Dot(x, y *Array[T]) (T, error) {
+	var r T
+	if err := sameLen("Dot", "x,y", x, y); err != nil {
+		return r, err
+	}
+	err := o.do("Dot", "x,y", false, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		var err error
+		r, err = kernels.Dot[T](dev, s, p[0], p[1], x.n)
+		return err
+	}, x, y)
+	return r, err
+}
+
+type binaryKernel[T Elem] func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error
+
+func (o Ops[T]) binary(op string, k binaryKernel[T], dst, a, b *Array[T]) error {
+	if err := sameLen(op, "dst,a,b", dst, a, b); err != nil {
+		return err
+	}
+	return o.do(op, "dst,a,b", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		return k(dev, s, p[0], p[1], p[2], dst.n)
+	}, dst, a, b)
+}
+
+type scalarKernel[T Elem] func(dev backend.Device, s backend.Stream, dst, a backend.Ptr, v T, n int) error
+
+func (o Ops[T]) scalar(op string, k scalarKernel[T], dst, a *Array[T], v T) error {
+	if err := sameLen(op, "dst,a", dst, a); err != nil {
+		return err
+	}
+	return o.do(op, "dst,a", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		return k(dev, s, p[0], p[1], v, dst.n)
+	}, dst, a)
+}
+
+type unaryKernel func(dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error
+
+func (o Ops[T]) unary(op string, k unaryKernel, dst, x *Array[T]) error {
+	if err := sameLen(op, "dst,x", dst, x); err != nil {
+		return err
+	}
+	return o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		return k(dev, s, p[0], p[1], dst.n)
+	}, dst, x)
+}
+
+type reduceKernel[T Elem] func(dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T, error)
+
+func (o Ops[T]) reduce(op string, k reduceKernel[T], x *Array[T]) (T, error) {
+	var r T
+	err := o.do(op, "x", false, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		var err error
+		r, err = k(dev, s, p[0], x.n)
+		return err
+	}, x)
+	return r, err
+}
+
+// sameLen checks that the arrays have equal lengths (nil and freed arrays
+// are left to do's checks).
+func sameLen[T Elem](op, names string, arrs ...*Array[T]) error {
+	for i, a := range arrs[1:] {
+		if a == nil || arrs[0] == nil {
+			return nil
+		}
+		if a.n != arrs[0].n {
+			return fmt.Errorf("cuarray: %s: %s %s has %d elements, %s %s has %d; elementwise operations need equal lengths (or the scalar form): %w",
+				op, role(names, 0), arrs[0], arrs[0].n, role(names, i+1), a, a.n, ErrShape)
+		}
+	}
+	return nil
+}
+
+func sameShape[T Elem](op string, dst, src *Array[T]) error {
+	if dst == nil || src == nil {
+		return nil
+	}
+	if len(dst.shape) != len(src.shape) {
+		return shapeMismatch(op, dst, src)
+	}
+	for i := range dst.shape {
+		if dst.shape[i] != src.shape[i] {
+			return shapeMismatch(op, dst, src)
+		}
+	}
+	return nil
+}
+
+func shapeMismatch[T Elem](op string, dst, src *Array[T]) error {
+	return fmt.Errorf("cuarray: %s: dst %s and src %s differ in shape; they must be equal (Reshape one first): %w", op, dst, src, ErrShape)
+}

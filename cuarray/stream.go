@@ -1,0 +1,331 @@
+package cuarray
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/gocuda/gocuda"
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/pool"
+)
+
+// Errors callers can match with errors.Is.
+var (
+	// ErrFreed: an array was used after UnsafeFree. The message names the
+	// array by element type and shape.
+	ErrFreed = errors.New("used after UnsafeFree")
+	// ErrShape: a shape, length, range or pair of shapes that cannot be
+	// right. The message says what was wrong and what is accepted.
+	ErrShape = errors.New("bad shape")
+	// ErrDevice: arrays or a stream of different devices in one operation.
+	ErrDevice = errors.New("arrays and stream of different devices")
+)
+
+// Stream is an ordered queue of work on one device, and the pool that
+// arrays made on it take their memory from. Operations run on a stream
+// through On; package-level functions use the device's default stream.
+// A Stream is safe for concurrent use, but work from several goroutines on
+// one stream runs one item at a time: give each goroutine its own stream
+// for concurrency.
+//
+// Streams live as long as the process: arrays and pools keep using the
+// stream their memory was last used on, so there is no Close yet.
+type Stream struct {
+	dev  backend.Device
+	bs   backend.Stream
+	pool pool.Pool
+}
+
+// NewStream makes a stream on device ordinal of the process's backend
+// (gocuda.Device), whose arrays come from that device's pool
+// (gocuda.Pool).
+func NewStream(device int) (*Stream, error) {
+	p, err := gocuda.Pool(device)
+	if err != nil {
+		return nil, fmt.Errorf("cuarray: NewStream(%d): %w", device, err)
+	}
+	return NewStreamPool(p)
+}
+
+// NewStreamPool makes a stream on p's device whose arrays come from p.
+func NewStreamPool(p pool.Pool) (*Stream, error) {
+	if p == nil {
+		return nil, fmt.Errorf("cuarray: NewStreamPool: nil pool: %w", backend.ErrInvalidValue)
+	}
+	dev := p.Device()
+	bs, err := dev.NewStream()
+	if err != nil {
+		return nil, fmt.Errorf("cuarray: NewStreamPool: device %d: %w", dev.Ordinal(), err)
+	}
+	return &Stream{dev: dev, bs: bs, pool: p}, nil
+}
+
+// DefaultStream returns device ordinal's default stream: the one that
+// package-level functions (New, Add, ...) use for arrays of that device.
+// Its arrays come from gocuda.Pool(ordinal).
+func DefaultStream(device int) (*Stream, error) {
+	if v, ok := defaults.byOrdinal.Load(device); ok {
+		return v.(*Stream), nil
+	}
+	p, err := gocuda.Pool(device)
+	if err != nil {
+		return nil, fmt.Errorf("cuarray: default stream of device %d: %w", device, err)
+	}
+	bs, err := defaultBackendStream(p.Device())
+	if err != nil {
+		return nil, err
+	}
+	v, _ := defaults.byOrdinal.LoadOrStore(device, &Stream{dev: p.Device(), bs: bs, pool: p})
+	return v.(*Stream), nil
+}
+
+// Device is the stream's device.
+func (s *Stream) Device() backend.Device { return s.dev }
+
+// Pool is the pool arrays made on s come from.
+func (s *Stream) Pool() pool.Pool { return s.pool }
+
+// Backend is the backend's stream under s, for code that mixes cuarray
+// with kernels or the backend directly. Work queued on it directly is not
+// tracked by arrays.
+func (s *Stream) Backend() backend.Stream { return s.bs }
+
+// Synchronize blocks until all work queued on s so far has finished.
+// Nothing in cuarray needs it: reads to the host wait by themselves.
+func (s *Stream) Synchronize() error { return s.bs.Synchronize() }
+
+var defaults struct {
+	mu        sync.Mutex
+	byDevice  sync.Map // backend.Device → backend.Stream
+	byOrdinal sync.Map // int → *Stream (default stream with gocuda's pool)
+	events    sync.Map // backend.Device → *eventList
+}
+
+// defaultBackendStream is the default backend stream of dev, made on first
+// use. Every default Stream of dev (whatever its pool) shares it.
+func defaultBackendStream(dev backend.Device) (backend.Stream, error) {
+	if v, ok := defaults.byDevice.Load(dev); ok {
+		return v.(backend.Stream), nil
+	}
+	defaults.mu.Lock()
+	defer defaults.mu.Unlock()
+	if v, ok := defaults.byDevice.Load(dev); ok {
+		return v.(backend.Stream), nil
+	}
+	bs, err := dev.NewStream()
+	if err != nil {
+		return nil, fmt.Errorf("cuarray: default stream of device %d: %w", dev.Ordinal(), err)
+	}
+	defaults.byDevice.Store(dev, bs)
+	return bs, nil
+}
+
+// eventList is a device's spare events. Buffers take one the first time
+// they move between streams and give it back when freed: making a CUDA
+// event costs more than recording one. Reusing an event is safe because a
+// wait already queued on an event waits for the Record it saw, not a later
+// one (on CUDA and on the host backend).
+type eventList struct {
+	mu   sync.Mutex
+	free []backend.Event
+}
+
+func getEvent(dev backend.Device) (backend.Event, error) {
+	v, ok := defaults.events.Load(dev)
+	if ok {
+		l := v.(*eventList)
+		l.mu.Lock()
+		if n := len(l.free); n > 0 {
+			ev := l.free[n-1]
+			l.free = l.free[:n-1]
+			l.mu.Unlock()
+			return ev, nil
+		}
+		l.mu.Unlock()
+	}
+	return dev.NewEvent(false)
+}
+
+// maxSpareEvents bounds each device's spare events.
+const maxSpareEvents = 1024
+
+func putEvent(dev backend.Device, ev backend.Event) {
+	v, _ := defaults.events.LoadOrStore(dev, &eventList{})
+	l := v.(*eventList)
+	l.mu.Lock()
+	if len(l.free) < maxSpareEvents {
+		l.free = append(l.free, ev)
+		ev = nil
+	}
+	l.mu.Unlock()
+	if ev != nil {
+		_ = ev.Destroy()
+	}
+}
+
+// orderOn makes work queued on s from now on run after all the work
+// queued so far on the buffer's last stream, without blocking the host,
+// and makes s the buffer's last stream. The caller holds b.mu.
+func (b *buffer) orderOn(s backend.Stream) error {
+	if b.stream == s {
+		return nil
+	}
+	if b.event == nil {
+		ev, err := getEvent(b.dev)
+		if err != nil {
+			return err
+		}
+		b.event = ev
+	}
+	if err := b.event.Record(b.stream); err != nil {
+		return err
+	}
+	if err := s.WaitEvent(b.event); err != nil {
+		return err
+	}
+	b.stream = s
+	return nil
+}
+
+// maxOperands is the most arrays one operation takes.
+const maxOperands = 3
+
+// do runs one operation on arrays (arrs[0] is the one written, if any;
+// write says whether there is one; names lists the arrays' parameter names
+// for messages, "dst,a,b"). It checks every array for use after
+// free and for devices, resolves the stream, locks each distinct buffer
+// (in address order, so that concurrent operations never deadlock), orders
+// the stream after each buffer's last stream, calls fn with the arrays'
+// device pointers, and leaves each buffer's last stream as the stream.
+//
+// The locks are held until fn has queued its work, so a buffer's last
+// stream always has the newest work on it queued: an operation on another
+// stream, or a free, that comes later is ordered after it.
+func (o Ops[T]) do(op, names string, write bool, fn func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error, arrs ...*Array[T]) error {
+	for i, a := range arrs {
+		if a == nil || a.freed.Load() { // the role's name only on the error path
+			return a.check(op, role(names, i))
+		}
+	}
+	dev := arrs[0].buf.dev
+	for i, a := range arrs[1:] {
+		if a.buf.dev != dev {
+			return fmt.Errorf("cuarray: %s: %s is on device %d, %s on device %d; copy one first: %w",
+				op, role(names, 0), dev.Ordinal(), role(names, i+1), a.buf.dev.Ordinal(), ErrDevice)
+		}
+	}
+	if write {
+		if err := checkOverlap(op, names, arrs); err != nil {
+			return err
+		}
+	}
+	s, err := o.streamFor(op, dev)
+	if err != nil {
+		return err
+	}
+
+	var bufs [maxOperands]*buffer
+	nb := 0
+	for _, a := range arrs {
+		if a.buf.size == 0 {
+			continue // empty: nothing queued reads or writes it
+		}
+		dup := false
+		for _, b := range bufs[:nb] {
+			dup = dup || b == a.buf
+		}
+		if !dup {
+			bufs[nb] = a.buf
+			nb++
+		}
+	}
+	for i := 1; i < nb; i++ { // insertion sort by address
+		for j := i; j > 0 && uintptr(unsafe.Pointer(bufs[j])) < uintptr(unsafe.Pointer(bufs[j-1])); j-- {
+			bufs[j], bufs[j-1] = bufs[j-1], bufs[j]
+		}
+	}
+	for _, b := range bufs[:nb] {
+		b.mu.Lock()
+	}
+	defer func() {
+		for _, b := range bufs[:nb] {
+			b.mu.Unlock()
+		}
+	}()
+	for i, a := range arrs {
+		if a.buf.size > 0 && a.buf.block == nil {
+			// Only reachable when UnsafeFree races with this operation.
+			return fmt.Errorf("cuarray: %s: %s %s: its buffer was freed: %w", op, role(names, i), a, ErrFreed)
+		}
+	}
+	for _, b := range bufs[:nb] {
+		if err := b.orderOn(s.bs); err != nil {
+			return fmt.Errorf("cuarray: %s: ordering stream %d after stream %d: %w", op, s.bs.ID(), b.stream.ID(), err)
+		}
+	}
+	var p [maxOperands]backend.Ptr
+	for i, a := range arrs {
+		p[i] = a.ptr()
+	}
+	err = fn(dev, s.bs, p)
+	// The arrays, and so their buffers, stay reachable until the work is
+	// queued; after that a cleanup frees on the buffer's last stream, which
+	// is ordered after the work.
+	runtime.KeepAlive(arrs)
+	if err != nil {
+		return fmt.Errorf("cuarray: %w", err)
+	}
+	return nil
+}
+
+// streamFor is the stream an operation on dev runs on: o's, or dev's
+// default stream.
+func (o Ops[T]) streamFor(op string, dev backend.Device) (*Stream, error) {
+	if o.s != nil {
+		if o.s.dev != dev {
+			return nil, fmt.Errorf("cuarray: %s: the arrays are on device %d, the stream on device %d: %w",
+				op, dev.Ordinal(), o.s.dev.Ordinal(), ErrDevice)
+		}
+		return o.s, nil
+	}
+	bs, err := defaultBackendStream(dev)
+	if err != nil {
+		return nil, err
+	}
+	return &Stream{dev: dev, bs: bs}, nil
+}
+
+// checkOverlap rejects a destination that shares memory with an input
+// without being exactly that input: kernels may run in place but not on
+// partly overlapping ranges.
+func checkOverlap[T Elem](op, names string, arrs []*Array[T]) error {
+	d := arrs[0]
+	var z T
+	size := uint64(unsafe.Sizeof(z))
+	for i, a := range arrs[1:] {
+		if a.buf != d.buf || a.n == 0 || d.n == 0 {
+			continue
+		}
+		if a.off == d.off && a.n == d.n {
+			continue // in place
+		}
+		if a.off < d.off+uint64(d.n)*size && d.off < a.off+uint64(a.n)*size {
+			return fmt.Errorf("cuarray: %s: %s %s and %s %s overlap in memory without being the same elements; use a copy or the same array: %w",
+				op, role(names, 0), d, role(names, i+1), a, ErrShape)
+		}
+	}
+	return nil
+}
+
+// role names operand i in messages: the i'th of the comma-separated names.
+func role(names string, i int) string {
+	parts := strings.Split(names, ",")
+	if i < len(parts) {
+		return parts[i]
+	}
+	return fmt.Sprintf("operand %d", i)
+}
