@@ -40,12 +40,19 @@
 // never allocated, or was freed while work still used it, fault as they
 // would on a GPU; the host backend does not check every address.
 //
-// Devices implement backend.VirtualMemory with a 2 MiB granularity:
-// reservations are PROT_NONE mappings, and physical memory is a memfd per
-// handle, mapped shared and fixed into the reservation. Every Alloc and
-// every physical handle uses one mapping, and every physical handle a file
-// descriptor, so the process's limits on both (vm.max_map_count, usually
-// 65530, and RLIMIT_NOFILE) bound how many a program holds at once.
+// Devices implement backend.VirtualMemory with a 2 MiB granularity.
+// Physical memory is ranges of one sparse memfd per device (one file
+// descriptor, however many handles), mapped shared, so that two mappings
+// of a handle alias; a handle's pages are freed (punched out of the file)
+// once it is released and unmapped. A reservation is a PROT_NONE shared
+// mapping of that file at the offset equal to its address, and a handle
+// takes the range at the address it is first mapped at when that range is
+// free: mapping it there is then one mprotect, and unmapping it one more,
+// while a handle mapped anywhere else costs an mmap. CreatePhysical and
+// ReleasePhysical of a handle never mapped make no system call. Every
+// Alloc and every mapping uses a kernel mapping (adjacent mappings made in
+// place share one), so vm.max_map_count, usually 65530, bounds how many a
+// program holds at once.
 //
 // # Example
 //

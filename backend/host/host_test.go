@@ -507,3 +507,80 @@ func TestVirtualMemoryErrors(t *testing.T) {
 	free, total, _ := d.MemInfo()
 	assert.Equal(t, total, free)
 }
+
+// TestVirtualMemoryKeepsBytesAcrossMoves maps handles, unmaps them and maps
+// them elsewhere, as pools do when they move memory: a handle keeps its
+// bytes wherever it is mapped, a handle mapped where another one was first
+// mapped gets memory of its own, and released memory comes back as zeros.
+func TestVirtualMemoryKeepsBytesAcrossMoves(t *testing.T) {
+	d := device(t, host.Options{TotalMemory: 1 << 30})
+	g := d.Granularity()
+	s := newStream(t, d)
+	at := func(va backend.Ptr, i uint64) backend.Ptr { return va + backend.Ptr(i*g) }
+	set := func(p backend.Ptr, v byte) {
+		t.Helper()
+		require.NoError(t, d.Memset8(p, v, 64, s))
+		require.NoError(t, s.Synchronize()) // before any Unmap
+	}
+	get := func(p backend.Ptr) byte {
+		t.Helper()
+		out := make([]byte, 64)
+		require.NoError(t, d.CopyDtoH(unsafe.Pointer(&out[0]), p, 64, s))
+		require.Equal(t, bytes.Repeat(out[:1], 64), out, "bytes at %#x differ", uintptr(p))
+		return out[0]
+	}
+	create := func(n uint64) backend.Physical {
+		t.Helper()
+		m, err := d.CreatePhysical(n * g)
+		require.NoError(t, err)
+		return m
+	}
+
+	va, err := d.Reserve(8 * g)
+	require.NoError(t, err)
+	m1 := create(2)
+	require.NoError(t, d.Map(va, 2*g, m1))
+	set(at(va, 1)+5, 0x11)
+
+	// Moved: the bytes go along.
+	require.NoError(t, d.Unmap(va, 2*g))
+	require.NoError(t, d.Map(at(va, 4), 2*g, m1))
+	assert.Equal(t, byte(0x11), get(at(va, 5)+5))
+
+	// A new handle where m1 was first mapped is memory of its own.
+	m2 := create(1)
+	require.NoError(t, d.Map(va, g, m2))
+	assert.Zero(t, get(va))
+	set(va, 0x22)
+	assert.Equal(t, byte(0x11), get(at(va, 5)+5))
+
+	// Unmapped and mapped again, each keeps its bytes; one Unmap may
+	// cover mappings of both kinds.
+	require.NoError(t, d.Map(at(va, 1), g, create(1)))
+	set(at(va, 1), 0x33)
+	require.NoError(t, d.Unmap(va, 2*g))
+	require.NoError(t, d.Unmap(at(va, 4), 2*g))
+	require.NoError(t, d.Map(at(va, 2), g, m2))
+	assert.Equal(t, byte(0x22), get(at(va, 2)))
+	require.NoError(t, d.Map(at(va, 4), 2*g, m1))
+	assert.Equal(t, byte(0x11), get(at(va, 5)+5))
+	require.NoError(t, d.Unmap(at(va, 4), 2*g))
+	require.NoError(t, d.Map(va, 2*g, m1))
+	assert.Equal(t, byte(0x11), get(at(va, 1)+5))
+
+	// Released while mapped, m1 lives until unmapped; then its memory is
+	// freed, and a new handle there reads zeros.
+	require.NoError(t, d.ReleasePhysical(m1))
+	assert.Equal(t, byte(0x11), get(at(va, 1)+5))
+	require.NoError(t, d.Unmap(va, 2*g))
+	m3 := create(2)
+	require.NoError(t, d.Map(va, 2*g, m3))
+	assert.Zero(t, get(at(va, 1)+5))
+
+	require.NoError(t, s.Synchronize())
+	require.NoError(t, d.Unmap(va, 2*g))
+	require.NoError(t, d.Unmap(at(va, 2), g))
+	require.NoError(t, d.ReleasePhysical(m2))
+	require.NoError(t, d.ReleasePhysical(m3))
+	require.NoError(t, d.ReleaseAddress(va, 8*g))
+}

@@ -112,12 +112,3 @@ func (f *freeSet) bestFit(size uint64) *pool.Block {
 
 // len is the number of free blocks in the set.
 func (f *freeSet) len() int { return f.n }
-
-// each calls fn for every block, in (size, address) order, smallest first.
-func (f *freeSet) each(fn func(*pool.Block)) {
-	for k := range f.classes {
-		for _, b := range f.classes[k] {
-			fn(b)
-		}
-	}
-}

@@ -93,14 +93,14 @@ func checkSegment(st *streamState, h *heap, seg *segment) error {
 	if seg.virtual {
 		mapped := 0
 		for i := range seg.granules {
-			if g := seg.granules[i]; g.mapped {
+			if g := seg.granules[i]; g != 0 {
 				mapped++
-				if c := seg.chunkAt(uint64(i)); i < int(c.head) || i >= int(c.head+c.n) || seg.granules[c.head].phys != g.phys {
+				if c := seg.chunkAt(uint64(i)); i < int(c.head) || i >= int(c.head+c.n) || seg.granules[c.head] != g {
 					return fmt.Errorf("segment %#x: granule %d outside its chunk", uintptr(seg.base), i)
 				}
 			}
 		}
-		if mapped != seg.mapped || (len(seg.granules) > 0 && !seg.granules[len(seg.granules)-1].mapped) {
+		if mapped != seg.mapped || (len(seg.granules) > 0 && seg.granules[len(seg.granules)-1] == 0) {
 			return fmt.Errorf("segment %#x: %d granules mapped, counted %d", uintptr(seg.base), mapped, seg.mapped)
 		}
 	}

@@ -30,23 +30,18 @@ type segment struct {
 	virtual bool
 	// gran is the device's mapping granularity.
 	gran uint64
-	// granules[i] is the state of the granule at base+i*gran; it is as
-	// long as the highest mapped granule, so len(granules)*gran is the
-	// mapped extent.
-	granules []granule
+	// granules[i] is the state of the granule at base+i*gran: 0 while it
+	// is not mapped, else 1 + the index in chunks of the chunk mapped
+	// over it. It is as long as the highest mapped granule, so
+	// len(granules)*gran is the mapped extent. Four bytes a granule keep
+	// it small (about 2 KiB per GiB mapped) and cheap to grow.
+	granules []uint32
+	// chunks holds the chunks mapped in the segment, at the indices
+	// granules name; freeSlots are the indices of unmapped ones.
+	chunks    []chunk
+	freeSlots []uint32
 	// mapped counts granules backed by physical memory.
 	mapped int
-}
-
-// granule is one granularity-sized piece of a virtual segment. Physical
-// memory comes in chunks of one or more granules, each created and mapped
-// by one call; every granule of a chunk records the chunk's handle and
-// first granule, and the first granule also the chunk's length.
-type granule struct {
-	phys   backend.Physical
-	head   uint32 // the chunk's first granule
-	n      uint32 // the chunk's length in granules, at its first granule
-	mapped bool
 }
 
 // chunk is one physical allocation mapped at granules [head, head+n) of a
@@ -75,7 +70,7 @@ func (s *segment) backed(ptr backend.Ptr, n uint64) bool {
 		return true
 	}
 	for i := off / s.gran; i*s.gran < off+n; i++ {
-		if !s.granules[i].mapped {
+		if s.granules[i] == 0 {
 			return false
 		}
 	}
@@ -88,7 +83,7 @@ func (s *segment) unbackedBytes(ptr backend.Ptr, n uint64) uint64 {
 	off := uint64(ptr - s.base)
 	var need uint64
 	for i := off / s.gran; i*s.gran < off+n; i++ {
-		if i >= uint64(len(s.granules)) || !s.granules[i].mapped {
+		if !s.isMapped(i) {
 			need += s.gran
 		}
 	}
@@ -97,36 +92,54 @@ func (s *segment) unbackedBytes(ptr backend.Ptr, n uint64) uint64 {
 
 // isMapped says whether granule i is mapped.
 func (s *segment) isMapped(i uint64) bool {
-	return i < uint64(len(s.granules)) && s.granules[i].mapped
+	return i < uint64(len(s.granules)) && s.granules[i] != 0
 }
 
 // chunkAt returns the chunk that mapped granule i holds.
-func (s *segment) chunkAt(i uint64) chunk {
-	h := uint64(s.granules[i].head)
-	return chunk{head: h, n: uint64(s.granules[h].n), phys: s.granules[h].phys}
-}
+func (s *segment) chunkAt(i uint64) chunk { return s.chunks[s.granules[i]-1] }
 
 // setMapped records chunk c as mapped.
 func (s *segment) setMapped(c chunk) {
-	for uint64(len(s.granules)) < c.head+c.n {
-		s.granules = append(s.granules, granule{})
+	var slot uint32
+	if k := len(s.freeSlots); k > 0 {
+		slot = s.freeSlots[k-1]
+		s.freeSlots = s.freeSlots[:k-1]
+		s.chunks[slot] = c
+	} else {
+		slot = uint32(len(s.chunks))
+		s.chunks = append(s.chunks, c)
 	}
-	for i := c.head; i < c.head+c.n; i++ {
-		s.granules[i] = granule{phys: c.phys, head: uint32(c.head), mapped: true}
+	if end := int(c.head + c.n); end > len(s.granules) {
+		if end > cap(s.granules) {
+			// Doubling: a segment grows a chunk at a time, and
+			// append's gentler growth for large slices would copy
+			// the table again and again.
+			g := make([]uint32, len(s.granules), max(2*cap(s.granules), end, 64))
+			copy(g, s.granules)
+			s.granules = g
+		}
+		s.granules = s.granules[:end] // zero: granules past the extent are never set
 	}
-	s.granules[c.head].n = uint32(c.n)
+	g := s.granules[c.head : c.head+c.n]
+	for i := range g {
+		g[i] = slot + 1
+	}
 	s.mapped += int(c.n)
 }
 
 // setUnmapped records chunk c as unmapped and trims the extent to the
 // highest granule still mapped.
 func (s *segment) setUnmapped(c chunk) {
+	slot := s.granules[c.head] - 1
+	s.chunks[slot] = chunk{}
+	s.freeSlots = append(s.freeSlots, slot)
 	clear(s.granules[c.head : c.head+c.n])
 	s.mapped -= int(c.n)
 	n := len(s.granules)
-	for n > 0 && !s.granules[n-1].mapped {
+	for n > 0 && s.granules[n-1] == 0 {
 		n--
 	}
+	// The granules past the new extent are zero, as setMapped expects.
 	s.granules = s.granules[:n]
 }
 
