@@ -148,6 +148,18 @@ type Stats struct {
 	SoftLimit, HardLimit uint64
 }
 
+// LiveError is what Close returns: nil when every block was freed, else an
+// error naming the pool and the blocks and bytes still live, whose memory
+// the pool leaves alone.
+func LiveError(name string, st Stats) error {
+	n := st.Allocs - st.Frees
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("pool %s: closed with %d blocks (%s, %d bytes) still live; their memory stays reserved (%s reserved)",
+		name, n, humanize.IBytes(st.Live), st.Live, humanize.IBytes(st.Reserved))
+}
+
 // Cached is the reserved memory not handed out.
 func (s Stats) Cached() uint64 {
 	if s.Reserved < s.Live {

@@ -377,11 +377,7 @@ func (p *Pool) Stats() pool.Stats {
 // still live, whose memory it leaves alone.
 func (p *Pool) Close() error {
 	p.Reclaim(pool.All)
-	st := p.Stats()
-	if n := st.Allocs - st.Frees; n > 0 {
-		return fmt.Errorf("pool %s: closed with %d blocks (%s, %d bytes) still live", Name, n, humanize.IBytes(st.Live), st.Live)
-	}
-	return nil
+	return pool.LiveError(Name, p.Stats())
 }
 
 // push caches b in e; the caller holds e.mu.

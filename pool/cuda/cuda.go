@@ -181,9 +181,8 @@ func (p *Pool) Close() error {
 	if p.closed {
 		return nil
 	}
-	st := p.Stats()
-	if live := st.Allocs - st.Frees; live > 0 {
-		return fmt.Errorf("pool cuda: %d blocks (%d bytes) are still live", live, st.Live)
+	if err := pool.LiveError("cuda", p.Stats()); err != nil {
+		return err
 	}
 	p.Reclaim(pool.All)
 	p.closed = true

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dustin/go-humanize"
-
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/pool"
 )
@@ -112,11 +110,7 @@ func (p *Pool) Stats() pool.Stats {
 
 // Close reports blocks still live; there is no cache to empty.
 func (p *Pool) Close() error {
-	st := p.Stats()
-	if n := st.Allocs - st.Frees; n > 0 {
-		return fmt.Errorf("pool %s: closed with %d blocks (%s, %d bytes) still live", Name, n, humanize.IBytes(st.Live), st.Live)
-	}
-	return nil
+	return pool.LiveError(Name, p.Stats())
 }
 
 // noteLive samples live bytes for Stats.LivePeak. Every Alloc here is a

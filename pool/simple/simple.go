@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/dustin/go-humanize"
-
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/pool"
 )
@@ -331,11 +329,7 @@ func (p *Pool) Stats() pool.Stats {
 // Close gives every cached block back and reports blocks still live.
 func (p *Pool) Close() error {
 	p.Reclaim(pool.All)
-	st := p.Stats()
-	if n := st.Allocs - st.Frees; n > 0 {
-		return fmt.Errorf("pool %s: closed with %d blocks (%s, %d bytes) still live", Name, n, humanize.IBytes(st.Live), st.Live)
-	}
-	return nil
+	return pool.LiveError(Name, p.Stats())
 }
 
 // noteLive samples live bytes for Stats.LivePeak on a miss, where a driver

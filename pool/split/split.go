@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/dustin/go-humanize"
 	"go.uber.org/atomic"
 
 	"github.com/gocuda/gocuda/backend"
@@ -313,12 +312,7 @@ func (p *Pool) Stats() pool.Stats {
 // are reported.
 func (p *Pool) Close() error {
 	p.Reclaim(pool.All)
-	st := p.Stats()
-	if n := st.Allocs - st.Frees; n > 0 {
-		return fmt.Errorf("split: close with %d blocks still live (%s, %d bytes); their memory stays reserved (%s)",
-			n, humanize.IBytes(st.Live), st.Live, humanize.IBytes(st.Reserved))
-	}
-	return nil
+	return pool.LiveError("split", p.Stats())
 }
 
 func roundUp(n, a uint64) uint64 { return (n + a - 1) / a * a }
