@@ -23,11 +23,8 @@ import (
 
 	// Pools register themselves when imported; replay offers every one
 	// compiled in.
-	_ "github.com/gocuda/gocuda/pool/binned"
-	_ "github.com/gocuda/gocuda/pool/cuda"
-	_ "github.com/gocuda/gocuda/pool/none"
-	_ "github.com/gocuda/gocuda/pool/simple"
-	_ "github.com/gocuda/gocuda/pool/split"
+	// The root package imports every strategy, which registers itself.
+	_ "github.com/gocuda/gocuda"
 )
 
 const replayUsage = `usage: gocuda replay [--pool NAME|all] [--streams] [--json] [--hard-limit SIZE] [--continue-on-oom] TRACE...

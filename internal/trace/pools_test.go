@@ -17,11 +17,8 @@ import (
 
 	// Every real strategy, so that the tests and benchmarks below cover
 	// each one.
-	_ "github.com/gocuda/gocuda/pool/binned"
-	_ "github.com/gocuda/gocuda/pool/cuda"
-	_ "github.com/gocuda/gocuda/pool/none"
-	_ "github.com/gocuda/gocuda/pool/simple"
-	_ "github.com/gocuda/gocuda/pool/split"
+	// The root package imports every strategy, which registers itself.
+	_ "github.com/gocuda/gocuda"
 )
 
 // realTraces are the recorded traces every pool is replayed on.
