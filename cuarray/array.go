@@ -28,37 +28,72 @@ type Elem = kernels.Elem
 // destination of an operation) while another goroutine uses it is a data
 // race, as it is for a Go slice. UnsafeFree must not race with any use.
 type Array[T Elem] struct {
-	buf   *buffer
-	off   uint64 // byte offset of element 0 in the buffer's block
-	n     int    // elements
-	shape []int  // dims[:ndim] for up to 4 dimensions: one allocation fewer
-	dims  [4]int
+	buf  *buffer
+	off  uint64 // byte offset of element 0 in the buffer's block
+	n    int    // elements
+	dims [4]int // the shape, when it has at most 4 dimensions (no allocation)
+	// long is the shape's first element when it has more than 4
+	// dimensions, else nil. A pointer rather than a slice, and no slice
+	// of dims: the Array stays in the 96-byte size class (see shape),
+	// against 112 for a slice.
+	long *int
+	// origin is the stream the buffer was made on, for Device: a freed
+	// array must not read its buffer, which may be recycled (see drop).
+	origin *Stream
+	ndim   int32
+	freed  atomic.Bool
 
-	freed   atomic.Bool
 	cleanup runtime.Cleanup
+}
+
+// shape is the array's dimensions, outermost first; callers must not
+// modify it.
+func (a *Array[T]) shape() []int {
+	if a.long != nil {
+		return unsafe.Slice(a.long, a.ndim)
+	}
+	return a.dims[:a.ndim:a.ndim]
+}
+
+// setShape stores a copy of shape in a.
+func (a *Array[T]) setShape(shape []int) {
+	a.ndim = int32(len(shape))
+	if len(shape) <= len(a.dims) {
+		copy(a.dims[:], shape)
+		return
+	}
+	a.long = &append([]int(nil), shape...)[0]
 }
 
 // buffer is the device memory behind one or more arrays: one pool block,
 // reference-counted by the arrays that share it. Each Array holds one
 // reference, dropped by UnsafeFree or by the Array's cleanup; the last one
 // gives the block back to the pool on the stream it was last used on.
+//
+// It is kept to 80 bytes (one size class) because every New needs one:
+// the device and pool are reached through the Stream it was made on
+// (streams are immutable and live as long as the process) instead of
+// being copied here as two interfaces.
 type buffer struct {
-	refs  atomic.Int32
-	dev   backend.Device
-	pool  pool.Pool
-	size  uint64 // bytes asked for
-	dtype kernels.DType
-
 	// mu orders operations on the buffer: it is held from the moment an
 	// operation orders its stream after the buffer's last stream until the
 	// operation is queued and the buffer's last stream is the operation's.
-	mu     sync.Mutex
+	mu sync.Mutex
+	// refs is the number of arrays holding a reference, read and written
+	// only with sync/atomic once the buffer is shared. A plain int32 so
+	// that newArray can set the first reference without an atomic
+	// instruction, before any other goroutine can see the buffer.
+	refs   int32
+	origin *Stream        // the stream it was made on: its device and pool
+	size   uint64         // bytes asked for
 	block  *pool.Block    // nil once freed, and for empty arrays
 	ptr    backend.Ptr    // block.Ptr, 0 for empty arrays
 	stream backend.Stream // the stream the buffer was last used on
 	event  backend.Event  // made on first use on another stream, reused
-	freed  bool
 }
+
+// dev is the device whose memory the buffer is.
+func (b *buffer) dev() backend.Device { return b.origin.dev }
 
 // release drops a reference; the last one frees the block. It is what an
 // Array's cleanup runs, on the runtime's cleanup goroutine.
@@ -70,24 +105,48 @@ type buffer struct {
 // ordering that stream after s. Every operation that touched the buffer
 // on another stream was ordered before s's later work when the buffer moved
 // to s (an event wait), so all of them precede any reuse.
-func (b *buffer) release() {
-	if b.refs.Add(-1) != 0 {
+func (b *buffer) release() { b.drop(false) }
+
+// drop drops a reference; the last one frees the block, and recycles b if
+// recycle says that the caller stopped its array's cleanup (UnsafeFree).
+func (b *buffer) drop(recycle bool) {
+	if atomic.AddInt32(&b.refs, -1) != 0 {
 		return
 	}
+	// No array holds a reference now, so nothing should use the buffer.
+	// The lock orders this after the last operation on it (which may have
+	// run on another goroutine) and makes an operation that races with
+	// UnsafeFree (a misuse) likelier to see block == nil and fail.
 	b.mu.Lock()
-	blk, s, ev := b.block, b.stream, b.event
-	b.block, b.ptr, b.event, b.freed = nil, 0, nil, true
+	blk, s, ev, origin := b.block, b.stream, b.event, b.origin
+	b.block, b.ptr, b.event = nil, 0, nil
 	b.mu.Unlock()
-	if ev != nil {
-		putEvent(b.dev, ev)
+	if ev != nil { // only buffers that moved between streams have one
+		putEvent(origin.dev, ev)
 	}
 	if blk != nil {
 		// A cleanup has no caller to return an error to; the pools fail
 		// Free only for a block that is not theirs or already free, which
 		// the reference count rules out.
-		_ = b.pool.Free(blk, s)
+		_ = origin.pool.Free(blk, s)
+	}
+	if recycle {
+		// Saves newArray an 80-byte allocation (and the collector its
+		// sweep). Safe because refs is 0: every array that held a
+		// reference either was collected and its cleanup has run (a queued
+		// cleanup still holds its reference), or was freed with its
+		// cleanup stopped, so no cleanup argument refers to b any more.
+		// Freed arrays still point to b, but every method checks freed
+		// before using buf (Device uses Array.origin), and UnsafeFree must
+		// not race with any use. Only UnsafeFree recycles: it has just
+		// stopped its own cleanup, as the rule for recycling asks; a
+		// cleanup leaves b to the collector.
+		buffers.Put(b)
 	}
 }
+
+// buffers holds buffers freed by UnsafeFree for newArray to reuse.
+var buffers = sync.Pool{New: func() any { return new(buffer) }}
 
 // newArray makes an array of shape on s with room for its elements,
 // uninitialised.
@@ -104,52 +163,59 @@ func newArray[T Elem](op string, s *Stream, shape []int) (*Array[T], error) {
 		return nil, shapeError(op, dt, shape, fmt.Errorf("%d elements of %d bytes do not fit in any device: %w", n, dt.Size(), ErrShape))
 	}
 	size := uint64(n) * uint64(dt.Size())
-	b := &buffer{dev: s.dev, pool: s.pool, size: size, dtype: dt, stream: s.bs}
+	var blk *pool.Block
+	var ptr backend.Ptr
 	if size > 0 {
-		blk, err := s.pool.Alloc(size, s.bs)
+		blk, err = s.pool.Alloc(size, s.bs)
 		if err != nil {
 			return nil, fmt.Errorf("cuarray: %s %s%s: %w", op, dt, fmtShape(shape), err)
 		}
-		b.block, b.ptr = blk, blk.Ptr
+		ptr = blk.Ptr
 	}
-	return wrap[T](b, 0, n, shape), nil
+	// The array's reference is set with a plain store: nobody else can
+	// see b yet, so it needs no atomic add (wrap's job for shared buffers).
+	b := buffers.Get().(*buffer) // event is nil and mu unlocked, as drop left it
+	b.refs, b.origin, b.size, b.block, b.ptr, b.stream = 1, s, size, blk, ptr, s.bs
+	a := &Array[T]{buf: b, n: n, origin: s}
+	a.setShape(shape)
+	a.cleanup = runtime.AddCleanup(a, (*buffer).release, b)
+	return a, nil
 }
 
 // wrap makes an Array holding a new reference to b, of shape (copied).
+// The caller holds a reference to b until wrap returns.
 func wrap[T Elem](b *buffer, off uint64, n int, shape []int) *Array[T] {
-	b.refs.Add(1)
-	a := &Array[T]{buf: b, off: off, n: n}
-	if len(shape) <= len(a.dims) {
-		a.shape = a.dims[:len(shape):len(shape)]
-		copy(a.shape, shape)
-	} else {
-		a.shape = append([]int(nil), shape...)
-	}
+	atomic.AddInt32(&b.refs, 1)
+	a := &Array[T]{buf: b, off: off, n: n, origin: b.origin}
+	a.setShape(shape)
+	// The cleanup's argument is the buffer, not a: an argument that points
+	// into a would keep it reachable forever. (*buffer).release is a
+	// method expression, a static function: no closure to allocate.
 	a.cleanup = runtime.AddCleanup(a, (*buffer).release, b)
 	return a
 }
 
 // Shape returns a copy of the array's dimensions, outermost first.
-func (a *Array[T]) Shape() []int { return append([]int(nil), a.shape...) }
+func (a *Array[T]) Shape() []int { return append([]int(nil), a.shape()...) }
 
 // Len is the number of elements, the product of the dimensions.
 func (a *Array[T]) Len() int { return a.n }
 
 // Ndim is the number of dimensions.
-func (a *Array[T]) Ndim() int { return len(a.shape) }
+func (a *Array[T]) Ndim() int { return int(a.ndim) }
 
 // DType is the element type.
 func (a *Array[T]) DType() kernels.DType { return kernels.DTypeOf[T]() }
 
 // Device is the device whose memory holds the array.
-func (a *Array[T]) Device() backend.Device { return a.buf.dev }
+func (a *Array[T]) Device() backend.Device { return a.origin.dev }
 
 // String names the array by element type and shape: "float32[2 3]".
 func (a *Array[T]) String() string {
 	if a == nil {
 		return "<nil array>"
 	}
-	return kernels.DTypeOf[T]().String() + fmtShape(a.shape)
+	return kernels.DTypeOf[T]().String() + fmtShape(a.shape())
 }
 
 // UnsafeFree drops this array's reference to its buffer now instead of
@@ -165,7 +231,7 @@ func (a *Array[T]) UnsafeFree() {
 	// a is reachable here, so its cleanup has not been queued: stopping it
 	// guarantees the reference is dropped exactly once.
 	a.cleanup.Stop()
-	a.buf.release()
+	a.buf.drop(true)
 }
 
 // Freed reports whether UnsafeFree has been called on a.
@@ -241,18 +307,19 @@ func (a *Array[T]) Slice(i, j int) (*Array[T], error) {
 	if err := a.check("Slice", "array"); err != nil {
 		return nil, err
 	}
-	if len(a.shape) == 0 {
+	ashape := a.shape()
+	if len(ashape) == 0 {
 		return nil, fmt.Errorf("cuarray: Slice(%d, %d) of %s: a zero-dimensional array has no axis to slice: %w", i, j, a, ErrShape)
 	}
-	d0 := a.shape[0]
+	d0 := ashape[0]
 	if i < 0 || j < i || j > d0 {
 		return nil, fmt.Errorf("cuarray: Slice(%d, %d) of %s: need 0 ≤ i ≤ j ≤ %d (the first dimension): %w", i, j, a, d0, ErrShape)
 	}
 	row := 1
-	for _, d := range a.shape[1:] {
+	for _, d := range ashape[1:] {
 		row *= d
 	}
-	shape := append([]int{j - i}, a.shape[1:]...)
+	shape := append([]int{j - i}, ashape[1:]...)
 	return a.share(i*row, (j-i)*row, shape)
 }
 
@@ -315,7 +382,7 @@ func (a *Array[T]) copyTo(op string, dst []T) error {
 	// stream, and returns when the bytes are in dst. a (and so the buffer)
 	// stays reachable until it returns.
 	var z T
-	err := b.dev.CopyDtoH(unsafe.Pointer(&dst[0]), p, uint64(a.n)*uint64(unsafe.Sizeof(z)), s)
+	err := a.origin.dev.CopyDtoH(unsafe.Pointer(&dst[0]), p, uint64(a.n)*uint64(unsafe.Sizeof(z)), s)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(dst)
 	if err != nil {

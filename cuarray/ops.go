@@ -112,7 +112,7 @@ func (o Ops[T]) FromSlice(data []T, shape ...int) (*Array[T], error) {
 		b.mu.Lock()
 		// CopyHtoD returns once data may be reused; the copy is queued on
 		// the buffer's stream, s.
-		err = b.dev.CopyHtoD(b.ptr, unsafe.Pointer(&data[0]), b.size, b.stream)
+		err = b.dev().CopyHtoD(b.ptr, unsafe.Pointer(&data[0]), b.size, b.stream)
 		b.mu.Unlock()
 		runtime.KeepAlive(data)
 		if err != nil {
@@ -316,11 +316,12 @@ func sameShape[T Elem](op string, dst, src *Array[T]) error {
 	if dst == nil || src == nil {
 		return nil
 	}
-	if len(dst.shape) != len(src.shape) {
+	ds, ss := dst.shape(), src.shape()
+	if len(ds) != len(ss) {
 		return shapeMismatch(op, dst, src)
 	}
-	for i := range dst.shape {
-		if dst.shape[i] != src.shape[i] {
+	for i := range ds {
+		if ds[i] != ss[i] {
 			return shapeMismatch(op, dst, src)
 		}
 	}

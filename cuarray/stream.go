@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocuda/gocuda"
@@ -68,6 +69,13 @@ func NewStreamPool(p pool.Pool) (*Stream, error) {
 // package-level functions (New, Add, ...) use for arrays of that device.
 // Its arrays come from gocuda.Pool(ordinal).
 func DefaultStream(device int) (*Stream, error) {
+	if device == 0 {
+		// Every package-level New asks for device 0's: an atomic load
+		// instead of a sync.Map lookup (interface hash and compare).
+		if s := defaults.stream0.Load(); s != nil {
+			return s, nil
+		}
+	}
 	if v, ok := defaults.byOrdinal.Load(device); ok {
 		return v.(*Stream), nil
 	}
@@ -80,7 +88,11 @@ func DefaultStream(device int) (*Stream, error) {
 		return nil, err
 	}
 	v, _ := defaults.byOrdinal.LoadOrStore(device, &Stream{dev: p.Device(), bs: bs, pool: p})
-	return v.(*Stream), nil
+	s := v.(*Stream)
+	if device == 0 {
+		defaults.stream0.Store(s) // the stored one: every caller sees one stream
+	}
+	return s, nil
 }
 
 // Device is the stream's device.
@@ -100,9 +112,10 @@ func (s *Stream) Synchronize() error { return s.bs.Synchronize() }
 
 var defaults struct {
 	mu        sync.Mutex
-	byDevice  sync.Map // backend.Device → backend.Stream
-	byOrdinal sync.Map // int → *Stream (default stream with gocuda's pool)
-	events    sync.Map // backend.Device → *eventList
+	byDevice  sync.Map               // backend.Device → backend.Stream
+	byOrdinal sync.Map               // int → *Stream (default stream with gocuda's pool)
+	events    sync.Map               // backend.Device → *eventList
+	stream0   atomic.Pointer[Stream] // byOrdinal[0] once stored
 }
 
 // defaultBackendStream is the default backend stream of dev, made on first
@@ -175,7 +188,7 @@ func (b *buffer) orderOn(s backend.Stream) error {
 		return nil
 	}
 	if b.event == nil {
-		ev, err := getEvent(b.dev)
+		ev, err := getEvent(b.dev())
 		if err != nil {
 			return err
 		}
@@ -211,11 +224,11 @@ func (o Ops[T]) do(op, names string, write bool, fn func(dev backend.Device, s b
 			return a.check(op, role(names, i))
 		}
 	}
-	dev := arrs[0].buf.dev
+	dev := arrs[0].origin.dev
 	for i, a := range arrs[1:] {
-		if a.buf.dev != dev {
+		if a.origin.dev != dev {
 			return fmt.Errorf("cuarray: %s: %s is on device %d, %s on device %d; copy one first: %w",
-				op, role(names, 0), dev.Ordinal(), role(names, i+1), a.buf.dev.Ordinal(), ErrDevice)
+				op, role(names, 0), dev.Ordinal(), role(names, i+1), a.origin.dev.Ordinal(), ErrDevice)
 		}
 	}
 	if write {
