@@ -122,7 +122,7 @@ func (b *buffer) drop(recycle bool) {
 	b.block, b.ptr, b.event = nil, 0, nil
 	b.mu.Unlock()
 	if ev != nil { // only buffers that moved between streams have one
-		putEvent(origin.dev, ev)
+		pool.RecycleEvent(origin.dev, ev)
 	}
 	if blk != nil {
 		// A cleanup has no caller to return an error to; the pools fail

@@ -114,7 +114,6 @@ var defaults struct {
 	mu        sync.Mutex
 	byDevice  sync.Map               // backend.Device → backend.Stream
 	byOrdinal sync.Map               // int → *Stream (default stream with gocuda's pool)
-	events    sync.Map               // backend.Device → *eventList
 	stream0   atomic.Pointer[Stream] // byOrdinal[0] once stored
 }
 
@@ -137,49 +136,6 @@ func defaultBackendStream(dev backend.Device) (backend.Stream, error) {
 	return bs, nil
 }
 
-// eventList is a device's spare events. Buffers take one the first time
-// they move between streams and give it back when freed: making a CUDA
-// event costs more than recording one. Reusing an event is safe because a
-// wait already queued on an event waits for the Record it saw, not a later
-// one (on CUDA and on the host backend).
-type eventList struct {
-	mu   sync.Mutex
-	free []backend.Event
-}
-
-func getEvent(dev backend.Device) (backend.Event, error) {
-	v, ok := defaults.events.Load(dev)
-	if ok {
-		l := v.(*eventList)
-		l.mu.Lock()
-		if n := len(l.free); n > 0 {
-			ev := l.free[n-1]
-			l.free = l.free[:n-1]
-			l.mu.Unlock()
-			return ev, nil
-		}
-		l.mu.Unlock()
-	}
-	return dev.NewEvent(false)
-}
-
-// maxSpareEvents bounds each device's spare events.
-const maxSpareEvents = 1024
-
-func putEvent(dev backend.Device, ev backend.Event) {
-	v, _ := defaults.events.LoadOrStore(dev, &eventList{})
-	l := v.(*eventList)
-	l.mu.Lock()
-	if len(l.free) < maxSpareEvents {
-		l.free = append(l.free, ev)
-		ev = nil
-	}
-	l.mu.Unlock()
-	if ev != nil {
-		_ = ev.Destroy()
-	}
-}
-
 // orderOn makes work queued on s from now on run after all the work
 // queued so far on the buffer's last stream, without blocking the host,
 // and makes s the buffer's last stream. The caller holds b.mu.
@@ -188,7 +144,7 @@ func (b *buffer) orderOn(s backend.Stream) error {
 		return nil
 	}
 	if b.event == nil {
-		ev, err := getEvent(b.dev())
+		ev, err := pool.NewEvent(b.dev())
 		if err != nil {
 			return err
 		}

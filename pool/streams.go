@@ -134,6 +134,20 @@ func Order(from, to backend.Stream) error {
 	return nil
 }
 
+// NewEvent returns a non-timing event of dev, recycled when one is spare:
+// creating an event is a driver call, and both pools (Order) and arrays
+// (one per buffer that moved between streams) need many short-lived ones.
+// Give it back with RecycleEvent.
+func NewEvent(dev backend.Device) (backend.Event, error) { return events.get(dev) }
+
+// RecycleEvent keeps ev, an event of dev from NewEvent, for reuse. An
+// event may be recorded again once streams have waited on it: a wait
+// captures the work to wait for (CUDA semantics).
+func RecycleEvent(dev backend.Device, ev backend.Event) { events.put(dev, ev) }
+
+// maxSpareEvents bounds each device's spare events.
+const maxSpareEvents = 1024
+
 var events = eventCache{m: map[backend.Device][]backend.Event{}}
 
 type eventCache struct {
@@ -156,7 +170,7 @@ func (c *eventCache) get(d backend.Device) (backend.Event, error) {
 
 func (c *eventCache) put(d backend.Device, ev backend.Event) {
 	c.mu.Lock()
-	if len(c.m[d]) < 64 {
+	if len(c.m[d]) < maxSpareEvents {
 		c.m[d] = append(c.m[d], ev)
 		ev = nil
 	}
