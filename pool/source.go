@@ -66,6 +66,7 @@ func (s *Source) Charge(size uint64) error {
 			for {
 				p := s.reservedPeak.Load()
 				if next <= p || s.reservedPeak.CompareAndSwap(p, next) {
+					s.emit(EventGrow, size)
 					return nil
 				}
 			}
@@ -74,7 +75,10 @@ func (s *Source) Charge(size uint64) error {
 }
 
 // Uncharge accounts size bytes given back to the driver.
-func (s *Source) Uncharge(size uint64) { s.reserved.Sub(size) }
+func (s *Source) Uncharge(size uint64) {
+	s.reserved.Sub(size)
+	s.emit(EventRelease, size)
+}
 
 // CountDriverCalls counts driver allocations and frees done outside Alloc
 // and Release.
@@ -144,7 +148,10 @@ func (s *Source) OverSoft() uint64 {
 
 // NoteReclaimed counts bytes a strategy gave back through Reclaim or the
 // soft limit.
-func (s *Source) NoteReclaimed(n uint64) { s.reclaimed.Add(n) }
+func (s *Source) NoteReclaimed(n uint64) {
+	s.reclaimed.Add(n)
+	s.emit(EventReclaim, n)
+}
 
 // NoteLive records a sample of live bytes for Stats.LivePeak.
 func (s *Source) NoteLive(live uint64) {
