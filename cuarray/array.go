@@ -40,10 +40,12 @@ type Array[T Elem] struct {
 	// origin is the stream the buffer was made on, for Device: a freed
 	// array must not read its buffer, which may be recycled (see drop).
 	origin *Stream
+	// anchor keeps the buffer's cleanup from running while a is reachable
+	// (see buffer); nil once a is freed, so that a freed array the program
+	// still holds does not keep a recycled buffer's memory alive.
+	anchor *anchor
 	ndim   int32
 	freed  atomic.Bool
-
-	cleanup runtime.Cleanup
 }
 
 // shape is the array's dimensions, outermost first; callers must not
@@ -66,14 +68,27 @@ func (a *Array[T]) setShape(shape []int) {
 }
 
 // buffer is the device memory behind one or more arrays: one pool block,
-// reference-counted by the arrays that share it. Each Array holds one
-// reference, dropped by UnsafeFree or by the Array's cleanup; the last one
-// gives the block back to the pool on the stream it was last used on.
+// shared by the arrays made from one New (views and reshapes included).
 //
-// It is kept to 80 bytes (one size class) because every New needs one:
-// the device and pool are reached through the Stream it was made on
-// (streams are immutable and live as long as the process) instead of
-// being copied here as two interfaces.
+// Two things give the block back, whichever comes first:
+//
+//   - UnsafeFree of every array that shares it: refs counts the arrays that
+//     have not been UnsafeFree'd, and the last UnsafeFree frees the block
+//     at once;
+//   - the collector finding every array that shares it unreachable: the
+//     arrays all point to one anchor, and the anchor's cleanup frees the
+//     block. An array that becomes unreachable without UnsafeFree leaves
+//     refs as it was; that is why the cleanup frees whatever refs says.
+//
+// The two never both free: UnsafeFree runs on a reachable array, which
+// keeps the anchor reachable, so the cleanup cannot be queued then; and
+// after the last UnsafeFree the block is gone (block == nil), so a later
+// cleanup finds nothing to free.
+//
+// It is kept to 80 bytes (one size class): the device and pool are
+// reached through the Stream it was made on (streams are immutable and
+// live as long as the process) instead of being copied here as two
+// interfaces.
 type buffer struct {
 	// mu orders operations on the buffer: it is held from the moment an
 	// operation orders its stream after the buffer's last stream until the
@@ -92,11 +107,35 @@ type buffer struct {
 	event  backend.Event  // made on first use on another stream, reused
 }
 
+// anchor is what the collector watches for a buffer: every array of the
+// buffer points to it, and its cleanup frees the buffer's block once none
+// of them is reachable.
+//
+// One cleanup per buffer rather than per array, set once and kept for the
+// anchor's whole life: an anchor and its buffer are recycled together
+// (anchors) after the last UnsafeFree, cleanup and all, so New pays for
+// neither runtime.AddCleanup nor Cleanup.Stop (together about 60 % of a
+// New+UnsafeFree pair when each array had its own). The cleanup's argument
+// is the buffer, which never points back to the anchor: an argument that
+// reaches the anchor would keep it reachable forever.
+type anchor struct{ buf *buffer }
+
+// anchors holds anchors (with their buffers) whose arrays were all freed
+// by UnsafeFree, for newArray to reuse. An anchor the sync.Pool drops at
+// a collection becomes unreachable and its cleanup runs, finding no block.
+var anchors = sync.Pool{New: func() any {
+	b := new(buffer)
+	an := &anchor{buf: b}
+	runtime.AddCleanup(an, (*buffer).release, b)
+	return an
+}}
+
 // dev is the device whose memory the buffer is.
 func (b *buffer) dev() backend.Device { return b.origin.dev }
 
-// release drops a reference; the last one frees the block. It is what an
-// Array's cleanup runs, on the runtime's cleanup goroutine.
+// release is the anchor's cleanup, run on a runtime cleanup goroutine once
+// no array of the buffer is reachable: it frees the block if UnsafeFree
+// has not.
 //
 // Freeing while work is still queued is safe: pool.Free(block, s) with s
 // the buffer's last stream is itself ordered on s. The pool hands the block
@@ -105,18 +144,31 @@ func (b *buffer) dev() backend.Device { return b.origin.dev }
 // ordering that stream after s. Every operation that touched the buffer
 // on another stream was ordered before s's later work when the buffer moved
 // to s (an event wait), so all of them precede any reuse.
-func (b *buffer) release() { b.drop(false) }
+func (b *buffer) release() { b.free() }
 
-// drop drops a reference; the last one frees the block, and recycles b if
-// recycle says that the caller stopped its array's cleanup (UnsafeFree).
-func (b *buffer) drop(recycle bool) {
+// drop is UnsafeFree's: it drops one array's reference, and the last one
+// frees the block and recycles the anchor an (with b) for newArray.
+//
+// Recycling is safe because refs is 0: every array of b was UnsafeFree'd,
+// and UnsafeFree clears the array's anchor pointer before calling drop, so
+// nothing but the caller's an reaches the anchor, and its cleanup has not
+// run (the anchor was reachable until now). Freed arrays still point to b,
+// but every method checks freed before using buf (Device uses
+// Array.origin), and UnsafeFree must not race with any use.
+func (b *buffer) drop(an *anchor) {
 	if atomic.AddInt32(&b.refs, -1) != 0 {
 		return
 	}
-	// No array holds a reference now, so nothing should use the buffer.
-	// The lock orders this after the last operation on it (which may have
-	// run on another goroutine) and makes an operation that races with
-	// UnsafeFree (a misuse) likelier to see block == nil and fail.
+	b.free()
+	anchors.Put(an)
+}
+
+// free gives the block back to the pool if it has not been, on the
+// buffer's last stream.
+func (b *buffer) free() {
+	// The lock orders this after the last operation on the buffer (which
+	// may have run on another goroutine) and makes an operation that races
+	// with UnsafeFree (a misuse) likelier to see block == nil and fail.
 	b.mu.Lock()
 	blk, s, ev, origin := b.block, b.stream, b.event, b.origin
 	b.block, b.ptr, b.event = nil, 0, nil
@@ -127,26 +179,10 @@ func (b *buffer) drop(recycle bool) {
 	if blk != nil {
 		// A cleanup has no caller to return an error to; the pools fail
 		// Free only for a block that is not theirs or already free, which
-		// the reference count rules out.
+		// taking the block under the lock rules out.
 		_ = origin.pool.Free(blk, s)
 	}
-	if recycle {
-		// Saves newArray an 80-byte allocation (and the collector its
-		// sweep). Safe because refs is 0: every array that held a
-		// reference either was collected and its cleanup has run (a queued
-		// cleanup still holds its reference), or was freed with its
-		// cleanup stopped, so no cleanup argument refers to b any more.
-		// Freed arrays still point to b, but every method checks freed
-		// before using buf (Device uses Array.origin), and UnsafeFree must
-		// not race with any use. Only UnsafeFree recycles: it has just
-		// stopped its own cleanup, as the rule for recycling asks; a
-		// cleanup leaves b to the collector.
-		buffers.Put(b)
-	}
 }
-
-// buffers holds buffers freed by UnsafeFree for newArray to reuse.
-var buffers = sync.Pool{New: func() any { return new(buffer) }}
 
 // newArray makes an array of shape on s with room for its elements,
 // uninitialised.
@@ -172,27 +208,23 @@ func newArray[T Elem](op string, s *Stream, shape []int) (*Array[T], error) {
 		}
 		ptr = blk.Ptr
 	}
+	an := anchors.Get().(*anchor)
+	b := an.buf // event is nil and mu unlocked, as free left it
 	// The array's reference is set with a plain store: nobody else can
 	// see b yet, so it needs no atomic add (wrap's job for shared buffers).
-	b := buffers.Get().(*buffer) // event is nil and mu unlocked, as drop left it
 	b.refs, b.origin, b.size, b.block, b.ptr, b.stream = 1, s, size, blk, ptr, s.bs
-	a := &Array[T]{buf: b, n: n, origin: s}
+	a := &Array[T]{buf: b, anchor: an, n: n, origin: s}
 	a.setShape(shape)
-	a.cleanup = runtime.AddCleanup(a, (*buffer).release, b)
 	return a, nil
 }
 
-// wrap makes an Array holding a new reference to b, of shape (copied).
-// The caller holds a reference to b until wrap returns.
-func wrap[T Elem](b *buffer, off uint64, n int, shape []int) *Array[T] {
-	atomic.AddInt32(&b.refs, 1)
-	a := &Array[T]{buf: b, off: off, n: n, origin: b.origin}
-	a.setShape(shape)
-	// The cleanup's argument is the buffer, not a: an argument that points
-	// into a would keep it reachable forever. (*buffer).release is a
-	// method expression, a static function: no closure to allocate.
-	a.cleanup = runtime.AddCleanup(a, (*buffer).release, b)
-	return a
+// wrap makes an Array holding a new reference to a's buffer, of shape
+// (copied). The caller holds a's reference until wrap returns.
+func wrap[T Elem](a *Array[T], off uint64, n int, shape []int) *Array[T] {
+	atomic.AddInt32(&a.buf.refs, 1)
+	v := &Array[T]{buf: a.buf, anchor: a.anchor, off: off, n: n, origin: a.origin}
+	v.setShape(shape)
+	return v
 }
 
 // Shape returns a copy of the array's dimensions, outermost first.
@@ -228,10 +260,9 @@ func (a *Array[T]) UnsafeFree() {
 	if a == nil || !a.freed.CompareAndSwap(false, true) {
 		return
 	}
-	// a is reachable here, so its cleanup has not been queued: stopping it
-	// guarantees the reference is dropped exactly once.
-	a.cleanup.Stop()
-	a.buf.drop(true)
+	an := a.anchor
+	a.anchor = nil
+	a.buf.drop(an)
 }
 
 // Freed reports whether UnsafeFree has been called on a.
@@ -326,7 +357,7 @@ func (a *Array[T]) Slice(i, j int) (*Array[T], error) {
 // share makes an array of n elements at element offset off of a's buffer.
 func (a *Array[T]) share(off, n int, shape []int) (*Array[T], error) {
 	var z T
-	v := wrap[T](a.buf, a.off+uint64(off)*uint64(unsafe.Sizeof(z)), n, shape)
+	v := wrap(a, a.off+uint64(off)*uint64(unsafe.Sizeof(z)), n, shape)
 	runtime.KeepAlive(a) // a's reference keeps the buffer alive until v holds its own
 	return v, nil
 }

@@ -25,12 +25,12 @@
 // # Lifetime
 //
 // The memory behind an array is a buffer: one block of the device's pool
-// (gocuda.Pool, the GOCUDA_MEMORY_POOL strategy) with a reference count.
-// Every *Array holds one reference; views and reshapes add theirs. A
-// reference goes when the array is unreachable (a runtime.AddCleanup on the
-// *Array, run after a collection) or when UnsafeFree is called on it,
-// whichever comes first, and only once. The last reference gives the block
-// back to the pool, on the stream the buffer was last used on.
+// (gocuda.Pool, the GOCUDA_MEMORY_POOL strategy) shared by the arrays of
+// one New and every view and reshape of them. The block goes back to the
+// pool, on the stream the buffer was last used on, when either every one
+// of those arrays was UnsafeFree'd (the last UnsafeFree frees it at once),
+// or none of them is reachable any more (one runtime.AddCleanup per
+// buffer, run after a collection), whichever comes first, and only once.
 //
 // Freeing while work on the buffer is still queued is safe, which is why a
 // cleanup may run at any time after the last use: pool.Free(block, s) is
