@@ -21,6 +21,7 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/auto"
 	"github.com/gocuda/gocuda/config"
+	"github.com/gocuda/gocuda/memprof"
 	"github.com/gocuda/gocuda/pool"
 
 	// The strategies register themselves with pool.
@@ -77,6 +78,7 @@ func Pool(ordinal int) (pool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gocuda: %s=%s on device %d: %w", config.EnvPool, c.Pool, ordinal, err)
 	}
+	p = memprof.Wrap(p) // leak tracing and Allocated see every array's memory
 	if pools.m == nil {
 		pools.m = map[int]pool.Pool{}
 	}

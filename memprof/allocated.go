@@ -1,0 +1,101 @@
+package memprof
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Allocation is what Allocated counted.
+type Allocation struct {
+	// Allocs is how many device allocations succeeded.
+	Allocs uint64
+	// Bytes is what those allocations asked for (before the pool's
+	// rounding), freed since or not, as CUDA.jl's @allocated counts.
+	Bytes uint64
+}
+
+// Allocated runs f and returns the device allocations it made through the
+// wrapped pools (every gocuda.Pool): on every device, from cache or from
+// the driver alike.
+//
+// It does not need leak tracing. It counts only allocations made on the
+// goroutine that called Allocated, so goroutines allocating at the same
+// time elsewhere do not inflate the figure; by the same rule, allocations
+// made by goroutines that f starts are not counted either. While any
+// Allocated call is running, every allocation in the process pays about a
+// microsecond to find out which goroutine made it; afterwards, nothing.
+// Calls nest: an inner call's allocations count towards the outer call too.
+func Allocated(f func()) Allocation {
+	m := &measurement{}
+	id := goid()
+	measuring.Lock()
+	if measuring.by == nil {
+		measuring.by = map[uint64][]*measurement{}
+	}
+	measuring.by[id] = append(measuring.by[id], m)
+	measuring.n++
+	if measuring.n == 1 {
+		setMode(modeMeasure, true)
+	}
+	measuring.Unlock()
+
+	defer func() {
+		measuring.Lock()
+		l := measuring.by[id]
+		l = l[:len(l)-1] // calls on one goroutine nest, so m is last
+		if len(l) == 0 {
+			delete(measuring.by, id)
+		} else {
+			measuring.by[id] = l
+		}
+		measuring.n--
+		if measuring.n == 0 {
+			setMode(modeMeasure, false)
+		}
+		measuring.Unlock()
+	}()
+	f()
+	measuring.Lock()
+	defer measuring.Unlock()
+	return m.got
+}
+
+type measurement struct{ got Allocation }
+
+var measuring struct {
+	sync.Mutex
+	n  int
+	by map[uint64][]*measurement // goroutine id -> open Allocated calls, outermost first
+}
+
+// measure counts one allocation of req bytes towards the calling
+// goroutine's open Allocated calls.
+func measure(req uint64) {
+	id := goid()
+	measuring.Lock()
+	for _, m := range measuring.by[id] {
+		m.got.Allocs++
+		m.got.Bytes += req
+	}
+	measuring.Unlock()
+}
+
+// goid returns the calling goroutine's id. Go offers no cheaper public way
+// than the first line of its stack trace ("goroutine 42 [running]:"); it
+// is paid only while an Allocated call is open.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	const prefix = "goroutine "
+	if len(b) < len(prefix) {
+		return 0
+	}
+	var id uint64
+	for _, c := range b[len(prefix):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}

@@ -1,0 +1,150 @@
+package memprof
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"runtime"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+)
+
+// Site is one allocation stack on one device and what it holds.
+type Site struct {
+	Device int
+	// Stack is the full stack of program counters that allocated,
+	// innermost first, starting at the pool's caller (gocuda's own frames
+	// included; see UserFrames).
+	Stack []uintptr
+	// Live is how many buffers from this site are still allocated;
+	// LiveBytes their block sizes (device memory held, as the pool's
+	// Live counts it) and LiveRequested what their callers asked for.
+	Live, LiveBytes, LiveRequested uint64
+	// Allocs and AllocBytes count every allocation from this site while
+	// tracing was on, freed or not.
+	Allocs, AllocBytes uint64
+}
+
+// Frames returns the site's whole stack, inlined calls expanded.
+func (s Site) Frames() []runtime.Frame {
+	var out []runtime.Frame
+	fr := runtime.CallersFrames(s.Stack)
+	for {
+		f, more := fr.Next()
+		if f.Function != "" || f.File != "" {
+			out = append(out, f)
+		}
+		if !more {
+			return out
+		}
+	}
+}
+
+// UserFrames returns the stack from the first frame outside gocuda's
+// library packages: the line in the user's program that allocated (a
+// cuarray.New, say), then its callers. Frames of gocuda's tests, examples
+// and commands count as the user's. A stack entirely inside gocuda is
+// returned whole.
+func (s Site) UserFrames() []runtime.Frame {
+	all := s.Frames()
+	for i, f := range all {
+		if !internal(f) {
+			return all[i:]
+		}
+	}
+	return all
+}
+
+// module is gocuda's module path, from this package's own import path, so
+// that a fork under another path still tells its frames from the user's.
+var module = strings.TrimSuffix(reflect.TypeFor[Site]().PkgPath(), "/memprof")
+
+// internal reports whether f is in one of gocuda's library packages.
+func internal(f runtime.Frame) bool {
+	fn := f.Function
+	if !strings.HasPrefix(fn, module+".") && !strings.HasPrefix(fn, module+"/") {
+		return false
+	}
+	if strings.HasSuffix(f.File, "_test.go") {
+		return false
+	}
+	rest := strings.TrimPrefix(fn, module+"/")
+	return !strings.HasPrefix(rest, "examples/") && !strings.HasPrefix(rest, "cmd/")
+}
+
+// ReportOptions shape WriteReport's text.
+type ReportOptions struct {
+	// AllFrames prints each stack whole, gocuda's own frames included,
+	// instead of from the user's frame.
+	AllFrames bool
+	// Depth is how many frames to print per site; 0 means 8.
+	Depth int
+	// MaxSites is how many sites to print, largest first; 0 means all.
+	MaxSites int
+}
+
+// WriteReport writes the live buffers grouped by allocation site, most
+// bytes first, each with its stack as func and file:line lines. It says
+// so when tracing is off and when nothing is live.
+func WriteReport(w io.Writer, o ReportOptions) error {
+	if o.Depth <= 0 {
+		o.Depth = 8
+	}
+	var live []Site
+	var n, bytes uint64
+	for _, s := range Sites() {
+		if s.Live > 0 {
+			live = append(live, s)
+			n += s.Live
+			bytes += s.LiveBytes
+		}
+	}
+	ew := &errWriter{w: w}
+	state := "on"
+	if !Enabled() {
+		state = "off (GOCUDA_DEBUG=leaks or memprof.Enable() turns it on)"
+	}
+	fmt.Fprintf(ew, "Live device memory by allocation site, leak tracing %s\n", state)
+	fmt.Fprintf(ew, "%d buffers, %s (%d bytes) at %d sites\n", n, humanize.IBytes(bytes), bytes, len(live))
+	for i, s := range live {
+		if o.MaxSites > 0 && i == o.MaxSites {
+			fmt.Fprintf(ew, "\n... %d more sites\n", len(live)-i)
+			break
+		}
+		fmt.Fprintf(ew, "\n%s in %d buffers (%s requested) on device %d, allocated at\n",
+			humanize.IBytes(s.LiveBytes), s.Live, humanize.IBytes(s.LiveRequested), s.Device)
+		frames := s.Frames()
+		if !o.AllFrames {
+			user := s.UserFrames()
+			if skipped := len(frames) - len(user); skipped > 0 {
+				fmt.Fprintf(ew, "    (%d gocuda frames above)\n", skipped)
+			}
+			frames = user
+		}
+		for j, f := range frames {
+			if j == o.Depth {
+				fmt.Fprintf(ew, "    ... %d more frames\n", len(frames)-j)
+				break
+			}
+			fmt.Fprintf(ew, "    %s\n        %s:%d\n", f.Function, f.File, f.Line)
+		}
+	}
+	return ew.err
+}
+
+// errWriter keeps the first write error so that a report is one error
+// check, not one per line.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
