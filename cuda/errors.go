@@ -28,6 +28,7 @@ const (
 	ErrLaunchFailed      Result = 719
 	ErrPeerAccessEnabled Result = 704
 	ErrPeerAccessUnsup   Result = 217
+	ErrTooManyPeers      Result = 711
 	ErrNotPermitted      Result = 800
 	ErrNotSupported      Result = 801
 	ErrUnknown           Result = 999

@@ -53,7 +53,7 @@ func Why() string {
 func Choose(name string) (backend.Backend, string, error) {
 	switch name {
 	case "host":
-		return host.New(host.Options{}), "GOCUDA_BACKEND=host", nil
+		return hostBackend(), "GOCUDA_BACKEND=host", nil
 	case "cuda":
 		b, err := cudabackend.Open()
 		if err != nil {
@@ -69,7 +69,14 @@ func Choose(name string) (backend.Backend, string, error) {
 		if errors.Is(err, backend.ErrNoDevice) {
 			why = "the CUDA driver sees no GPU, so the host backend"
 		}
-		return host.New(host.Options{}), why, nil
+		return hostBackend(), why, nil
 	}
 	return nil, "", &config.Error{Var: config.EnvBackend, Value: name, Accepted: "auto, cuda, host"}
 }
+
+// HostDevices is how many devices the host backend offers: two, so that
+// code written for several GPUs (cross-device copies, one stream per
+// device) runs, and is tested, on a machine without any.
+const HostDevices = 2
+
+func hostBackend() backend.Backend { return host.New(host.Options{Devices: HostDevices}) }

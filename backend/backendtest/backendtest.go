@@ -61,6 +61,9 @@ func Run(t *testing.T, b backend.Backend) {
 	t.Run("Streams", func(t *testing.T) { testStreams(t, d, big) })
 	t.Run("DeviceSynchronize", func(t *testing.T) { testDeviceSynchronize(t, d, big) })
 	t.Run("CrossDeviceEvent", func(t *testing.T) { testCrossDeviceEvent(t, b, big) })
+	t.Run("CopyPeer", func(t *testing.T) { testCopyPeer(t, b, big) })
+	t.Run("Unified", func(t *testing.T) { testUnified(t, d) })
+	t.Run("Pinned", func(t *testing.T) { testPinned(t, d) })
 }
 
 func device(t *testing.T, b backend.Backend, ordinal int) backend.Device {
