@@ -137,10 +137,16 @@ func (o Ops[T]) Fill(dst *Array[T], v T) error {
 }
 
 // Copy copies src into dst; they must have the same shape. Copying an
-// array onto a partly overlapping view of itself is an error.
+// array onto a partly overlapping view of itself is an error. dst and src
+// may be on different devices: the copy then runs on dst's device (o's
+// stream must be of that device), peer to peer or staged through pinned
+// host memory, ordered after both arrays' queued work.
 func (o Ops[T]) Copy(dst, src *Array[T]) error {
 	if err := sameShape("Copy", dst, src); err != nil {
 		return err
+	}
+	if dst != nil && src != nil && !dst.freed.Load() && !src.freed.Load() && dst.origin.dev != src.origin.dev {
+		return o.copyAcross(dst, src)
 	}
 	return o.do("Copy", "dst,src", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
 		return kernels.Copy[T](dev, s, p[0], p[1], dst.n)

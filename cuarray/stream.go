@@ -39,6 +39,11 @@ type Stream struct {
 	dev  backend.Device
 	bs   backend.Stream
 	pool pool.Pool
+	// kind is the memory its arrays are made in; kinds holds the siblings
+	// for Unified and Pinned (same device and backend stream, that kind's
+	// pool), made on first use by NewKind.
+	kind  Kind
+	kinds [2]atomic.Pointer[Stream]
 }
 
 // NewStream makes a stream on device ordinal of the process's backend
