@@ -104,6 +104,32 @@
 // NewStreamPool makes a stream whose arrays come from a given pool (tests
 // use it to count one pool's frees). Streams live as long as the process.
 //
+// # Memory kinds
+//
+// Arrays live in device memory (Device, the default, from the device's
+// pool) or, through NewKind, NewUnified and NewPinned, in unified memory
+// (the host and the device both address it; Host returns a Go slice of
+// it after waiting for its queued work) or pinned host memory (page-locked;
+// copies run at full speed and the device addresses it across the bus).
+// Unified and pinned memory come from a caching pool of their own per
+// device, outside the device pool's limits; unified memory is never asked
+// for beyond what the device has free.
+//
+// # Devices
+//
+// An array belongs to the device it was made on; operations that mix
+// devices are refused (ErrDevice) except Copy, which copies between
+// devices: peer to peer when they can reach each other (peer access is
+// enabled on first use), staged through pinned host memory when they
+// cannot, ordered after both arrays' queued work and before the source's
+// later work. ToDevice and Ops.Clone make the copy for you.
+//
+// # Batches
+//
+// Batches (CUDA.jl's CuIterator) turns an iterator of host batches into
+// device arrays for a range loop, uploading the next batch while the body
+// works on the current one and freeing each batch when the loop moves on.
+//
 // # Operations
 //
 // Fill, Copy (equal shapes), Add, Sub, Mul, Div and their Scalar forms,
