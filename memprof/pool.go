@@ -91,9 +91,9 @@ type record struct {
 // site is one allocation stack on one device, with its figures. Guarded
 // by its Pool's mu.
 type site struct {
-	stack                   stackKey
+	stack                    stackKey
 	live, liveBytes, liveReq uint64
-	allocs, allocBytes      uint64
+	allocs, allocBytes       uint64
 }
 
 var registry struct {

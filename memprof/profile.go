@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -13,7 +14,7 @@ import (
 // profile, with the sample types of Go's heap profile: alloc_objects and
 // alloc_space (every traced allocation), inuse_objects and inuse_space
 // (those still live, the default view). Each sample carries the device
-// ordinal as the numeric label "device", so "go tool pprof
+// ordinal as the label "device", so "go tool pprof
 // -tagfocus=device=1" shows one GPU. Values are exact: every allocation is
 // recorded, none sampled.
 func Profile() *profile.Profile {
@@ -48,8 +49,9 @@ func Profile() *profile.Profile {
 	locs := map[locKey]*profile.Location{}
 	for _, s := range Sites() {
 		sample := &profile.Sample{
-			Value:    []int64{int64(s.Allocs), int64(s.AllocBytes), int64(s.Live), int64(s.LiveBytes)},
-			NumLabel: map[string][]int64{"device": {int64(s.Device)}},
+			Value: []int64{int64(s.Allocs), int64(s.AllocBytes), int64(s.Live), int64(s.LiveBytes)},
+			// A string label: pprof drops numeric labels whose value is 0.
+			Label: map[string][]string{"device": {strconv.Itoa(s.Device)}},
 		}
 		// One location per logical frame (inlined calls expanded), so that
 		// pprof shows the same lines as WriteReport.
