@@ -125,6 +125,7 @@ func (d *Device) Free(p backend.Ptr) error {
 		return fmt.Errorf("host: device %d: free of %#x: not allocated by this device or already freed: %w",
 			d.ordinal, uintptr(p), backend.ErrInvalidValue)
 	}
+	d.b.forget(p, size) // before munmap, while no Alloc can get the range
 	if err := unix.MunmapPtr(addrOf(p), uintptr(size)); err != nil {
 		return fmt.Errorf("host: device %d: free of %#x: munmap: %w", d.ordinal, uintptr(p), err)
 	}
@@ -162,7 +163,7 @@ func (d *Device) Synchronize() error {
 	}
 	d.streamMu.Unlock()
 	for _, s := range streams {
-		s.wait()
+		s.wait() // each wait tells the stream checker what it waited for
 	}
 	return nil
 }
@@ -194,7 +195,7 @@ func (d *Device) CopyHtoD(dst backend.Ptr, src unsafe.Pointer, n uint64, s backe
 	}
 	staged := make([]byte, n)
 	copy(staged, unsafe.Slice((*byte)(src), n))
-	return hs.enqueue(func() { copy(bytesAt(dst, n), staged) })
+	return hs.enqueueOp("CopyHtoD", func() { copy(bytesAt(dst, n), staged) }, Access{dst, n, true})
 }
 
 // CopyDtoH queues the copy after the work on s and waits for it.
@@ -207,11 +208,20 @@ func (d *Device) CopyDtoH(dst unsafe.Pointer, src backend.Ptr, n uint64, s backe
 		return d.nilPointer("CopyDtoH", src, uintptr(dst))
 	}
 	done := make(chan struct{})
-	err = hs.enqueue(func() {
+	fn := func() {
 		copy(unsafe.Slice((*byte)(dst), n), bytesAt(src, n))
 		close(done)
-	})
-	if err != nil {
+	}
+	if c := d.b.check.Load(); c != nil {
+		clock, err := hs.enqueueChecked(c, opSpec{name: "CopyDtoH", acc: []Access{{src, n, false}}}, fn)
+		if err != nil {
+			return err
+		}
+		<-done
+		c.hostWaited(clock) // the host has the bytes: later work is ordered after the copy
+		return nil
+	}
+	if err := hs.enqueue(fn); err != nil {
 		return err
 	}
 	<-done
@@ -227,7 +237,8 @@ func (d *Device) CopyDtoD(dst, src backend.Ptr, n uint64, s backend.Stream) erro
 	if dst == 0 || src == 0 {
 		return d.nilPointer("CopyDtoD", dst, uintptr(src))
 	}
-	return hs.enqueue(func() { copy(bytesAt(dst, n), bytesAt(src, n)) })
+	return hs.enqueueOp("CopyDtoD", func() { copy(bytesAt(dst, n), bytesAt(src, n)) },
+		Access{src, n, false}, Access{dst, n, true})
 }
 
 // Memset8 queues setting n bytes at dst to v.
@@ -239,7 +250,7 @@ func (d *Device) Memset8(dst backend.Ptr, v uint8, n uint64, s backend.Stream) e
 	if dst == 0 {
 		return d.nilPointer("Memset8", dst, 1)
 	}
-	return hs.enqueue(func() { fill(bytesAt(dst, n), v) })
+	return hs.enqueueOp("Memset8", func() { fill(bytesAt(dst, n), v) }, Access{dst, n, true})
 }
 
 // Memset32 queues setting n 4-byte words at dst to v.
@@ -255,7 +266,7 @@ func (d *Device) Memset32(dst backend.Ptr, v uint32, n uint64, s backend.Stream)
 		return fmt.Errorf("host: device %d: Memset32 of %d words at %#x: address not 4-byte aligned or count too large: %w",
 			d.ordinal, n, uintptr(dst), backend.ErrInvalidValue)
 	}
-	return hs.enqueue(func() { fill(unsafe.Slice((*uint32)(addrOf(dst)), n), v) })
+	return hs.enqueueOp("Memset32", func() { fill(unsafe.Slice((*uint32)(addrOf(dst)), n), v) }, Access{dst, 4 * n, true})
 }
 
 func (d *Device) nilPointer(op string, dev backend.Ptr, host uintptr) error {

@@ -31,6 +31,19 @@ var _ backend.Event = (*Event)(nil)
 type marker struct {
 	done chan struct{}
 	at   time.Time // set before done closes, for timing events
+
+	// owner and clock are the stream checker that saw the Record and the
+	// recording stream's clock then; set before the marker is published
+	// as the event's newest, nil when the checker was off.
+	owner *checker
+	clock vclock
+}
+
+// waited tells the stream checker that the host saw m's work finish.
+func (m *marker) waited(d *Device) {
+	if c := d.b.check.Load(); c != nil && c == m.owner {
+		c.hostWaited(m.clock)
+	}
 }
 
 func (m *marker) isDone() bool {
@@ -58,12 +71,18 @@ func (e *Event) Record(s backend.Stream) error {
 	if e.destroyed {
 		return errEventDestroyed
 	}
-	err = hs.enqueue(func() {
+	fn := func() {
 		if timing {
 			m.at = time.Now()
 		}
 		close(m.done)
-	})
+	}
+	if c := e.dev.b.check.Load(); c != nil {
+		m.owner = c
+		m.clock, err = hs.enqueueChecked(c, opSpec{name: "Event.Record"}, fn)
+	} else {
+		err = hs.enqueue(fn)
+	}
 	if err != nil {
 		return err
 	}
@@ -90,7 +109,11 @@ func (e *Event) Query() (bool, error) {
 	if err != nil || m == nil {
 		return err == nil, err
 	}
-	return m.isDone(), nil
+	done := m.isDone()
+	if done {
+		m.waited(e.dev) // a Query that says done is a host wait
+	}
+	return done, nil
 }
 
 // Synchronize blocks until the newest Record's work is done.
@@ -100,6 +123,7 @@ func (e *Event) Synchronize() error {
 		return err
 	}
 	<-m.done
+	m.waited(e.dev)
 	return nil
 }
 

@@ -3,9 +3,11 @@ package host
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gocuda/gocuda/backend"
 )
@@ -21,6 +23,13 @@ type Options struct {
 	// It may exceed RAM: memory is reserved without backing, so only bytes
 	// that are touched cost RAM.
 	TotalMemory uint64
+	// StreamCheck switches the stream checker, which reports memory used
+	// on one stream while another stream's work on it is not ordered
+	// before (see StreamCheck). The zero value takes it from
+	// GOCUDA_STREAM_CHECK.
+	StreamCheck StreamCheck
+	// StreamCheckLog receives each new race's report; nil means stderr.
+	StreamCheckLog io.Writer
 }
 
 // defaultTotalMemory is used where /proc/meminfo cannot be read.
@@ -29,6 +38,12 @@ const defaultTotalMemory = 16 << 30
 // Backend is the host backend: devices that live in this process's memory.
 type Backend struct {
 	devices []*Device
+
+	// check is the stream checker, nil when off: the one load every
+	// queued operation pays for it.
+	check    atomic.Pointer[checker]
+	checkLog io.Writer
+	races    raceList
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -44,11 +59,25 @@ func New(opts Options) backend.Backend {
 	if total == 0 {
 		total = machineMemory()
 	}
-	b := &Backend{devices: make([]*Device, n)}
+	b := &Backend{devices: make([]*Device, n), checkLog: opts.StreamCheckLog}
 	for i := range b.devices {
 		b.devices[i] = newDevice(b, i, total)
 	}
+	mode := opts.StreamCheck
+	if mode < StreamCheckFromEnv || mode > StreamCheckStrict {
+		// New cannot fail; an unknown mode is the strictest one, said on the log.
+		fmt.Fprintf(b.log(), "gocuda: host backend: Options.StreamCheck = %d is not a mode; using StreamCheckStrict\n", int(mode))
+		mode = StreamCheckStrict
+	}
+	_ = b.SetStreamCheck(mode) // every mode is valid here
 	return b
+}
+
+func (b *Backend) log() io.Writer {
+	if b.checkLog != nil {
+		return b.checkLog
+	}
+	return os.Stderr
 }
 
 // Name is "host".

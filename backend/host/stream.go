@@ -23,6 +23,10 @@ type Stream struct {
 	finished uint64
 	closing  bool
 	exited   chan struct{}
+
+	// ck is the stream's clock in the stream checker, guarded by the
+	// checker's mu; nil until the checker first sees the stream.
+	ck *streamClock
 }
 
 var _ backend.Stream = (*Stream)(nil)
@@ -49,9 +53,21 @@ func (s *Stream) Enqueue(fn func()) error {
 	if fn == nil {
 		return fmt.Errorf("host: stream %d: Enqueue of nil func: %w", s.id, backend.ErrInvalidValue)
 	}
+	return s.enqueueOp("Enqueue", fn)
+}
+
+// enqueueOp queues fn, an operation touching acc. It is the one place the
+// stream checker costs anything when it is off: a load and a branch that
+// is always taken the same way.
+func (s *Stream) enqueueOp(name string, fn func(), acc ...Access) error {
+	if c := s.dev.b.check.Load(); c != nil {
+		_, err := s.enqueueChecked(c, opSpec{name: name, acc: acc}, fn)
+		return err
+	}
 	return s.enqueue(fn)
 }
 
+// enqueue queues fn unseen by the stream checker.
 func (s *Stream) enqueue(fn func()) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,8 +133,18 @@ func (s *Stream) wait() {
 }
 
 func (s *Stream) waitLocked() {
+	// The checker learns that the host saw everything queued so far
+	// finish: the clock is taken with the target, under s.mu.
+	c := s.dev.b.check.Load()
+	var clock vclock
+	if c != nil {
+		clock = c.snapshot(s)
+	}
 	for target := s.queued; s.finished < target; {
 		s.idle.Wait()
+	}
+	if c != nil {
+		c.hostWaited(clock)
 	}
 }
 
@@ -129,7 +155,11 @@ func (s *Stream) Query() (bool, error) {
 	if s.closing {
 		return false, s.destroyed()
 	}
-	return s.finished == s.queued, nil
+	done := s.finished == s.queued
+	if c := s.dev.b.check.Load(); c != nil && done {
+		c.hostWaited(c.snapshot(s)) // a Query that says done is a host wait
+	}
+	return done, nil
 }
 
 // WaitEvent queues a wait for the event's most recent Record as of this
@@ -147,6 +177,10 @@ func (s *Stream) WaitEvent(e backend.Event) error {
 	if err != nil {
 		return err
 	}
+	c := s.dev.b.check.Load()
+	if c != nil && (m == nil || m.owner != c) {
+		c = nil // recorded before the checker was on: it orders nothing it knows
+	}
 	if m == nil || m.isDone() {
 		// Nothing to wait for, but a destroyed stream is still an error.
 		s.mu.Lock()
@@ -154,7 +188,14 @@ func (s *Stream) WaitEvent(e backend.Event) error {
 		if s.closing {
 			return s.destroyed()
 		}
+		if c != nil {
+			c.ordered(s, m.clock) // done: later work is ordered after it all the same
+		}
 		return nil
+	}
+	if c != nil {
+		_, err := s.enqueueChecked(c, opSpec{name: "WaitEvent", after: m.clock}, func() { <-m.done })
+		return err
 	}
 	return s.enqueue(func() { <-m.done })
 }
@@ -169,7 +210,15 @@ func (s *Stream) Destroy() error {
 	s.closing = true
 	s.wake.Signal()
 	s.mu.Unlock()
+	var clock vclock
+	c := s.dev.b.check.Load()
+	if c != nil {
+		clock = c.snapshot(s)
+	}
 	<-s.exited
+	if c != nil {
+		c.hostWaited(clock) // Destroy waited for the stream's work
+	}
 	s.dev.forgetStream(s)
 	backend.ReleaseStreamID(s.id)
 	return nil

@@ -461,6 +461,7 @@ func (d *Device) Unmap(va backend.Ptr, size uint64) error {
 		inPlace = inPlace && r.mapped[j].inPlace()
 		p = r.mapped[j].end()
 	}
+	d.b.forget(va, size) // the next mapping here starts with no history
 	var err error
 	switch {
 	case inPlace:
