@@ -400,3 +400,7 @@ func (e *entry) popClass(c int) *pool.Block {
 	}
 	return b
 }
+
+// Source is where the pool's memory comes from: its limits and reserved
+// bytes, one atomic load away, for layers that wrap the pool (gcpressure).
+func (p *Pool) Source() *pool.Source { return p.src }

@@ -188,3 +188,7 @@ func (p *Pool) Close() error {
 	p.closed = true
 	return p.mp.Destroy()
 }
+
+// Source is where the pool's memory comes from: its limits and reserved
+// bytes, one atomic load away, for layers that wrap the pool (gcpressure).
+func (p *Pool) Source() *pool.Source { return p.src }

@@ -130,3 +130,7 @@ func namedRequest(err error, size uint64) error {
 	}
 	return err
 }
+
+// Source is where the pool's memory comes from: its limits and reserved
+// bytes, one atomic load away, for layers that wrap the pool (gcpressure).
+func (p *Pool) Source() *pool.Source { return p.src }

@@ -339,3 +339,7 @@ func (p *Pool) noteLive() {
 	p.streams.Each(func(e *stream) { live += e.c.Live.Load() })
 	p.src.NoteLive(live)
 }
+
+// Source is where the pool's memory comes from: its limits and reserved
+// bytes, one atomic load away, for layers that wrap the pool (gcpressure).
+func (p *Pool) Source() *pool.Source { return p.src }

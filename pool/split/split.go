@@ -316,3 +316,7 @@ func (p *Pool) Close() error {
 }
 
 func roundUp(n, a uint64) uint64 { return (n + a - 1) / a * a }
+
+// Source is where the pool's memory comes from: its limits and reserved
+// bytes, one atomic load away, for layers that wrap the pool (gcpressure).
+func (p *Pool) Source() *pool.Source { return p.src }
