@@ -1,0 +1,145 @@
+package gocuda
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/gocuda/gocuda/memprof"
+	"github.com/gocuda/gocuda/pool"
+)
+
+// DeviceMemory is one device's memory as PoolStatus reports it: what the
+// driver says is in use on the device, and what this process's pool holds.
+type DeviceMemory struct {
+	Device int
+	Name   string
+	// Total is the device's memory. Used is Total less the driver's free
+	// memory: everything in use on the device, by this process's pool, its
+	// contexts and every other process. It is 0 when MemInfo failed.
+	Total, Used uint64
+	// Pool is the strategy's name (GOCUDA_MEMORY_POOL).
+	Pool string
+	// Stats are the pool's figures: Live and Reserved bytes, their peaks,
+	// counts, and the SoftLimit and HardLimit in force (0: none).
+	Stats pool.Stats
+	// Err is why the driver's free memory could not be read, if it could
+	// not; Used is 0 then.
+	Err error
+}
+
+// UsedShare is Used as a share of Total, from 0 to 1.
+func (d DeviceMemory) UsedShare() float64 {
+	if d.Total == 0 {
+		return 0
+	}
+	return float64(d.Used) / float64(d.Total)
+}
+
+// MemoryStatus returns the figures of every device whose pool exists,
+// by ordinal. It makes no pool: a device this process has not allocated
+// on is not listed. A device whose free memory cannot be read is listed
+// with Used 0, and the error says which and why.
+func MemoryStatus() ([]DeviceMemory, error) {
+	pools.Lock()
+	ps := make(map[int]pool.Pool, len(pools.m))
+	for ord, p := range pools.m {
+		ps[ord] = p
+	}
+	pools.Unlock()
+	return memoryOf(ps)
+}
+
+// memoryOf reads ps's devices and pools outside any lock: MemInfo is a
+// driver call.
+func memoryOf(ps map[int]pool.Pool) ([]DeviceMemory, error) {
+	out := make([]DeviceMemory, 0, len(ps))
+	var errs []error
+	for ord, p := range ps {
+		dev := p.Device()
+		d := DeviceMemory{Device: ord, Name: dev.Info().Name, Total: dev.Info().TotalMemory, Pool: p.Name(), Stats: p.Stats()}
+		free, total, err := dev.MemInfo()
+		if err != nil {
+			d.Err = fmt.Errorf("device %d: reading its free memory: %w", ord, err)
+			errs = append(errs, d.Err)
+		} else {
+			d.Total, d.Used = total, total-free
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Device < out[j].Device })
+	return out, errors.Join(errs...)
+}
+
+// PoolStatus returns WritePoolStatus's text, in the manner of CUDA.jl's
+// pool_status(). Print it when memory runs short or grows:
+//
+//	fmt.Print(gocuda.PoolStatus())
+func PoolStatus() string {
+	var b strings.Builder
+	_ = WritePoolStatus(&b) // a strings.Builder does not fail
+	return b.String()
+}
+
+// WritePoolStatus writes, for each device whose pool exists, the effective
+// memory usage (share and bytes of the device's total, as the driver
+// counts it), the pool's live and reserved bytes with their peaks, its
+// allocation counts, and the limits in force. It returns the first write
+// error; a device whose free memory cannot be read is reported in the text.
+func WritePoolStatus(w io.Writer) error {
+	// MemoryStatus's error is in each device's Err, which the text shows.
+	mem, _ := MemoryStatus()
+	return writeStatus(w, mem, memprof.Enabled())
+}
+
+func writeStatus(w io.Writer, mem []DeviceMemory, tracing bool) error {
+	var b strings.Builder
+	if len(mem) == 0 {
+		b.WriteString("No device memory pool in use yet: it is made on a device's first allocation.\n")
+	}
+	for i, d := range mem {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		st := d.Stats
+		fmt.Fprintf(&b, "Device %d: %s, pool %s\n", d.Device, d.Name, d.Pool)
+		if d.Err != nil {
+			fmt.Fprintf(&b, "  Effective memory usage: unknown of %s (%v)\n", humanize.IBytes(d.Total), d.Err)
+		} else {
+			fmt.Fprintf(&b, "  Effective memory usage: %.2f%% (%s/%s)\n", 100*d.UsedShare(), humanize.IBytes(d.Used), humanize.IBytes(d.Total))
+		}
+		fmt.Fprintf(&b, "  Memory pool usage: %s (%s reserved, %s cached)\n", humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()))
+		fmt.Fprintf(&b, "  Peaks: %s live, %s reserved\n", humanize.IBytes(st.LivePeak), humanize.IBytes(st.ReservedPeak))
+		fmt.Fprintf(&b, "  Allocations: %s (%.1f%% from the cache), %s; driver: %s, %s, %s reclaimed\n",
+			plural(st.Allocs, "allocation"), 100*st.HitRate(), plural(st.Frees, "free"),
+			plural(st.DriverAllocs, "allocation"), plural(st.DriverFrees, "free"), humanize.IBytes(st.Reclaimed))
+		b.WriteString("  Memory limit: ")
+		var lim []string
+		if st.SoftLimit > 0 {
+			lim = append(lim, "soft = "+humanize.IBytes(st.SoftLimit))
+		}
+		if st.HardLimit > 0 {
+			lim = append(lim, "hard = "+humanize.IBytes(st.HardLimit))
+		}
+		if len(lim) == 0 {
+			lim = append(lim, "none")
+		}
+		b.WriteString(strings.Join(lim, ", ") + "\n")
+	}
+	if tracing {
+		b.WriteString("\nLeak tracing is on: memprof.WriteReport lists live buffers by allocation site.\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func plural(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

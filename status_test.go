@@ -1,0 +1,149 @@
+package gocuda
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/pool"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/status")
+
+// knownState makes two host devices of 1 GiB each, with pools in a known
+// state: device 0 split under limits, with a cached block; device 1 the
+// baseline pool with one live block and no limits. Host memory is counted
+// exactly, so the driver's figures are known too.
+func knownState(t *testing.T) map[int]pool.Pool {
+	t.Helper()
+	b := host.New(host.Options{Devices: 2, TotalMemory: 1 << 30})
+	mk := func(ord int, name string, l pool.Limits) (pool.Pool, backend.Stream) {
+		dev, err := b.Device(ord)
+		require.NoError(t, err)
+		p, err := pool.New(name, dev, l)
+		require.NoError(t, err)
+		s, err := dev.NewStream()
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Destroy() })
+		return p, s
+	}
+	var live []func()
+	alloc := func(p pool.Pool, s backend.Stream, n uint64) *pool.Block {
+		blk, err := p.Alloc(n, s)
+		require.NoError(t, err)
+		live = append(live, func() { require.NoError(t, p.Free(blk, s)) })
+		return blk
+	}
+	p0, s0 := mk(0, "split", pool.Limits{Soft: 512 << 20, Hard: 768 << 20})
+	alloc(p0, s0, 1<<20)
+	alloc(p0, s0, 256<<10)
+	big, err := p0.Alloc(3<<20, s0)
+	require.NoError(t, err)
+	require.NoError(t, p0.Free(big, s0))
+	alloc(p0, s0, 3<<20) // from the cache
+	p1, s1 := mk(1, "none", pool.Limits{})
+	alloc(p1, s1, 4096)
+	t.Cleanup(func() {
+		for _, f := range live {
+			f()
+		}
+		assert.NoError(t, p0.Close())
+		assert.NoError(t, p1.Close())
+	})
+	return map[int]pool.Pool{0: p0, 1: p1}
+}
+
+func TestPoolStatusTextMatchesGolden(t *testing.T) {
+	mem, err := memoryOf(knownState(t))
+	require.NoError(t, err)
+	require.Len(t, mem, 2)
+	broken := mem[1]
+	broken.Used, broken.Err = 0, errors.New("device 1: reading its free memory: the driver said no")
+
+	for _, tc := range []struct {
+		name    string
+		mem     []DeviceMemory
+		tracing bool
+	}{
+		{"two-devices", mem, false},
+		{"tracing-on", mem[:1], true},
+		{"no-pools", nil, false},
+		{"meminfo-fails", []DeviceMemory{broken}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			require.NoError(t, writeStatus(&out, tc.mem, tc.tracing))
+			golden := filepath.Join("testdata", "status", tc.name+".golden")
+			if *update {
+				require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test -run TestPoolStatusTextMatchesGolden -update to write it")
+			assert.Equal(t, string(want), out.String())
+		})
+	}
+}
+
+func TestMemoryStatusFiguresAreTheDevicesAndPools(t *testing.T) {
+	mem, err := memoryOf(knownState(t))
+	require.NoError(t, err)
+	require.Len(t, mem, 2)
+	d := mem[0]
+	assert.Equal(t, 0, d.Device)
+	assert.Equal(t, "split", d.Pool)
+	assert.Equal(t, uint64(1<<30), d.Total)
+	assert.Equal(t, d.Stats.Reserved, d.Used, "a host device's used memory is what its pools reserved")
+	assert.Equal(t, uint64(1<<20+256<<10+3<<20), d.Stats.Requested)
+	assert.Equal(t, uint64(512<<20), d.Stats.SoftLimit)
+	assert.Equal(t, uint64(768<<20), d.Stats.HardLimit)
+	assert.InDelta(t, float64(d.Used)/float64(1<<30), d.UsedShare(), 1e-12)
+	assert.Equal(t, "none", mem[1].Pool)
+	assert.Equal(t, uint64(4096), mem[1].Stats.Requested)
+}
+
+func TestMemoryStatusListsOnlyDevicesWithAPool(t *testing.T) {
+	p, err := Pool(0)
+	require.NoError(t, err)
+	s, err := p.Device().NewStream()
+	require.NoError(t, err)
+	defer s.Destroy()
+	blk, err := p.Alloc(1<<20, s)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, p.Free(blk, s)) }()
+
+	mem, err := MemoryStatus()
+	require.NoError(t, err)
+	pools.Lock()
+	want := len(pools.m)
+	pools.Unlock()
+	require.Len(t, mem, want)
+	var d0 *DeviceMemory
+	for i := range mem {
+		if mem[i].Device == 0 {
+			d0 = &mem[i]
+		}
+	}
+	require.NotNil(t, d0)
+	assert.GreaterOrEqual(t, d0.Stats.Live, uint64(1<<20))
+	assert.GreaterOrEqual(t, d0.Used, d0.Stats.Reserved, "the driver sees at least what the pool reserved")
+	assert.Contains(t, PoolStatus(), "Device 0: ")
+	assert.Contains(t, PoolStatus(), "Effective memory usage: ")
+}
+
+func TestWritePoolStatusReturnsTheWritersError(t *testing.T) {
+	assert.ErrorIs(t, WritePoolStatus(failingWriter{}), errFull)
+}
+
+var errFull = errors.New("disk full")
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errFull }
