@@ -50,7 +50,11 @@ type Config struct {
 	SoftLimit Limit
 	HardLimit Limit
 	GCEarly   bool
-	Debug     map[string]bool
+	// StreamCheck turns on the host backend's stream checker
+	// (GOCUDA_STREAM_CHECK), which reports memory used on one stream while
+	// another stream's work on it is not ordered before.
+	StreamCheck bool
+	Debug       map[string]bool
 	// Invalid names the variable that failed to parse, if Parse failed.
 	Invalid string
 	// Set lists each GOCUDA_ variable present in the environment with its
@@ -123,6 +127,11 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 			return c, &Error{Var: EnvGCEarly, Value: v, Accepted: "true, false, 1, 0, on, off, yes, no"}
 		}
 	}
+	if v, ok := get(EnvStreamRace); ok {
+		if c.StreamCheck, err = ParseBool(v); err != nil {
+			return c, &Error{Var: EnvStreamRace, Value: v, Accepted: "true, false, 1, 0, on, off, yes, no"}
+		}
+	}
 	if v, ok := get(EnvDebug); ok {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.ToLower(strings.TrimSpace(w))
@@ -145,7 +154,7 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace}
 	sort.Strings(n)
 	return n
 }

@@ -159,6 +159,8 @@ func parsedValue(c config.Config, name string) string {
 		return "hard limit " + c.HardLimit.String()
 	case config.EnvGCEarly:
 		return "early collection " + map[bool]string{true: "on", false: "off"}[c.GCEarly]
+	case config.EnvStreamRace:
+		return "stream check " + map[bool]string{true: "on (host backend)", false: "off"}[c.StreamCheck]
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {
