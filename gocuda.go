@@ -21,6 +21,7 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/auto"
 	"github.com/gocuda/gocuda/config"
+	"github.com/gocuda/gocuda/gcpressure"
 	"github.com/gocuda/gocuda/memprof"
 	"github.com/gocuda/gocuda/pool"
 
@@ -78,12 +79,27 @@ func Pool(ordinal int) (pool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gocuda: %s=%s on device %d: %w", config.EnvPool, c.Pool, ordinal, err)
 	}
+	if p, err = wrapPressure(p, c); err != nil {
+		return nil, err
+	}
 	p = memprof.Wrap(p) // leak tracing and Allocated see every array's memory
 	if pools.m == nil {
 		pools.m = map[int]pool.Pool{}
 	}
 	pools.m[ordinal] = p
 	return p, nil
+}
+
+// wrapPressure adds the pressure layer (early collection, out-of-memory
+// retry) inside memprof's wrapper, so that leak tracing's stacks start at
+// the caller rather than in gcpressure.
+func wrapPressure(p pool.Pool, c config.Config) (pool.Pool, error) {
+	w, err := gcpressure.Wrap(p, gcpressure.Options{Early: c.GCEarly})
+	if err != nil {
+		_ = p.Close() // nothing allocated from it yet
+		return nil, fmt.Errorf("gocuda: device %d: %w", p.Device().Ordinal(), err)
+	}
+	return w, nil
 }
 
 // LimitsFor resolves the configured limits against dev's memory.
