@@ -1,0 +1,355 @@
+package gcpressure
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/pool"
+)
+
+// Options configure Wrap.
+type Options struct {
+	// Early turns the eager heuristic on (GOCUDA_GC_EARLY, on by default
+	// in the root package). Off, the collector runs only on the
+	// out-of-memory path.
+	Early bool
+	// Budget is the share of run time early collections may take at the
+	// bottom of the pressure zone; 0 means DefaultBudget. Accepted: 0 to
+	// 0.25 (at most MaxBudgetFactor times it is ever spent).
+	Budget float64
+	// Status describes the pool for out-of-memory errors (the root
+	// package's PoolStatus); nil means the wrapped pool's Stats().String().
+	Status func() string
+	// CleanupTimeout bounds how long the out-of-memory path waits for the
+	// cleanups a collection queued; 0 means DefaultCleanupTimeout. A
+	// cleanup that blocks must not hang every allocation.
+	CleanupTimeout time.Duration
+}
+
+// DefaultCleanupTimeout: cleanups that free arrays take microseconds each,
+// so even a million of them finish well within it; reaching it means a
+// cleanup is stuck, and the allocation is retried anyway.
+const DefaultCleanupTimeout = 5 * time.Second
+
+// MaxBudget is the largest Budget accepted: with MaxBudgetFactor it lets
+// early collections take up to all run time, which is not a budget.
+const MaxBudget = 0.25
+
+// sourced is implemented by every strategy in pool/...: the Source gives
+// the reserved bytes with one atomic load.
+type sourced interface{ Source() *pool.Source }
+
+// unwrapper is implemented by wrappers (memprof.Pool, this Pool).
+type unwrapper interface{ Unwrap() pool.Pool }
+
+// Pool wraps a pool.Pool with the pressure layer: Alloc runs the eager
+// heuristic and the out-of-memory retry; Free, Reclaim, Stats, Name and
+// Device are the wrapped pool's. Blocks are the wrapped pool's own.
+type Pool struct {
+	pool.Pool
+
+	// src gives the wrapped pool's reserved bytes (one atomic load). For
+	// a pool without one it is a private, empty Source, and watch is
+	// MaxUint64: only the out-of-memory path runs.
+	src *pool.Source
+	// watch is the reserved level above which Alloc looks at pressure:
+	// MinPressure of the limit at first, then where the last look was.
+	// It is written on the slow path only, so the load that every Alloc
+	// does stays in a shared cache line.
+	watch atomic.Uint64
+
+	dev  backend.Device
+	opts Options
+
+	// mu guards the heuristic's state. Looks take it with TryLock: while
+	// one goroutine decides, the others allocate without waiting.
+	mu        sync.Mutex
+	limit     uint64    // effective limit (see Input.Limit)
+	limitAt   time.Time // when limit was read from the device
+	lastStart time.Time // the last collection (early or out of memory)
+	lastDur   time.Duration
+	lastFreed uint64
+	running   *collection // the collection in progress, nil if none
+
+	// oomMu makes one goroutine at a time climb the out-of-memory ladder;
+	// the others wait and then find the memory it freed.
+	oomMu sync.Mutex
+
+	start   time.Time
+	counts  counts
+	closing sync.WaitGroup // background collections
+}
+
+// collection is one run of the collector; done is closed when it and its
+// cleanups have finished.
+type collection struct {
+	done  chan struct{}
+	freed uint64
+}
+
+// Wrap returns p with the pressure layer. The limits are p's Source's
+// (see pool.New); without a hard limit the effective limit is what the
+// device can give, read from it on slow paths. Options are checked:
+// a Budget out of range is an error naming it.
+func Wrap(p pool.Pool, o Options) (*Pool, error) {
+	if p == nil {
+		return nil, errors.New("gcpressure: Wrap: nil pool")
+	}
+	if o.Budget < 0 || o.Budget > MaxBudget || o.Budget != o.Budget {
+		return nil, &OptionError{Field: "Budget", Value: o.Budget, Accepted: "0 (the default, 0.05) up to 0.25"}
+	}
+	if o.CleanupTimeout < 0 {
+		return nil, &OptionError{Field: "CleanupTimeout", Value: o.CleanupTimeout, Accepted: "0 (the default, 5s) or a positive duration"}
+	}
+	if o.Budget == 0 {
+		o.Budget = DefaultBudget
+	}
+	if o.CleanupTimeout == 0 {
+		o.CleanupTimeout = DefaultCleanupTimeout
+	}
+	w := &Pool{Pool: p, dev: p.Device(), opts: o, start: time.Now()}
+	w.src = sourceOf(p)
+	if w.src == nil {
+		// Reserved() of a fresh source is 0, and watch below stays at
+		// MaxUint64: Alloc never looks.
+		src, err := pool.NewSource(w.dev, pool.Limits{})
+		if err != nil {
+			return nil, err
+		}
+		w.src = src
+		w.opts.Early = false
+	}
+	w.watch.Store(^uint64(0))
+	if w.opts.Early {
+		w.mu.Lock()
+		w.refreshLimit(time.Now(), w.src.Reserved())
+		w.watch.Store(w.zoneStart())
+		w.mu.Unlock()
+	}
+	return w, nil
+}
+
+// OptionError is a bad Options field: what it was and what is accepted.
+type OptionError struct {
+	Field    string
+	Value    any
+	Accepted string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("gcpressure: Options.%s = %v is out of range; accepted: %s", e.Field, e.Value, e.Accepted)
+}
+
+// sourceOf finds the Source of p or of a pool it wraps.
+func sourceOf(p pool.Pool) *pool.Source {
+	for p != nil {
+		if s, ok := p.(sourced); ok {
+			return s.Source()
+		}
+		u, ok := p.(unwrapper)
+		if !ok {
+			return nil
+		}
+		p = u.Unwrap()
+	}
+	return nil
+}
+
+// For returns the pressure layer of p, which may be wrapped further (the
+// root package's pools are: For(gocuda.Pool(0)) finds it).
+func For(p pool.Pool) (*Pool, bool) {
+	for p != nil {
+		if w, ok := p.(*Pool); ok {
+			return w, true
+		}
+		u, ok := p.(unwrapper)
+		if !ok {
+			return nil, false
+		}
+		p = u.Unwrap()
+	}
+	return nil, false
+}
+
+// Unwrap returns the wrapped pool.
+func (w *Pool) Unwrap() pool.Pool { return w.Pool }
+
+// Alloc allocates through the wrapped pool. Far from the limit it adds one
+// atomic load and a compare; when the pool's reserved bytes have grown
+// past where the heuristic last looked it looks again (see Decide); when
+// the wrapped pool is out of memory it climbs the ladder (see retry).
+func (w *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
+	// The reserved bytes change only when the pool takes memory from the
+	// driver or gives it back, so a cached allocation reads a value that
+	// no other goroutine is writing: the load costs about a nanosecond.
+	if w.src.Reserved() > w.watch.Load() {
+		w.look(size)
+	}
+	b, err := w.Pool.Alloc(size, s)
+	if err != nil {
+		return w.retry(size, s, err)
+	}
+	return b, nil
+}
+
+// Close waits for a background collection to end, then closes the
+// wrapped pool.
+func (w *Pool) Close() error {
+	w.closing.Wait()
+	return w.Pool.Close()
+}
+
+// zoneStart is the reserved level where looking starts. The caller holds
+// mu.
+func (w *Pool) zoneStart() uint64 { return uint64(MinPressure * float64(w.limit)) }
+
+// limitRefresh is how old the device's free-memory figure may get before a
+// look reads it again: other processes change it on the scale of seconds,
+// and one driver call a second is nothing next to the growth that made
+// the look happen.
+const limitRefresh = time.Second
+
+// refreshLimit recomputes the effective limit when it is older than
+// limitRefresh. reserved is the wrapped pool's. The caller holds mu.
+func (w *Pool) refreshLimit(now time.Time, reserved uint64) {
+	if w.limit != 0 && now.Sub(w.limitAt) < limitRefresh {
+		return
+	}
+	w.limit = EffectiveLimit(w.src.Limits(), reserved, w.dev)
+	w.limitAt = now
+}
+
+// EffectiveLimit is the limit pressure is measured against: the smallest
+// of the hard limit (else the soft limit) and what the device can give,
+// which is what this pool holds (reserved) plus the device's free memory,
+// so memory other processes use is left out.
+func EffectiveLimit(l pool.Limits, reserved uint64, dev backend.Device) uint64 {
+	avail := dev.Info().TotalMemory
+	if free, _, err := dev.MemInfo(); err == nil {
+		avail = reserved + free
+	}
+	limit := l.Hard
+	if limit == 0 {
+		limit = l.Soft
+	}
+	if limit == 0 || avail < limit {
+		limit = avail
+	}
+	return limit
+}
+
+// lookStep is how far reserved must grow before the next look when the
+// last one found a collection too soon for the budget: a look costs a
+// clock read and a lock (tens of nanoseconds), and for a pool whose
+// reserved bytes move on every allocation (the driver's pool charges each
+// one) this keeps looks to one per 1/1024 of the limit.
+const lookStep = 1024
+
+// look is the heuristic's slow path: out of line so that Alloc stays
+// small enough to inline.
+//
+//go:noinline
+func (w *Pool) look(size uint64) {
+	if !w.mu.TryLock() {
+		return // another goroutine is deciding for everyone
+	}
+	now := time.Now()
+	r := w.src.Reserved()
+	w.refreshLimit(now, r)
+	in := Input{Request: size, Limit: w.limit, Budget: w.opts.Budget, InFlight: w.running != nil}
+	if !w.lastStart.IsZero() {
+		in.SinceLast, in.LastDur, in.LastFreed = now.Sub(w.lastStart), w.lastDur, w.lastFreed
+	}
+	// Before summing the pool's figures, the cheap test: if even the
+	// largest budget says the last collection was too recent, nothing
+	// below can decide otherwise.
+	if !in.InFlight && in.LastDur > 0 &&
+		float64(in.LastDur) > MaxBudgetFactor*in.Budget*float64(in.SinceLast) {
+		w.watch.Store(max(w.zoneStart(), r+w.limit/lookStep))
+		w.mu.Unlock()
+		return
+	}
+	in.Live = w.Pool.Stats().Live
+	act := Decide(in)
+	w.watch.Store(max(w.zoneStart(), r))
+	switch act {
+	case Background:
+		c := w.begin(now)
+		w.mu.Unlock()
+		w.closing.Add(1)
+		go func() {
+			defer w.closing.Done()
+			w.collect(c, now, "early", false)
+		}()
+	case Now:
+		c, joined := w.running, true
+		if c == nil {
+			c, joined = w.begin(now), false
+		}
+		w.mu.Unlock()
+		if joined {
+			t := time.Now()
+			<-c.done
+			w.counts.waited.Add(int64(time.Since(t)))
+			return
+		}
+		w.collect(c, now, "early", true)
+	default:
+		w.mu.Unlock()
+	}
+}
+
+// begin records that a collection starts. The caller holds mu.
+func (w *Pool) begin(now time.Time) *collection {
+	c := &collection{done: make(chan struct{})}
+	w.running, w.lastStart = c, now
+	return c
+}
+
+// collect runs the collector, waits for the cleanups it queued (so that
+// what it freed is known, and is in the pool when blocking is true),
+// records the figures and emits an EventCollect. blocking says an
+// allocation waits for it: then the cleanup wait counts as collection
+// time too.
+func (w *Pool) collect(c *collection, start time.Time, note string, blocking bool) {
+	before := w.Pool.Stats().Live
+	runtime.GC()
+	gcDone := time.Now()
+	waitCleanups(start.Add(w.opts.CleanupTimeout))
+	end := time.Now()
+	after := w.Pool.Stats().Live
+	if after < before {
+		c.freed = before - after
+	}
+	dur := gcDone.Sub(start)
+	if blocking {
+		dur = end.Sub(start)
+		w.counts.waited.Add(int64(dur))
+	}
+	early := note == "early"
+	w.counts.add(early, dur, c.freed)
+
+	w.mu.Lock()
+	w.lastDur, w.lastFreed = dur, c.freed
+	if w.running == c {
+		w.running = nil
+	}
+	// Where to look next: after a collection, the pool may hold less
+	// (pools that cache nothing give freed memory straight back), and the
+	// next growth from there is news.
+	if w.opts.Early {
+		w.watch.Store(max(w.zoneStart(), w.src.Reserved()))
+	}
+	w.mu.Unlock()
+	close(c.done)
+
+	if pool.Observed() {
+		pool.Emit(pool.Event{Kind: pool.EventCollect, Device: w.dev.Ordinal(), Bytes: c.freed, Dur: dur,
+			Note: note, Reserved: w.src.Reserved()})
+	}
+}
