@@ -54,6 +54,11 @@ const (
 	kDot
 	kSumRows
 	kMaxRows
+
+	// The layers of a network (nn.go).
+	kAddRowVec
+	kSumCols
+	kSoftmaxXent
 	numKops
 )
 
@@ -90,6 +95,11 @@ var kops = [numKops]struct {
 	kDot:       {"dot", floatTypes, true},
 	kSumRows:   {"sumrows", floatTypes, false},
 	kMaxRows:   {"maxrows", floatTypes, false},
+
+	// The layers of a network (nn.go).
+	kAddRowVec:   {"addrowvec", floatTypes, false},
+	kSumCols:     {"sumcols", floatTypes, false},
+	kSoftmaxXent: {"softmaxxent", floatTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

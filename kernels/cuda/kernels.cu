@@ -615,3 +615,104 @@ KERNEL gocuda_spin(u64 ns) {
   while (globaltimer() - start < ns) {
   }
 }
+
+// ---------------------------------------------------------------------------
+// Layers of a small neural network (float32 and float64), on row-major
+// batches: rows are examples, columns features or classes.
+
+// AddRowVec: dst[r, c] = x[r, c] + b[c], a bias broadcast over the rows of a
+// batch. One warp a row as in rows_reduce: lanes stride over the columns
+// (coalesced, and b is read the same way by every warp, so it stays in L1),
+// and no thread divides an index by cols. dst may be x.
+template <class T>
+__device__ __forceinline__ void add_row_vec(T* dst, const T* x, const T* b, i64 rows, i64 cols) {
+  const i64 warp = global_tid() >> 5, nwarps = global_stride() >> 5;
+  const int lane = threadIdx.x & 31;
+  for (i64 r = warp; r < rows; r += nwarps) {
+    T* d = dst + r * cols;
+    const T* row = x + r * cols;
+    for (i64 c = lane; c < cols; c += 32) d[c] = row[c] + b[c];
+  }
+}
+
+// SumCols: dst[c] = sum over r of x[r, c], the gradient of a bias. A block
+// takes 32 columns at a time (a warp reads 32 consecutive elements of a
+// row: coalesced) and splits the rows among its 8 warps; the 8 partial sums
+// of a column are then added in a fixed order, so the result is
+// deterministic. float32 accumulates in float64, as Sum does. Blocks stride
+// over the tiles of 32 columns; every thread of a block runs the same number
+// of tiles, so the __syncthreads are reached by all.
+template <class T, class A>
+__device__ __forceinline__ void sum_cols(T* dst, const T* x, i64 rows, i64 cols) {
+  constexpr int W = 32, H = THREADS / 32;
+  __shared__ A part[H][W];
+  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+  for (i64 c0 = (i64)blockIdx.x * W; c0 < cols; c0 += (i64)gridDim.x * W) {
+    const i64 c = c0 + tx;
+    A acc = 0;
+    if (c < cols)
+      for (i64 r = ty; r < rows; r += H) acc += lift(x[r * cols + c], (A*)0);
+    part[ty][tx] = acc;
+    __syncthreads();
+    if (ty == 0 && c < cols) {
+      A s = 0;
+#pragma unroll
+      for (int k = 0; k < H; k++) s += part[k][tx];
+      dst[c] = (T)s;
+    }
+    __syncthreads();  // part is reused by the next tile
+  }
+}
+
+// SoftmaxXent: softmax cross-entropy of each row of logits x against its
+// class labels[r] in [0, cols):
+//   loss[r]  = log(sum_c exp(x[r, c])) - x[r, labels[r]]
+//   dx[r, c] = scale * (softmax(x[r, :])[c] - (c == labels[r]))
+// dx is skipped when it is null (forward only); scale is the bits of a T
+// (1/batch for the gradient of the mean loss). One warp a row, three sweeps
+// over it: the maximum m, then sum exp(x - m) (no exp overflows, and the
+// largest term is exactly 1, so the sum is at least 1 and its log is
+// finite), then the loss and the gradient. The sum accumulates in float64
+// for both types. A label outside [0, cols) has no loss to give: its row's
+// loss and gradient are NaN, where the caller will see them.
+template <class T>
+__device__ __forceinline__ void softmax_xent(T* loss, T* dx, const T* x, const int* labels, i64 rows, i64 cols,
+                                             T scale) {
+  const i64 warp = global_tid() >> 5, nwarps = global_stride() >> 5;
+  const int lane = threadIdx.x & 31;
+  const T nan = (T)__longlong_as_double(0x7ff8000000000000ll);
+  for (i64 r = warp; r < rows; r += nwarps) {  // uniform across the warp
+    const T* row = x + r * cols;
+    const int label = labels[r];
+    const bool valid = label >= 0 && (i64)label < cols;
+    T m = lowest((T*)0);
+    for (i64 c = lane; c < cols; c += 32) m = MaxOp()(m, row[c]);
+    m = warp_reduce(m, MaxOp());
+    m = __shfl_sync(FULL_MASK, m, 0);
+    double s = 0;
+    for (i64 c = lane; c < cols; c += 32) s += (double)ExpF()(row[c] - m);
+    s = warp_reduce(s, SumOp());
+    s = __shfl_sync(FULL_MASK, s, 0);
+    if (lane == 0) loss[r] = valid ? (T)((double)m + log(s) - (double)row[label]) : nan;
+    if (dx != nullptr) {
+      T* d = dx + r * cols;
+      const T inv = (T)(1.0 / s);
+      for (i64 c = lane; c < cols; c += 32) {
+        const T p = ExpF()(row[c] - m) * inv;
+        d[c] = valid ? scale * (c == label ? p - (T)1 : p) : nan;
+      }
+    }
+  }
+}
+
+#define NN(T, S, A)                                                                                  \
+  KERNEL gocuda_addrowvec_##S(T* dst, const T* x, const T* b, i64 rows, i64 cols) {                  \
+    add_row_vec(dst, x, b, rows, cols);                                                              \
+  }                                                                                                  \
+  KERNEL gocuda_sumcols_##S(T* dst, const T* x, i64 rows, i64 cols) { sum_cols<T, A>(dst, x, rows, cols); } \
+  KERNEL gocuda_softmaxxent_##S(T* loss, T* dx, const T* x, const int* labels, i64 rows, i64 cols, u64 scale) { \
+    softmax_xent(loss, dx, x, labels, rows, cols, scalar<T>(scale));                                 \
+  }
+
+NN(float, f32, double)
+NN(double, f64, double)

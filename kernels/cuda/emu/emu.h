@@ -40,6 +40,19 @@ V __shfl_down_sync(unsigned, V v, unsigned o) {
   emu_warps[w].bar->arrive_and_wait();
   return r;
 }
+// __shfl_sync: every lane gets lane src's value (the warp-wide broadcast the
+// row kernels use after a warp_reduce).
+template <class V>
+V __shfl_sync(unsigned, V v, int src) {
+  static_assert(sizeof(V) <= 8, "shfl of more than 8 bytes");
+  const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  memcpy(emu_warps[w].buf[lane], &v, sizeof(V));
+  emu_warps[w].bar->arrive_and_wait();
+  V r;
+  memcpy(&r, emu_warps[w].buf[src & 31], sizeof(V));
+  emu_warps[w].bar->arrive_and_wait();
+  return r;
+}
 template <class K>
 void emu_launch(unsigned grid, unsigned block, K kernel) {
   gridDim = {grid, 1, 1};

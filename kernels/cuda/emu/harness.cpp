@@ -130,6 +130,94 @@ A run_reduce(void (*p1)(const T*, i64, A*), void (*p2)(const A*, int, A*), const
   return out[0];
 }
 
+
+// The network layers: AddRowVec, SumCols, SoftmaxXent, against loops in
+// double, on shapes with one row or column, a partial warp of columns,
+// more columns than a block's 32-column tile, and more rows than warps.
+unsigned rows_grid(long long rows) {
+  long long b = (rows + 7) / 8;
+  if (b > SMS * 8) b = SMS * 8;
+  return b < 1 ? 1 : (unsigned)b;
+}
+unsigned cols_grid(long long cols) {
+  long long b = (cols + 31) / 32;
+  if (b > SMS * 8) b = SMS * 8;
+  return b < 1 ? 1 : (unsigned)b;
+}
+
+template <class T>
+void test_nn(const char* name, void (*addrow)(T*, const T*, const T*, i64, i64),
+             void (*sumcols)(T*, const T*, i64, i64),
+             void (*xent)(T*, T*, const T*, const int*, i64, i64, u64), double tol) {
+  const std::vector<std::pair<long long, long long>> shapes = {{1, 1}, {3, 10}, {70, 33}, {5, 300}, {300, 7}, {0, 5}};
+  for (auto sh : shapes) {
+    const long long rows = sh.first, cols = sh.second;
+    Buf<T> x(rows * cols, true), b(cols, false), d(rows * cols, false), s(cols, true);
+    for (long long i = 0; i < rows * cols; i++) x.p[i] = rnd<T>();
+    for (long long i = 0; i < cols; i++) b.p[i] = rnd<T>();
+    emu_launch(rows_grid(rows), 256, [&] { addrow(d.p, x.p, b.p, rows, cols); });
+    long long bad = 0;
+    for (long long r = 0; r < rows; r++)
+      for (long long c = 0; c < cols; c++)
+        if (!same(d.p[r * cols + c], (T)(x.p[r * cols + c] + b.p[c]))) bad++;
+    CHECK(bad == 0 && d.guard_ok(), "addrowvec_%s %lldx%lld: %lld wrong", name, rows, cols, bad);
+
+    emu_launch(cols_grid(cols), 256, [&] { sumcols(s.p, x.p, rows, cols); });
+    bad = 0;
+    for (long long c = 0; c < cols; c++) {
+      double want = 0;
+      for (long long r = 0; r < rows; r++) want += x.p[r * cols + c];
+      if (fabs(s.p[c] - want) > tol * (1 + fabs(want))) bad++;
+    }
+    CHECK(bad == 0 && s.guard_ok(), "sumcols_%s %lldx%lld: %lld wrong", name, rows, cols, bad);
+
+    // In place: AddRowVec with dst == x.
+    std::vector<T> x0(x.p, x.p + rows * cols);
+    emu_launch(rows_grid(rows), 256, [&] { addrow(x.p, x.p, b.p, rows, cols); });
+    bad = 0;
+    for (long long i = 0; i < rows * cols; i++) if (!same(x.p[i], (T)(x0[i] + b.p[i % cols]))) bad++;
+    CHECK(bad == 0 && x.guard_ok(), "addrowvec_%s in place %lldx%lld: %lld wrong", name, rows, cols, bad);
+  }
+
+  // Softmax cross-entropy, with logits large enough that exp without the
+  // row maximum would overflow float32, and one bad label.
+  for (auto sh : std::vector<std::pair<long long, long long>>{{1, 1}, {4, 3}, {37, 10}, {9, 100}, {3, 70}}) {
+    const long long rows = sh.first, cols = sh.second;
+    Buf<T> x(rows * cols, false), loss(rows, true), dx(rows * cols, true), loss2(rows, false);
+    Buf<int> lab(rows, false);
+    for (long long i = 0; i < rows * cols; i++) x.p[i] = rnd<T>() * (T)(i % 3 == 0 ? 20 : 1);
+    for (long long r = 0; r < rows; r++) lab.p[r] = (int)(rng() % cols);
+    if (rows > 2) lab.p[rows - 1] = (int)cols;  // out of range
+    const T scale = (T)1 / (T)rows;
+    u64 bits = 0;
+    memcpy(&bits, &scale, sizeof(T));
+    emu_launch(rows_grid(rows), 256, [&] { xent(loss.p, dx.p, x.p, lab.p, rows, cols, bits); });
+    emu_launch(rows_grid(rows), 256, [&] { xent(loss2.p, nullptr, x.p, lab.p, rows, cols, bits); });
+    long long bad = 0;
+    for (long long r = 0; r < rows; r++) {
+      const T* row = x.p + r * cols;
+      double m = -INFINITY, sum = 0;
+      for (long long c = 0; c < cols; c++) m = fmax(m, (double)row[c]);
+      for (long long c = 0; c < cols; c++) sum += exp((double)row[c] - m);
+      const int l = lab.p[r];
+      const bool valid = l >= 0 && l < cols;
+      if (!valid) {
+        if (loss.p[r] == loss.p[r] || loss2.p[r] == loss2.p[r]) bad++;
+        for (long long c = 0; c < cols; c++) if (dx.p[r * cols + c] == dx.p[r * cols + c]) bad++;
+        continue;
+      }
+      const double want = m + log(sum) - row[l];
+      if (fabs(loss.p[r] - want) > tol * (1 + fabs(want)) || !same(loss.p[r], loss2.p[r])) bad++;
+      for (long long c = 0; c < cols; c++) {
+        const double g = (exp((double)row[c] - m) / sum - (c == l ? 1 : 0)) * (double)scale;
+        if (fabs(dx.p[r * cols + c] - g) > tol) bad++;
+      }
+    }
+    CHECK(bad == 0 && loss.guard_ok() && dx.guard_ok() && loss2.guard_ok(), "softmaxxent_%s %lldx%lld: %lld wrong", name,
+          rows, cols, bad);
+  }
+}
+
 int main() {
   test_binary<float>("add_f32", gocuda_add_f32, [](float a, float b) { return a + b; });
   test_binary<double>("div_f64", gocuda_div_f64, [](double a, double b) { return a / b; });
@@ -227,6 +315,9 @@ int main() {
     }
     CHECK(bad == 0 && s.guard_ok() && m.guard_ok(), "rows %lldx%lld: %lld wrong", rows, cols, bad);
   }
+
+  test_nn<float>("f32", gocuda_addrowvec_f32, gocuda_sumcols_f32, gocuda_softmaxxent_f32, 1e-5);
+  test_nn<double>("f64", gocuda_addrowvec_f64, gocuda_sumcols_f64, gocuda_softmaxxent_f64, 1e-12);
 
   // complex division specials, as Go's runtime.complex128div.
   {

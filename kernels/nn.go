@@ -1,0 +1,120 @@
+package kernels
+
+import "github.com/gocuda/gocuda/backend"
+
+// The layers of a small neural network, on row-major batches (rows are
+// examples, columns are features or classes), for float32 and float64:
+// what a dense layer with a bias and a softmax cross-entropy loss need
+// beyond matrix products (cuarray's BLAS), Relu and ReluGrad. Like the
+// elementwise operations they are queued on the stream and return at once.
+
+// AddRowVector sets dst[r, c] = x[r, c] + b[c] for the row-major rows × cols
+// matrices dst and x and the vector b of cols elements: a bias added to
+// every row of a batch. dst may be x (in place); b must not overlap dst.
+func AddRowVector[T Elem](dev backend.Device, s backend.Stream, dst, x, b backend.Ptr, rows, cols int) error {
+	dt := DTypeOf[T]()
+	t, err := matrixOp("AddRowVector", dt, dev, s, rows, cols, ptrArg{"dst", dst}, ptrArg{"x", x}, ptrArg{"b", b})
+	if err != nil || rows == 0 || cols == 0 {
+		return err
+	}
+	if t.cu != nil {
+		return t.launch(kAddRowVec, 0, rowsGrid(rows, t.sms), dptr(dst), dptr(x), dptr(b), int64(rows), int64(cols))
+	}
+	return t.enqueue(func() { hostAddRowVec(dt, dst, x, b, rows, cols) })
+}
+
+// SumCols sets dst[c] to the sum of column c of the row-major rows × cols
+// matrix x (0 when rows is 0): the gradient of a bias, summed over the
+// batch. float32 accumulates in float64, and the result is deterministic,
+// as Sum's is.
+func SumCols[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, rows, cols int) error {
+	dt := DTypeOf[T]()
+	if err := checkMatrix("SumCols", dt, rows, cols); err != nil {
+		return err
+	}
+	t, err := prepare("SumCols", floatTypes, dt, dev, s, cols, ptrArg{"dst", dst})
+	if err != nil || cols == 0 {
+		return err
+	}
+	if rows > 0 {
+		if err := t.checkPtr(ptrArg{"x", x}); err != nil {
+			return err
+		}
+	}
+	if t.cu != nil {
+		return t.launch(kSumCols, 0, colsGrid(cols, t.sms), dptr(dst), dptr(x), int64(rows), int64(cols))
+	}
+	return t.enqueue(func() { hostSumCols(dt, dst, x, rows, cols) })
+}
+
+// SoftmaxCrossEntropy computes, for each row r of the row-major rows × cols
+// matrix of logits x and its class labels[r] (an int32 in [0, cols)), the
+// cross-entropy of the softmax of the row against that class,
+//
+//	loss[r] = log(Σ_c exp(x[r, c])) - x[r, labels[r]]
+//
+// and, unless dx is 0, its gradient with respect to the logits times scale,
+//
+//	dx[r, c] = scale * (softmax(x[r, :])[c] - (1 if c == labels[r] else 0))
+//
+// so that scale = 1/rows gives the gradient of the mean loss. The softmax
+// subtracts each row's maximum before exponentiating, so large logits do
+// not overflow; sums accumulate in float64. A label outside [0, cols)
+// cannot be checked without reading the labels back to the host, so it is
+// not an error here: that row's loss and gradient are NaN. dx must not
+// overlap x.
+func SoftmaxCrossEntropy[T Elem](dev backend.Device, s backend.Stream, loss, dx, x, labels backend.Ptr, rows, cols int, scale T) error {
+	dt := DTypeOf[T]()
+	ptrs := []ptrArg{{"loss", loss}, {"x", x}}
+	if dx != 0 {
+		ptrs = append(ptrs, ptrArg{"dx", dx})
+	}
+	t, err := matrixOp("SoftmaxCrossEntropy", dt, dev, s, rows, cols, ptrs...)
+	if err != nil || rows == 0 {
+		return err
+	}
+	if cols == 0 {
+		return t.errorf("rows of no classes have no softmax; cols must be at least 1: %w", ErrEmpty)
+	}
+	// labels are int32 whatever T is: checked by hand, not by checkPtr's
+	// T-sized alignment.
+	if labels == 0 {
+		return t.errorf("pointer labels is nil: %w", backend.ErrInvalidValue)
+	}
+	if labels%4 != 0 {
+		return t.errorf("pointer labels = %#x is not 4-byte aligned, as int32 labels must be: %w", uintptr(labels), backend.ErrInvalidValue)
+	}
+	bits := bitsOf(scale)
+	if t.cu != nil {
+		return t.launch(kSoftmaxXent, 0, rowsGrid(rows, t.sms),
+			dptr(loss), dptr(dx), dptr(x), dptr(labels), int64(rows), int64(cols), bits)
+	}
+	return t.enqueue(func() { hostSoftmaxXent(dt, loss, dx, x, labels, rows, cols, bits) })
+}
+
+// checkMatrix rejects a negative shape or one whose element count
+// overflows, before anything multiplies rows by cols.
+func checkMatrix(op string, dt DType, rows, cols int) error {
+	if rows < 0 || cols < 0 {
+		return opErrorf(op, dt, "shape %d × %d is negative: %w", rows, cols, backend.ErrInvalidValue)
+	}
+	if cols > 0 && (rows*cols)/cols != rows {
+		return opErrorf(op, dt, "shape %d × %d overflows: %w", rows, cols, backend.ErrInvalidValue)
+	}
+	return nil
+}
+
+// matrixOp checks a rows × cols operation whose pointers are all used when
+// the matrix has elements (ptrs), and resolves its stream.
+func matrixOp(op string, dt DType, dev backend.Device, s backend.Stream, rows, cols int, ptrs ...ptrArg) (target, error) {
+	if err := checkMatrix(op, dt, rows, cols); err != nil {
+		return target{op: op, dt: dt, s: s}, err
+	}
+	return prepare(op, floatTypes, dt, dev, s, rows*cols, ptrs...)
+}
+
+// colsGrid: a block per 32-column tile, up to a wave of the GPU (the
+// kernel strides over the tiles).
+func colsGrid(cols, sms int) uint32 {
+	return clampGrid((cols+31)/32, sms*blocksPerSM)
+}
