@@ -1,0 +1,212 @@
+package observe
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/gocuda/gocuda/pool"
+)
+
+// Chart is one panel of a memory picture: live and reserved bytes against
+// X, with marks. Timeline.Charts makes one per device with X in seconds;
+// `gocuda replay --plot` makes one per pool replayed with X the trace's
+// event index.
+type Chart struct {
+	// Title names the panel (a device, a trace and pool); WriteSVG puts
+	// the picture's title before it.
+	Title  string
+	XLabel string
+	// X, Live and Reserved are the samples, of one length, X not
+	// decreasing.
+	X              []float64
+	Live, Reserved []uint64
+	Marks          []ChartMark
+}
+
+// ChartMark is a vertical line at X for an event of Kind.
+type ChartMark struct {
+	X    float64
+	Kind pool.EventKind
+}
+
+// The picture's size: a page's width, and each panel tall enough for its
+// byte ticks to be read.
+const (
+	chartWidth       = 8 * vg.Inch
+	chartPanelHeight = 3 * vg.Inch
+)
+
+var (
+	liveColor     = color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	reservedColor = color.RGBA{R: 255, G: 127, B: 14, A: 255}
+	// markStyles give each marked kind its look and legend text; the
+	// order is the legend's.
+	markStyles = []struct {
+		kind  pool.EventKind
+		label string
+		style draw.LineStyle
+	}{
+		{pool.EventCollect, "collection", draw.LineStyle{Color: color.RGBA{R: 110, G: 110, B: 110, A: 255}, Width: vg.Points(0.75), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}},
+		{pool.EventOOMRetry, "out-of-memory retry", draw.LineStyle{Color: color.RGBA{R: 214, G: 39, B: 40, A: 255}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}},
+		{pool.EventOOM, "out of memory", draw.LineStyle{Color: color.RGBA{R: 214, G: 39, B: 40, A: 255}, Width: vg.Points(1.5)}},
+	}
+)
+
+// WriteSVG draws charts as one SVG picture, a panel each, stacked, every
+// panel titled title and its chart's Title.
+func WriteSVG(w io.Writer, title string, charts ...Chart) error {
+	if len(charts) == 0 {
+		return errors.New("observe: WriteSVG needs at least one chart")
+	}
+	plots := make([][]*plot.Plot, len(charts))
+	for i := range charts {
+		p, err := charts[i].plot(title)
+		if err != nil {
+			return err
+		}
+		plots[i] = []*plot.Plot{p}
+	}
+	c := vgsvg.New(chartWidth, chartPanelHeight*vg.Length(len(charts)))
+	tiles := draw.Tiles{Rows: len(charts), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4),
+		PadLeft: vg.Points(4), PadRight: vg.Points(8), PadY: vg.Points(12)}
+	canvases := plot.Align(plots, tiles, draw.New(c))
+	for i := range plots {
+		plots[i][0].Draw(canvases[i][0])
+	}
+	if _, err := c.WriteTo(w); err != nil {
+		return fmt.Errorf("observe: writing the SVG: %w", err)
+	}
+	return nil
+}
+
+func (c *Chart) plot(title string) (*plot.Plot, error) {
+	if len(c.Live) != len(c.X) || len(c.Reserved) != len(c.X) {
+		return nil, fmt.Errorf("observe: chart %q has %d x values, %d live and %d reserved: they must be as many", c.Title, len(c.X), len(c.Live), len(c.Reserved))
+	}
+	p := plot.New()
+	p.Title.Text = title
+	if c.Title != "" {
+		if p.Title.Text != "" {
+			p.Title.Text += ": "
+		}
+		p.Title.Text += c.Title
+	}
+	p.X.Label.Text = c.XLabel
+	p.Y.Label.Text = "bytes"
+	p.Y.Tick.Marker = byteTicks{}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+
+	// Steps, not slopes: memory holds its value until the next sample.
+	for _, s := range []struct {
+		name  string
+		ys    []uint64
+		color color.Color
+	}{{"reserved", c.Reserved, reservedColor}, {"live", c.Live, liveColor}} {
+		xys := make(plotter.XYs, len(c.X))
+		for i := range xys {
+			xys[i] = plotter.XY{X: c.X[i], Y: float64(s.ys[i])}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, fmt.Errorf("observe: chart %q, %s: %w", c.Title, s.name, err)
+		}
+		l.StepStyle = plotter.PostStep
+		l.Color = s.color
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(s.name, l)
+	}
+	for _, ms := range markStyles {
+		v := &vlines{style: ms.style}
+		for _, m := range c.Marks {
+			if m.Kind == ms.kind {
+				v.xs = append(v.xs, m.X)
+			}
+		}
+		if len(v.xs) > 0 {
+			p.Add(v)
+			p.Legend.Add(ms.label, v)
+		}
+	}
+	// Bytes start at zero, so heights compare across panels.
+	p.Y.Min = 0
+	if p.Y.Max <= 0 {
+		p.Y.Max = 1
+	}
+	return p, nil
+}
+
+// vlines draws a vertical line across the plot at each of xs.
+type vlines struct {
+	xs    []float64
+	style draw.LineStyle
+}
+
+func (v *vlines) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for _, x := range v.xs {
+		px := trX(x)
+		c.StrokeLine2(v.style, px, c.Min.Y, px, c.Max.Y)
+	}
+}
+
+// DataRange widens the x axis to every mark and leaves y alone.
+func (v *vlines) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for _, x := range v.xs {
+		xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+	}
+	return xmin, xmax, math.Inf(1), math.Inf(-1)
+}
+
+// Thumbnail is the legend's sample: a short vertical line.
+func (v *vlines) Thumbnail(c *draw.Canvas) {
+	x := (c.Min.X + c.Max.X) / 2
+	c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
+}
+
+// byteTicks labels a byte axis in the binary unit that suits its largest
+// value, at round numbers of that unit ("1.5 GiB"), where the default
+// ticks would put round decimal numbers of bytes.
+type byteTicks struct{}
+
+var byteUnits = []struct {
+	size float64
+	name string
+}{{1 << 50, "PiB"}, {1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
+
+func (byteTicks) Ticks(lo, hi float64) []plot.Tick {
+	size, name := 1.0, "B"
+	for _, u := range byteUnits {
+		if hi >= u.size {
+			size, name = u.size, u.name
+			break
+		}
+	}
+	ticks := plot.DefaultTicks{}.Ticks(lo/size, hi/size)
+	for i := range ticks {
+		v := ticks[i].Value
+		ticks[i].Value = v * size
+		if ticks[i].Label != "" {
+			ticks[i].Label = formatUnit(v) + " " + name
+		}
+	}
+	return ticks
+}
+
+func formatUnit(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.4g", v)
+}

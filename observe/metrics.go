@@ -1,0 +1,168 @@
+package observe
+
+import (
+	"expvar"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/gocuda/gocuda/pool"
+)
+
+// Figures are one device pool's figures as metrics publish them: its
+// Stats, and counts of the pool events seen on its device.
+type Figures struct {
+	Device int    `json:"device"`
+	Pool   string `json:"pool"`
+
+	LiveBytes         uint64  `json:"live_bytes"`
+	RequestedBytes    uint64  `json:"requested_bytes"`
+	LivePeakBytes     uint64  `json:"live_peak_bytes"`
+	ReservedBytes     uint64  `json:"reserved_bytes"`
+	ReservedPeakBytes uint64  `json:"reserved_peak_bytes"`
+	CachedBytes       uint64  `json:"cached_bytes"`
+	Allocs            uint64  `json:"allocs"`
+	Frees             uint64  `json:"frees"`
+	Hits              uint64  `json:"hits"`
+	Misses            uint64  `json:"misses"`
+	HitRate           float64 `json:"hit_rate"`
+	DriverAllocs      uint64  `json:"driver_allocs"`
+	DriverFrees       uint64  `json:"driver_frees"`
+	ReclaimedBytes    uint64  `json:"reclaimed_bytes"`
+	SoftLimitBytes    uint64  `json:"soft_limit_bytes"`
+	HardLimitBytes    uint64  `json:"hard_limit_bytes"`
+
+	Events EventCounts `json:"events"`
+}
+
+// EventCounts count a device's pool events (see pool.EventKind): the
+// pools' growth and reclaims, and the pressure layer's collections and
+// out-of-memory retries, whose only record this is.
+type EventCounts struct {
+	Grow     uint64 `json:"grow"`
+	Release  uint64 `json:"release"`
+	Reclaim  uint64 `json:"reclaim"`
+	Collect  uint64 `json:"collect"`
+	OOMRetry uint64 `json:"oom_retry"`
+	OOM      uint64 `json:"oom"`
+	// CollectSeconds is the time collections took, in all;
+	// CollectedBytes what they freed.
+	CollectSeconds float64 `json:"collect_seconds"`
+	CollectedBytes uint64  `json:"collected_bytes"`
+}
+
+func (c *EventCounts) add(e pool.Event) {
+	switch e.Kind {
+	case pool.EventGrow:
+		c.Grow++
+	case pool.EventRelease:
+		c.Release++
+	case pool.EventReclaim:
+		c.Reclaim++
+	case pool.EventCollect:
+		c.Collect++
+		c.CollectSeconds += e.Dur.Seconds()
+		c.CollectedBytes += e.Bytes
+	case pool.EventOOMRetry:
+		c.OOMRetry++
+	case pool.EventOOM:
+		c.OOM++
+	}
+}
+
+// Snapshot is what Metrics publish: every device pool's figures, in
+// device order.
+type Snapshot struct {
+	Devices []Figures `json:"devices"`
+}
+
+// Metrics gathers the figures of a set of pools, for expvar or any other
+// exporter. It counts pool events from NewMetrics on (a subscriber that
+// costs a few nanoseconds on the pools' slow paths and nothing on a
+// cached allocation) and reads the pools' Stats only when Snapshot is
+// called, so between scrapes the pools pay nothing.
+type Metrics struct {
+	list        func() []pool.Pool
+	unsubscribe func()
+
+	mu     sync.Mutex
+	counts map[int]*EventCounts
+}
+
+// NewMetrics returns Metrics over the pools list returns when read; list
+// is called on every Snapshot, so pools made later are included. Close
+// stops the counting.
+func NewMetrics(list func() []pool.Pool) *Metrics {
+	m := &Metrics{list: list, counts: map[int]*EventCounts{}}
+	m.unsubscribe = pool.Subscribe(m.count)
+	return m
+}
+
+func (m *Metrics) count(e pool.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.counts[e.Device]
+	if c == nil {
+		c = &EventCounts{}
+		m.counts[e.Device] = c
+	}
+	c.add(e)
+}
+
+// Close stops counting events; Snapshot still reads the pools.
+func (m *Metrics) Close() { m.unsubscribe() }
+
+// Snapshot reads every pool's figures now.
+func (m *Metrics) Snapshot() Snapshot {
+	pools := m.list()
+	s := Snapshot{Devices: make([]Figures, 0, len(pools))}
+	for _, p := range pools {
+		// Stats before the lock: it sums the pool's per-stream state and
+		// events should not wait for it.
+		f := FiguresOf(p)
+		m.mu.Lock()
+		if c := m.counts[f.Device]; c != nil {
+			f.Events = *c
+		}
+		m.mu.Unlock()
+		s.Devices = append(s.Devices, f)
+	}
+	slices.SortStableFunc(s.Devices, func(a, b Figures) int { return a.Device - b.Device })
+	return s
+}
+
+// FiguresOf reads p's Stats into Figures (Events left zero).
+func FiguresOf(p pool.Pool) Figures {
+	st := p.Stats()
+	return Figures{
+		Device: p.Device().Ordinal(), Pool: p.Name(),
+		LiveBytes: st.Live, RequestedBytes: st.Requested, LivePeakBytes: st.LivePeak,
+		ReservedBytes: st.Reserved, ReservedPeakBytes: st.ReservedPeak, CachedBytes: st.Cached(),
+		Allocs: st.Allocs, Frees: st.Frees, Hits: st.Hits, Misses: st.Misses, HitRate: st.HitRate(),
+		DriverAllocs: st.DriverAllocs, DriverFrees: st.DriverFrees, ReclaimedBytes: st.Reclaimed,
+		SoftLimitBytes: st.SoftLimit, HardLimitBytes: st.HardLimit,
+	}
+}
+
+// publishMu makes Publish's check and publication one step.
+var publishMu sync.Mutex
+
+// Var is the Metrics as an expvar.Var: a Func, so the figures are read
+// when /debug/vars is fetched and never in between.
+func (m *Metrics) Var() expvar.Var {
+	return expvar.Func(func() any { return m.Snapshot() })
+}
+
+// Publish publishes the Metrics in expvar under name (net/http's
+// /debug/vars serves them once expvar is imported). expvar names are
+// process-wide and cannot be taken back, so a name already published is
+// an error rather than expvar's panic.
+func (m *Metrics) Publish(name string) error {
+	publishMu.Lock()
+	defer publishMu.Unlock()
+	if expvar.Get(name) != nil {
+		return fmt.Errorf("observe: expvar name %q is already published; pick another", name)
+	}
+	expvar.Publish(name, m.Var())
+	return nil
+}
