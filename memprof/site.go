@@ -106,14 +106,14 @@ func WriteReport(w io.Writer, o ReportOptions) error {
 		state = "off (GOCUDA_DEBUG=leaks or memprof.Enable() turns it on)"
 	}
 	fmt.Fprintf(ew, "Live device memory by allocation site, leak tracing %s\n", state)
-	fmt.Fprintf(ew, "%d buffers, %s (%d bytes) at %d sites\n", n, humanize.IBytes(bytes), bytes, len(live))
+	fmt.Fprintf(ew, "%s, %s (%d bytes) at %s\n", plural(n, "buffer"), humanize.IBytes(bytes), bytes, plural(uint64(len(live)), "site"))
 	for i, s := range live {
 		if o.MaxSites > 0 && i == o.MaxSites {
 			fmt.Fprintf(ew, "\n... %d more sites\n", len(live)-i)
 			break
 		}
-		fmt.Fprintf(ew, "\n%s in %d buffers (%s requested) on device %d, allocated at\n",
-			humanize.IBytes(s.LiveBytes), s.Live, humanize.IBytes(s.LiveRequested), s.Device)
+		fmt.Fprintf(ew, "\n%s in %s (%s requested) on device %d, allocated at\n",
+			humanize.IBytes(s.LiveBytes), plural(s.Live, "buffer"), humanize.IBytes(s.LiveRequested), s.Device)
 		frames := s.Frames()
 		if !o.AllFrames {
 			user := s.UserFrames()
@@ -147,4 +147,11 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
+}
+
+func plural(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -19,12 +19,12 @@ import (
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "[flags]", "Times cached allocate+free pairs through each pool on this machine's backend:\none goroutine over sizes, then several goroutines each on its own stream.", stderr)
+	fs := newFlags("bench", "[flags]", "Times cached allocate+free pairs through each pool on this machine's backend:\none goroutine over sizes, then several goroutines each on its own stream.", stdout)
 	pools := fs.String("pool", "all", "pool to time, or all (comma-separated list allowed)")
 	sizes := fs.String("sizes", "512B,64KiB,1MiB,16MiB,64MiB", "sizes for the one-goroutine table")
 	gor := fs.String("goroutines", "1,2,4,8,16", "goroutine counts for the throughput table (1 MiB pairs)")
 	dur := fs.Duration("time", 300*time.Millisecond, "how long to time each cell")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -20,8 +20,8 @@ import (
 )
 
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("doctor", "", "Shows the CUDA driver, each GPU with its memory, compute capability and the\nfeatures gocuda uses, the backend chosen, and every GOCUDA_ variable as parsed.\nOn a machine without a GPU it says so and exits 0.", stderr)
-	if err := fs.Parse(args); err != nil {
+	fs := newFlags("doctor", "", "Shows the CUDA driver, each GPU with its memory, compute capability and the\nfeatures gocuda uses, the backend chosen, and every GOCUDA_ variable as parsed.\nOn a machine without a GPU it says so and exits 0.", stdout)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

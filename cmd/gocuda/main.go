@@ -1,10 +1,12 @@
 // Command gocuda inspects and exercises gocuda on this machine.
 //
 //	gocuda doctor            driver, devices, features, backend and knobs
+//	gocuda status            PoolStatus, after an optional warm-up
 //	gocuda replay TRACE...   run recorded allocation traces through the pools
 //	gocuda bench             time allocate+free pairs through each pool
 //
-// Run "gocuda COMMAND --help" for a command's flags.
+// Run "gocuda COMMAND --help" for a command's flags. A mistyped command or
+// flag is answered with the nearest one and the help to run.
 package main
 
 import (
@@ -29,6 +31,7 @@ func commands() map[string]command {
 		"bench":  {"time cached allocate+free pairs through each pool, one goroutine and many", runBench},
 		"doctor": {"show the driver, devices and features, the backend chosen and every GOCUDA_ knob as parsed", runDoctor},
 		"replay": {"replay recorded allocation traces through the memory pools and compare them", runReplay},
+		"status": {"show each device's memory and pool usage (PoolStatus), after an optional warm-up", runStatus},
 	}
 }
 
@@ -59,9 +62,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
-	cmd, ok := commands()[name]
+	cmds := commands()
+	cmd, ok := cmds[name]
 	if !ok {
-		fmt.Fprintf(stderr, "gocuda: unknown command %q\n\n", name)
+		names := make([]string, 0, len(cmds))
+		for n := range cmds {
+			names = append(names, n)
+		}
+		fmt.Fprintf(stderr, "gocuda: unknown command %q%s\n\n", name, withHelp(didYouMean(name, names, ""), "gocuda --help", ""))
 		usage(stderr)
 		return 2
 	}
@@ -71,12 +79,67 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "gocuda %s: %v\n", name, err)
 		var ue usageError
-		if errors.As(err, &ue) {
+		if errors.As(err, &ue) || isFlagError(err) {
+			if !strings.Contains(err.Error(), "--help") {
+				fmt.Fprintf(stderr, "run \"gocuda %s --help\" for its flags and arguments\n", name)
+			}
 			return 2
 		}
 		return 1
 	}
 	return 0
+}
+
+// isFlagError recognises the flag package's parse errors, from commands
+// that parse their own flags (replay).
+func isFlagError(err error) bool {
+	m := err.Error()
+	return strings.HasPrefix(m, "flag provided but not defined") || strings.HasPrefix(m, "invalid value ") ||
+		strings.HasPrefix(m, "invalid boolean ") || strings.HasPrefix(m, "bad flag syntax") || strings.HasPrefix(m, "flag needs an argument")
+}
+
+// didYouMean returns `; did you mean "X"?` for the candidate nearest to
+// typed (prefix added to both, as in "--"), or "" when none is near: at
+// most a third of the word's letters changed, swapped, added or dropped.
+func didYouMean(typed string, candidates []string, prefix string) string {
+	best, bestD := "", len(typed)/3+1
+	sort.Strings(candidates)
+	for _, c := range candidates {
+		if d := editDistance(typed, c); d < bestD || (best == "" && strings.HasPrefix(c, typed) && typed != "") {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", prefix+best)
+}
+
+// editDistance is the optimal-string-alignment distance: insertions,
+// deletions, substitutions and swaps of neighbours each count one, so
+// "stauts" is one step from "status".
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 // usageError is a mistake in how the command was typed (exit code 2).
@@ -86,21 +149,65 @@ func (e usageError) Error() string { return e.msg }
 
 func usageErrorf(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
-// newFlags makes a command's flag set with a usage text naming the command.
-func newFlags(name, args, summary string, stderr io.Writer) *flag.FlagSet {
+// flags is a command's flag set that answers --help on stdout and turns
+// parse errors into usage errors naming the nearest flag.
+type flags struct {
+	*flag.FlagSet
+	name, args, summary string
+	stdout              io.Writer
+}
+
+// newFlags makes a command's flag set. Help goes to stdout (it was asked
+// for); errors come back from parse for run to print.
+func newFlags(name, args, summary string, stdout io.Writer) *flags {
 	fs := flag.NewFlagSet("gocuda "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: gocuda %s %s\n\n%s\n", name, args, summary)
-		var b strings.Builder
-		fs.SetOutput(&b)
-		fs.PrintDefaults()
-		fs.SetOutput(stderr)
-		if b.Len() > 0 {
-			fmt.Fprintf(stderr, "\nFlags:\n%s", b.String())
-		}
+	// The flag package prints its own error and the usage on a bad flag;
+	// parse reports it instead, with a suggestion.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flags{FlagSet: fs, name: name, args: args, summary: summary, stdout: stdout}
+}
+
+func (f *flags) usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: gocuda %s %s\n\n%s\n", f.name, f.args, f.summary)
+	var b strings.Builder
+	f.SetOutput(&b)
+	f.PrintDefaults()
+	f.SetOutput(io.Discard)
+	if b.Len() > 0 {
+		fmt.Fprintf(w, "\nFlags:\n%s", b.String())
 	}
-	return fs
+}
+
+// parse parses args. --help prints the usage to stdout and returns
+// flag.ErrHelp (exit 0); a mistake returns a usageError saying what to
+// type instead.
+func (f *flags) parse(args []string) error {
+	err := f.Parse(args)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		f.usage(f.stdout)
+		return err
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		name = strings.TrimPrefix(name, "-")
+		var known []string
+		f.VisitAll(func(fl *flag.Flag) { known = append(known, fl.Name) })
+		return usageErrorf("unknown flag %q%s", "--"+name, withHelp(didYouMean(name, known, "--"), "gocuda "+f.name+" --help", " for its flags"))
+	}
+	return usageErrorf("%s", msg+withHelp("", "gocuda "+f.name+" --help", " for its flags"))
+}
+
+// withHelp ends a message with a suggestion, if any, and the help to run:
+// `; did you mean "status"? run "gocuda --help"`.
+func withHelp(suggestion, help, what string) string {
+	if suggestion == "" {
+		return fmt.Sprintf("; run %q%s", help, what)
+	}
+	return fmt.Sprintf("%s run %q%s", suggestion, help, what)
 }
 
 func main() {
