@@ -109,7 +109,7 @@ func WriteReport(w io.Writer, o ReportOptions) error {
 	fmt.Fprintf(ew, "%s, %s (%d bytes) at %s\n", plural(n, "buffer"), humanize.IBytes(bytes), bytes, plural(uint64(len(live)), "site"))
 	for i, s := range live {
 		if o.MaxSites > 0 && i == o.MaxSites {
-			fmt.Fprintf(ew, "\n... %d more sites\n", len(live)-i)
+			fmt.Fprintf(ew, "\n... %s\n", plural(uint64(len(live)-i), "more site"))
 			break
 		}
 		fmt.Fprintf(ew, "\n%s in %s (%s requested) on device %d, allocated at\n",
@@ -124,7 +124,7 @@ func WriteReport(w io.Writer, o ReportOptions) error {
 		}
 		for j, f := range frames {
 			if j == o.Depth {
-				fmt.Fprintf(ew, "    ... %d more frames\n", len(frames)-j)
+				fmt.Fprintf(ew, "    ... %s\n", plural(uint64(len(frames)-j), "more frame"))
 				break
 			}
 			fmt.Fprintf(ew, "    %s\n        %s:%d\n", f.Function, f.File, f.Line)
