@@ -3,6 +3,7 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
@@ -35,7 +36,7 @@ type target struct {
 	cu  *cudabackend.Device // the CUDA backend, or
 	cs  *cuda.Stream
 	sms int
-	hs  *host.Stream // the host backend
+	hs  hostStream // the host backend (hs.Stream is nil on CUDA)
 }
 
 func (t *target) errorf(format string, args ...any) error {
@@ -49,11 +50,32 @@ func opErrorf(op string, dt DType, format string, args ...any) error {
 	return fmt.Errorf("kernels: "+op+" "+dt.String()+": "+format, args...)
 }
 
-// ptrArg is a pointer argument and its name, for messages.
+// ptrArg is a pointer argument and its name, for messages and for the
+// host backend's stream checker, which learns from the name whether the
+// operation writes the memory (see writes).
 type ptrArg struct {
 	name string
 	p    backend.Ptr
 }
+
+// writes reports whether operation op writes its pointer argument called
+// name. Every host launch declares its pointer arguments to the stream
+// checker through prepare and checkPtr, so a new kernel is checked with no
+// extra code as long as it names what it writes dst (or dst…, dx, loss,
+// out), or is listed in inOut. A written argument declared as read would
+// hide races; a read one declared as written would report reads on two
+// streams, which are fine, as races.
+func writes(op, name string) bool {
+	switch name {
+	case "dst", "dx", "loss", "out":
+		return true
+	}
+	return strings.HasPrefix(name, "dst") || inOut[op] == name
+}
+
+// inOut names the argument an operation updates in place when it is not
+// called dst: y = alpha*x + y.
+var inOut = map[string]string{"Axpy": "y"}
 
 // prepare checks an operation's arguments and resolves its device and
 // stream. Pointers are checked only when n > 0: an empty array may have a
@@ -75,6 +97,9 @@ func prepare(op string, types dtypeSet, dt DType, dev backend.Device, s backend.
 	if n == 0 {
 		return t, nil
 	}
+	if t.hs.checking {
+		t.hs.n = uint64(n) * uint64(dt.Size()) // what checkPtr declares
+	}
 	for _, a := range ptrs {
 		if err := t.checkPtr(a); err != nil {
 			return t, err
@@ -86,7 +111,19 @@ func prepare(op string, types dtypeSet, dt DType, dev backend.Device, s backend.
 // maxBytes bounds an operation's bytes so that n*size never overflows.
 const maxBytes = 1 << 62
 
+// checkPtr checks that a pointer argument is not nil and is aligned.
+//
+// With the stream checker on it also declares the argument, as n elements
+// (prepare's n): exact for elementwise operations. An argument checked
+// after prepare (a matrix of an operation whose n is its row count) is
+// declared as n elements too, no more than it has, so the checker may miss
+// a race past them but reports none falsely. An argument given to prepare
+// that is shorter than n elements (one value a row) must be given its
+// length with span, or the checker may report races on the bytes after it.
 func (t *target) checkPtr(a ptrArg) error {
+	if t.hs.checking {
+		t.hs.declare(host.Access{Ptr: a.p, Bytes: t.hs.n, Write: writes(t.op, a.name)})
+	}
 	if a.p == 0 {
 		return t.errorf("pointer %s is nil: %w", a.name, backend.ErrInvalidValue)
 	}
@@ -95,6 +132,16 @@ func (t *target) checkPtr(a ptrArg) error {
 			a.name, uintptr(a.p), size, t.dt, backend.ErrInvalidValue)
 	}
 	return nil
+}
+
+// span declares to the stream checker that the argument named name (at p)
+// spans bytes bytes, replacing what prepare or checkPtr declared for it;
+// for arguments that are not n elements long (a row vector, one value a
+// row, int32 labels).
+func (t *target) span(name string, p backend.Ptr, bytes uint64) {
+	if t.hs.checking {
+		t.hs.replace(p, host.Access{Ptr: p, Bytes: bytes, Write: writes(t.op, name)})
+	}
 }
 
 // resolve finds the backend of dev and checks that s is one of its streams.
@@ -120,7 +167,13 @@ func (t *target) resolve(dev backend.Device, s backend.Stream) error {
 		if !ok || hs == nil || hs.Device() != dev {
 			return t.errorf("stream %T is not a stream of host device %d: %w", s, d.Ordinal(), backend.ErrInvalidValue)
 		}
-		t.hs = hs
+		t.hs = hostStream{Stream: hs, checking: hs.Checking()}
+		if t.hs.checking {
+			t.hs.name = t.op
+			if t.dt != 0 {
+				t.hs.name += " " + t.dt.String()
+			}
+		}
 	default:
 		return t.errorf("device %T is of a backend kernels has no kernels for (it has them for the cuda and host backends): %w",
 			dev, backend.ErrNotSupported)

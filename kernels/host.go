@@ -3,10 +3,12 @@ package kernels
 import (
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/host"
 )
 
 // The host backend's kernels: the same operations in Go over views of the
@@ -16,6 +18,41 @@ import (
 // goroutines inside the queued function; reductions split at fixed chunk
 // boundaries and combine the chunks in order, so their results do not
 // depend on the number of CPUs.
+
+// hostStream is a host stream and, when the stream checker is on, the
+// memory the operation being prepared touches: the one path every host
+// launch takes (prepare, then t.enqueue), so that every kernel tells the
+// checker what it reads and writes.
+type hostStream struct {
+	*host.Stream
+	checking bool   // the stream checker was on at resolve
+	name     string // "Add float32", for reports
+	n        uint64 // bytes of prepare's n elements
+	acc      []host.Access
+}
+
+func (h *hostStream) declare(a host.Access) {
+	if a.Bytes > 0 && a.Ptr != 0 {
+		h.acc = append(h.acc, a)
+	}
+}
+
+// replace drops what was declared at p and declares a instead.
+func (h *hostStream) replace(p backend.Ptr, a host.Access) {
+	h.acc = slices.DeleteFunc(h.acc, func(x host.Access) bool { return x.Ptr == p })
+	h.declare(a)
+}
+
+// Enqueue queues a host kernel. An operation that writes none of its
+// arguments hands its result to the host (a reduction), whose caller
+// waits for it: the checker orders later work after it.
+func (h *hostStream) Enqueue(fn func()) error {
+	if !h.checking {
+		return h.Stream.Enqueue(fn)
+	}
+	writes := slices.ContainsFunc(h.acc, func(a host.Access) bool { return a.Write })
+	return h.Stream.EnqueueAccess(h.name, h.acc, len(h.acc) > 0 && !writes, fn)
+}
 
 // grain is the elements one goroutine takes at least, and the chunk of a
 // host reduction.
