@@ -99,6 +99,9 @@ type Input struct {
 	// means there was none.
 	SinceLast, LastDur time.Duration
 	LastFreed          uint64
+	// LiveAfterLast is Live as the previous collection left it: with
+	// SinceLast it gives the rate live bytes grow at (see Imminent).
+	LiveAfterLast uint64
 	// InFlight: a background collection is running now; Now then means
 	// waiting for it rather than starting another.
 	InFlight bool
@@ -143,7 +146,9 @@ func (in Input) Allowed() float64 {
 // the previous early collection started is long enough that its duration
 // is within the allowed share (so over any run, early collection time is
 // at most MaxBudgetFactor*Budget of run time, plus one collection), and
-// waits for the collection itself only from NowPressure.
+// waits for the collection itself only from NowPressure. One exception to
+// the spacing: from NowPressure, a collection the out-of-memory path would
+// run before the budget allows one anyway (see Imminent) runs now.
 func Decide(in Input) Action {
 	p := in.Pressure()
 	if p < MinPressure {
@@ -162,11 +167,52 @@ func Decide(in Input) Action {
 	// within the allowed share of the time since it started. Using the
 	// real duration (not a smoothed one, as CUDA.jl does) is what makes
 	// the bound above hold for every run, not only on average.
-	if in.LastDur > 0 && float64(in.LastDur) > in.Allowed()*float64(in.SinceLast) {
+	if !in.Within() {
+		if p >= NowPressure && in.Imminent() {
+			return Now
+		}
 		return Skip
 	}
 	if p >= NowPressure {
 		return Now
 	}
 	return Background
+}
+
+// Within reports whether the budget allows a collection now: there was
+// none before, or the previous one's duration is within the allowed share
+// of the time since it started.
+func (in Input) Within() bool {
+	return in.LastDur <= 0 || float64(in.LastDur) <= in.Allowed()*float64(in.SinceLast)
+}
+
+// Imminent reports whether, at the rate live bytes grew since the last
+// collection, the limit will be reached before the budget allows the next
+// early collection. The out-of-memory path would then collect anyway, and
+// dearer: it first fails an allocation and gives the whole cache back,
+// and on a GPU each block it gives back waits for its stream. Collecting
+// now instead replaces that collection rather than adding one, so it is
+// not charged to the budget (Stats counts it apart, as Imminent). Decide
+// asks only from NowPressure, where the forecast is shortest and so
+// likeliest right.
+func (in Input) Imminent() bool {
+	if in.LastDur <= 0 || in.SinceLast <= 0 || in.Live <= in.LiveAfterLast || in.Limit == 0 {
+		return false
+	}
+	grown := float64(in.Live - in.LiveAfterLast)
+	headroom := float64(in.Limit) - float64(in.Live) - float64(in.Request)
+	if headroom <= 0 {
+		return true
+	}
+	// Not before the garbage made since the last collection is at least
+	// what room is left, that is, half the room the last collection left
+	// is used: so that each such collection frees at least half of what
+	// the out-of-memory one would, and a program that sits just under the
+	// limit does not collect at every look.
+	if grown < headroom {
+		return false
+	}
+	toLimit := headroom / (grown / in.SinceLast.Seconds())
+	wait := in.LastDur.Seconds()/in.Allowed() - in.SinceLast.Seconds()
+	return toLimit < wait
 }

@@ -62,6 +62,10 @@ type Pool struct {
 	// It is written on the slow path only, so the load that every Alloc
 	// does stays in a shared cache line.
 	watch atomic.Uint64
+	// nowLine is NowPressure of the limit, for look's first test; ticks
+	// counts allocations above it (see sampleEvery).
+	nowLine atomic.Uint64
+	ticks   atomic.Uint32
 
 	dev  backend.Device
 	opts Options
@@ -74,6 +78,7 @@ type Pool struct {
 	lastStart time.Time // the last collection (early or out of memory)
 	lastDur   time.Duration
 	lastFreed uint64
+	lastLive  uint64      // live bytes as the last collection left them
 	running   *collection // the collection in progress, nil if none
 
 	// oomMu makes one goroutine at a time climb the out-of-memory ladder;
@@ -128,7 +133,7 @@ func Wrap(p pool.Pool, o Options) (*Pool, error) {
 	if w.opts.Early {
 		w.mu.Lock()
 		w.refreshLimit(time.Now(), w.src.Reserved())
-		w.watch.Store(w.zoneStart())
+		w.setWatch(w.zoneStart())
 		w.mu.Unlock()
 	}
 	return w, nil
@@ -222,7 +227,27 @@ func (w *Pool) refreshLimit(now time.Time, reserved uint64) {
 	}
 	w.limit = EffectiveLimit(w.src.Limits(), reserved, w.dev)
 	w.limitAt = now
+	w.nowLine.Store(uint64(NowPressure * float64(w.limit)))
 }
+
+// setWatch sets where Alloc next looks: at reserved level v, or, once
+// reserved is past NowPressure of the limit, at every allocation (sampled,
+// see look). There a caching pool stops growing: it sits at the limit and
+// serves allocations from blocks that collections gave back until they
+// run out, so growth no longer tells when garbage builds up; only live
+// bytes do, and those take a look to read. The caller holds mu.
+func (w *Pool) setWatch(v uint64) {
+	if line := w.nowLine.Load(); w.src.Reserved() >= line && line > 0 {
+		v = line - 1
+	}
+	w.watch.Store(v)
+}
+
+// sampleEvery: above NowPressure, one allocation in this many looks. A
+// look costs a clock read, a lock and the pool's Stats (a few hundred
+// nanoseconds); one in 8 keeps that to tens of nanoseconds an allocation,
+// and a training step makes far more than 8 allocations per collection.
+const sampleEvery = 8
 
 // EffectiveLimit is the limit pressure is measured against: the smallest
 // of the hard limit (else the soft limit) and what the device can give,
@@ -255,6 +280,12 @@ const lookStep = 1024
 //
 //go:noinline
 func (w *Pool) look(size uint64) {
+	// Near the limit every allocation comes here (see setWatch); most
+	// leave at once. The counter is written only there, so allocations far
+	// from the limit never touch it.
+	if w.src.Reserved() >= w.nowLine.Load() && w.ticks.Add(1)%sampleEvery != 0 {
+		return
+	}
 	if !w.mu.TryLock() {
 		return // another goroutine is deciding for everyone
 	}
@@ -264,19 +295,26 @@ func (w *Pool) look(size uint64) {
 	in := Input{Request: size, Limit: w.limit, Budget: w.opts.Budget, InFlight: w.running != nil}
 	if !w.lastStart.IsZero() {
 		in.SinceLast, in.LastDur, in.LastFreed = now.Sub(w.lastStart), w.lastDur, w.lastFreed
+		in.LiveAfterLast = w.lastLive
 	}
 	// Before summing the pool's figures, the cheap test: if even the
-	// largest budget says the last collection was too recent, nothing
-	// below can decide otherwise.
+	// largest budget says the last collection was too recent, and live
+	// bytes (at most reserved) are below NowPressure so that no
+	// collection can be imminent, nothing below can decide otherwise.
 	if !in.InFlight && in.LastDur > 0 &&
-		float64(in.LastDur) > MaxBudgetFactor*in.Budget*float64(in.SinceLast) {
-		w.watch.Store(max(w.zoneStart(), r+w.limit/lookStep))
+		float64(in.LastDur) > MaxBudgetFactor*in.Budget*float64(in.SinceLast) &&
+		float64(r)+float64(size) < NowPressure*float64(in.Limit) {
+		w.setWatch(max(w.zoneStart(), r+w.limit/lookStep))
 		w.mu.Unlock()
 		return
 	}
 	in.Live = w.Pool.Stats().Live
 	act := Decide(in)
-	w.watch.Store(max(w.zoneStart(), r))
+	note := "early"
+	if act == Now && !in.InFlight && !in.Within() {
+		note = "imminent"
+	}
+	w.setWatch(max(w.zoneStart(), r))
 	switch act {
 	case Background:
 		c := w.begin(now)
@@ -284,7 +322,7 @@ func (w *Pool) look(size uint64) {
 		w.closing.Add(1)
 		go func() {
 			defer w.closing.Done()
-			w.collect(c, now, "early", false)
+			w.collect(c, now, note, false)
 		}()
 	case Now:
 		c, joined := w.running, true
@@ -298,7 +336,7 @@ func (w *Pool) look(size uint64) {
 			w.counts.waited.Add(int64(time.Since(t)))
 			return
 		}
-		w.collect(c, now, "early", true)
+		w.collect(c, now, note, true)
 	default:
 		w.mu.Unlock()
 	}
@@ -331,11 +369,10 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 		dur = end.Sub(start)
 		w.counts.waited.Add(int64(dur))
 	}
-	early := note == "early"
-	w.counts.add(early, dur, c.freed)
+	w.counts.add(note, dur, c.freed)
 
 	w.mu.Lock()
-	w.lastDur, w.lastFreed = dur, c.freed
+	w.lastDur, w.lastFreed, w.lastLive = dur, c.freed, after
 	if w.running == c {
 		w.running = nil
 	}
@@ -343,7 +380,7 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 	// (pools that cache nothing give freed memory straight back), and the
 	// next growth from there is news.
 	if w.opts.Early {
-		w.watch.Store(max(w.zoneStart(), w.src.Reserved()))
+		w.setWatch(max(w.zoneStart(), w.src.Reserved()))
 	}
 	w.mu.Unlock()
 	close(c.done)

@@ -11,18 +11,23 @@ import (
 // counts are written on slow paths only (collections and the ladder), so
 // plain shared atomics are fine.
 type counts struct {
-	early, oom        atomic.Int64
-	earlyDur, oomDur  atomic.Int64 // nanoseconds
-	waited            atomic.Int64 // nanoseconds
-	freed             atomic.Uint64
-	retries, failures atomic.Uint64
+	early, imminent, oom          atomic.Int64
+	earlyDur, imminentDur, oomDur atomic.Int64 // nanoseconds
+	waited                        atomic.Int64 // nanoseconds
+	freed                         atomic.Uint64
+	retries, failures             atomic.Uint64
 }
 
-func (c *counts) add(early bool, d time.Duration, freed uint64) {
-	if early {
+// add counts a collection by its note: "early", "imminent" or "oom".
+func (c *counts) add(note string, d time.Duration, freed uint64) {
+	switch note {
+	case "early":
 		c.early.Add(1)
 		c.earlyDur.Add(int64(d))
-	} else {
+	case "imminent":
+		c.imminent.Add(1)
+		c.imminentDur.Add(int64(d))
+	default:
 		c.oom.Add(1)
 		c.oomDur.Add(int64(d))
 	}
@@ -31,12 +36,14 @@ func (c *counts) add(early bool, d time.Duration, freed uint64) {
 
 // Stats are the pressure layer's figures for one device since Wrap.
 type Stats struct {
-	// EarlyCollections ran because of the heuristic, OOMCollections on
-	// the out-of-memory path.
-	EarlyCollections, OOMCollections int
-	// EarlyTime and OOMTime are their durations: runtime.GC's, plus the
-	// wait for cleanups when an allocation waited for them.
-	EarlyTime, OOMTime time.Duration
+	// EarlyCollections ran because the heuristic chose to, within its
+	// budget; ImminentCollections because the out-of-memory path was
+	// about to (Input.Imminent); OOMCollections on the out-of-memory path.
+	EarlyCollections, ImminentCollections, OOMCollections int
+	// EarlyTime, ImminentTime and OOMTime are their durations:
+	// runtime.GC's, plus the wait for cleanups when an allocation waited
+	// for them. The budget bounds EarlyTime.
+	EarlyTime, ImminentTime, OOMTime time.Duration
 	// Waited is how long allocations were held up by collections and the
 	// ladder; background collections do not hold anyone up.
 	Waited time.Duration
@@ -54,10 +61,12 @@ type Stats struct {
 }
 
 // Collections is all collections run.
-func (s Stats) Collections() int { return s.EarlyCollections + s.OOMCollections }
+func (s Stats) Collections() int {
+	return s.EarlyCollections + s.ImminentCollections + s.OOMCollections
+}
 
 // CollectTime is all collection time.
-func (s Stats) CollectTime() time.Duration { return s.EarlyTime + s.OOMTime }
+func (s Stats) CollectTime() time.Duration { return s.EarlyTime + s.ImminentTime + s.OOMTime }
 
 // Share is collection time as a share of run time.
 func (s Stats) Share() float64 {
@@ -77,8 +86,8 @@ func (s Stats) EarlyShare() float64 {
 }
 
 func (s Stats) String() string {
-	return fmt.Sprintf("%d collections (%d early, %d out of memory) took %v, %.2f%% of %v; waited %v; freed %s; %d out-of-memory retries, %d failures; peak reserved %s of %s",
-		s.Collections(), s.EarlyCollections, s.OOMCollections, s.CollectTime().Round(time.Microsecond), 100*s.Share(),
+	return fmt.Sprintf("%d collections (%d early, %d imminent, %d out of memory) took %v, %.2f%% of %v; waited %v; freed %s; %d out-of-memory retries, %d failures; peak reserved %s of %s",
+		s.Collections(), s.EarlyCollections, s.ImminentCollections, s.OOMCollections, s.CollectTime().Round(time.Microsecond), 100*s.Share(),
 		s.RunTime.Round(time.Millisecond), s.Waited.Round(time.Microsecond), humanize.IBytes(s.Freed),
 		s.OOMRetries, s.OOMFailures, humanize.IBytes(s.PeakReserved), humanize.IBytes(s.Limit))
 }
@@ -88,8 +97,8 @@ func (s Stats) String() string {
 func (w *Pool) PressureStats() Stats {
 	c := &w.counts
 	st := Stats{
-		EarlyCollections: int(c.early.Load()), OOMCollections: int(c.oom.Load()),
-		EarlyTime: time.Duration(c.earlyDur.Load()), OOMTime: time.Duration(c.oomDur.Load()),
+		EarlyCollections: int(c.early.Load()), ImminentCollections: int(c.imminent.Load()), OOMCollections: int(c.oom.Load()),
+		EarlyTime: time.Duration(c.earlyDur.Load()), ImminentTime: time.Duration(c.imminentDur.Load()), OOMTime: time.Duration(c.oomDur.Load()),
 		Waited: time.Duration(c.waited.Load()), Freed: c.freed.Load(),
 		OOMRetries: c.retries.Load(), OOMFailures: c.failures.Load(),
 		PeakReserved: w.Pool.Stats().ReservedPeak,

@@ -1,0 +1,5 @@
+package gcpressure
+
+// CollectForTest runs the out-of-memory path's collection: runtime.GC and
+// the wait for its cleanups.
+func CollectForTest(w *Pool) { w.collectNow() }

@@ -1,0 +1,282 @@
+package gcpressure_test
+
+import (
+	"errors"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda"
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/gcpressure"
+	"github.com/gocuda/gocuda/pool"
+	"github.com/gocuda/gocuda/pool/pooltest"
+)
+
+const mib = 1 << 20
+
+// newPool makes strategy name under hard limit hard, wrapped; a strategy
+// the backend cannot run (the driver's pool on the host) skips.
+func newPool(t testing.TB, name string, hard uint64, o gcpressure.Options) *gcpressure.Pool {
+	t.Helper()
+	inner, err := pool.New(name, pooltest.Device(t), pool.Limits{Hard: hard})
+	if errors.Is(err, backend.ErrNotSupported) {
+		t.Skipf("%s: %v", name, err)
+	}
+	require.NoError(t, err)
+	w, err := gcpressure.Wrap(inner, o)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// Whatever the test left unreachable goes back before Close
+		// checks for live blocks.
+		runtime.GC()
+		waitFrees(w)
+		assert.NoError(t, w.Close())
+	})
+	return w
+}
+
+// waitFrees waits (a bounded while) until every block of w was freed.
+func waitFrees(w *gcpressure.Pool) {
+	for i := 0; i < 1000 && w.Stats().Allocs != w.Stats().Frees; i++ {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// garbage is what a cuarray Array is to its block: a Go object whose
+// cleanup frees the block once the object is unreachable.
+type garbage struct {
+	b *pool.Block
+	_ [64]byte // a header's worth of Go memory, as an array's
+}
+
+func makeGarbage(t testing.TB, p pool.Pool, size uint64, s backend.Stream) error {
+	b, err := p.Alloc(size, s)
+	if err != nil {
+		return err
+	}
+	g := &garbage{b: b}
+	runtime.AddCleanup(g, func(b *pool.Block) { _ = p.Free(b, s) }, b)
+	return nil
+}
+
+// strategies are the pools the loops run on; the driver's pool skips
+// itself on the host.
+var strategies = []string{"split", "binned", "simple", "none", "cuda"}
+
+func TestGarbageFarBeyondTheLimitCompletes(t *testing.T) {
+	const limit, size = 64 * mib, 1 * mib
+	total := uint64(16 * limit) // sixteen times the limit, all garbage
+	if testing.Short() {
+		total = 4 * limit
+	}
+	for _, name := range strategies {
+		for _, early := range []bool{true, false} {
+			t.Run(name+"/early="+strconv.FormatBool(early), func(t *testing.T) {
+				p := newPool(t, name, limit, gcpressure.Options{Early: early})
+				s := pooltest.NewStream(t, p.Device())
+				for done := uint64(0); done < total; done += size {
+					require.NoError(t, makeGarbage(t, p, size, s), "after %s of garbage", humanize.IBytes(done))
+				}
+				st := p.PressureStats()
+				t.Log(st)
+				assert.Zero(t, st.OOMFailures)
+				if early {
+					assert.Positive(t, st.EarlyCollections, "the heuristic never collected")
+				} else {
+					assert.Zero(t, st.EarlyCollections, "collected early with early GC off")
+					assert.Positive(t, st.OOMRetries, "completed without the retry path: the loop did not reach the limit")
+					assert.Positive(t, st.OOMCollections)
+				}
+				assert.LessOrEqual(t, p.Stats().ReservedPeak, uint64(limit))
+			})
+		}
+	}
+}
+
+// fill writes a pattern that names the block i into b.
+func pattern(i int, n uint64) []byte {
+	d := make([]byte, n)
+	for j := range d {
+		d[j] = byte(i*31 + j)
+	}
+	return d
+}
+
+func TestLiveSetBeyondTheLimitFailsClearlyAndKeepsWhatIsLive(t *testing.T) {
+	const limit, size = 32 * mib, 3 * mib
+	for _, name := range strategies {
+		t.Run(name, func(t *testing.T) {
+			p := newPool(t, name, limit, gcpressure.Options{Early: true, Status: func() string { return "STATUS: pool status here" }})
+			s := pooltest.NewStream(t, p.Device())
+			var live []*pool.Block
+			defer func() {
+				for _, b := range live {
+					assert.NoError(t, p.Free(b, s))
+				}
+			}()
+			var err error
+			for i := 0; i < 2*limit/size; i++ {
+				var b *pool.Block
+				if b, err = p.Alloc(size, s); err != nil {
+					break
+				}
+				pooltest.Write(t, p.Device(), b.Ptr, pattern(i, size), s)
+				live = append(live, b)
+			}
+			require.Error(t, err, "a live set of twice the limit fitted")
+			assert.ErrorIs(t, err, backend.ErrOutOfMemory)
+			var oom *pool.OutOfMemoryError
+			require.ErrorAs(t, err, &oom)
+			assert.Equal(t, uint64(size), oom.Request)
+			msg := err.Error()
+			assert.Contains(t, msg, "3.0 MiB (3145728 bytes)", "the request")
+			assert.Contains(t, msg, "hard limit 32 MiB", "the limit")
+			assert.Contains(t, msg, "STATUS: pool status here", "the pool's status")
+
+			st := p.PressureStats()
+			assert.Equal(t, uint64(1), st.OOMFailures)
+			assert.Positive(t, st.OOMCollections, "failed without collecting")
+			// Nothing live was lost: every block still holds its bytes,
+			// and the pool still counts each one.
+			for i, b := range live {
+				assert.Equal(t, pattern(i, size), pooltest.Read(t, p.Device(), b.Ptr, size, s), "block %d", i)
+			}
+			assert.Equal(t, uint64(len(live)), p.Stats().Allocs-p.Stats().Frees)
+		})
+	}
+}
+
+func TestStatusDefaultsToThePoolsStats(t *testing.T) {
+	p := newPool(t, "split", 8*mib, gcpressure.Options{})
+	s := pooltest.NewStream(t, p.Device())
+	_, err := p.Alloc(16*mib, s)
+	require.ErrorIs(t, err, backend.ErrOutOfMemory)
+	assert.Contains(t, err.Error(), "reserved", "the status line")
+	assert.Contains(t, err.Error(), "hit rate")
+}
+
+func TestCollectionShareStaysUnderItsBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("collects on purpose for a second")
+	}
+	// The temptation: a live set at 92 % of the limit, so every look is
+	// in the zone where collections wait, and a pool that caches nothing,
+	// so every allocation grows reserved bytes and makes a look; and a Go
+	// heap of a few million pointers, so that each collection is slow.
+	const limit, size = 64 * mib, 256 << 10
+	const budget = 0.02
+	p := newPool(t, "none", limit, gcpressure.Options{Early: true, Budget: budget})
+	s := pooltest.NewStream(t, p.Device())
+	var live []*pool.Block
+	for range 92 * limit / 100 / size {
+		b, err := p.Alloc(size, s)
+		require.NoError(t, err)
+		live = append(live, b)
+	}
+	defer func() {
+		for _, b := range live {
+			assert.NoError(t, p.Free(b, s))
+		}
+	}()
+	heap := make([]*[4]int, 3<<20)
+	for i := range heap {
+		heap[i] = new([4]int)
+	}
+	start := time.Now()
+	for time.Since(start) < time.Second {
+		require.NoError(t, makeGarbage(t, p, size, s))
+	}
+	runtime.KeepAlive(heap)
+	st := p.PressureStats()
+	t.Log(st)
+	require.GreaterOrEqual(t, st.EarlyCollections, 2, "the loop did not tempt the heuristic")
+	// The bound: MaxBudgetFactor times the budget over the run, plus the
+	// one collection that a run may start with.
+	bound := gcpressure.MaxBudgetFactor*budget + float64(st.EarlyTime)/float64(st.EarlyCollections)/float64(st.RunTime)
+	assert.LessOrEqual(t, st.EarlyShare(), bound, "early collections took %v of %v", st.EarlyTime, st.RunTime)
+}
+
+func TestWrapRefusesBadOptions(t *testing.T) {
+	inner, err := pool.New("split", pooltest.Device(t), pool.Limits{})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, inner.Close()) }()
+	for _, tc := range []struct {
+		name string
+		o    gcpressure.Options
+		want string
+	}{
+		{"negative budget", gcpressure.Options{Budget: -0.1}, "Options.Budget = -0.1 is out of range; accepted: 0 (the default, 0.05) up to 0.25"},
+		{"budget above the cap", gcpressure.Options{Budget: 0.5}, "Options.Budget = 0.5"},
+		{"negative cleanup timeout", gcpressure.Options{CleanupTimeout: -time.Second}, "Options.CleanupTimeout = -1s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := gcpressure.Wrap(inner, tc.o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err = gcpressure.Wrap(nil, gcpressure.Options{})
+	assert.ErrorContains(t, err, "nil pool")
+}
+
+func TestOOMPathEmitsEvents(t *testing.T) {
+	p := newPool(t, "split", 8*mib, gcpressure.Options{})
+	s := pooltest.NewStream(t, p.Device())
+	var kinds [16]atomic.Int32
+	var notes atomic.Value
+	cancel := pool.Subscribe(func(e pool.Event) {
+		if e.Device == p.Device().Ordinal() {
+			kinds[e.Kind].Add(1)
+			if e.Kind == pool.EventCollect {
+				notes.Store(e.Note)
+			}
+		}
+	})
+	defer cancel()
+	_, err := p.Alloc(16*mib, s)
+	require.ErrorIs(t, err, backend.ErrOutOfMemory)
+	assert.Positive(t, kinds[pool.EventOOMRetry].Load())
+	assert.Positive(t, kinds[pool.EventCollect].Load())
+	assert.Equal(t, "oom", notes.Load())
+	assert.Positive(t, kinds[pool.EventOOM].Load())
+}
+
+func TestForFindsTheLayerOfTheRootPackagesPools(t *testing.T) {
+	p, err := gocuda.Pool(0)
+	require.NoError(t, err)
+	w, ok := gcpressure.For(p)
+	require.True(t, ok, "gocuda.Pool(0) is %T without the pressure layer", p)
+	c, err := gocuda.Config()
+	require.NoError(t, err)
+	assert.Equal(t, c.Pool, w.Name())
+	_, ok = gcpressure.For(w.Unwrap())
+	assert.False(t, ok)
+}
+
+func TestWaitForCleanupsCoversEveryCleanupOfTheCollection(t *testing.T) {
+	// The out-of-memory path relies on this: after its collection, every
+	// cleanup has run, however many goroutines run them and however slow
+	// each is.
+	const n = 2000
+	p := newPool(t, "split", 0, gcpressure.Options{})
+	var ran atomic.Int32
+	func() {
+		for range n {
+			g := new(garbage)
+			runtime.AddCleanup(g, func(int) {
+				if ran.Add(1)%100 == 0 {
+					time.Sleep(time.Millisecond) // some cleanups are slow
+				}
+			}, 0)
+		}
+	}()
+	gcpressure.CollectForTest(p)
+	assert.Equal(t, int32(n), ran.Load())
+}
