@@ -1,0 +1,194 @@
+package blas
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/gocuda/gocuda/backend/cudabackend"
+)
+
+// libraryNames are the cuBLAS sonames tried in order: the newest major
+// version first, then the unversioned development link.
+var libraryNames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+
+var lib struct {
+	once sync.Once
+	name string
+	err  error
+}
+
+// load opens cuBLAS once per process and resolves its entry points; the
+// result is kept.
+func load() error {
+	lib.once.Do(func() {
+		h, name, err := open(libraryNames)
+		if err != nil {
+			lib.err = err
+			return
+		}
+		if sym := cInstall(h); sym != "" {
+			lib.err = fmt.Errorf("blas: %s does not export %s; cuBLAS from CUDA 11 or newer is needed: %w", name, sym, ErrNoCUBLAS)
+			return
+		}
+		lib.name = name
+	})
+	return lib.err
+}
+
+// open tries names in order and returns the first that loads. It installs
+// nothing, so tests can try names that do not exist.
+func open(names []string) (uintptr, string, error) {
+	if !cgoAvailable() {
+		return 0, "", fmt.Errorf("blas: cuBLAS cannot be loaded: this program was built with CGO_ENABLED=0 (or for an OS without dlopen); rebuild with cgo, or use GOCUDA_BACKEND=host: %w", ErrNoCUBLAS)
+	}
+	var tried []string
+	for _, n := range names {
+		h, why := cOpen(n)
+		if h != 0 {
+			return h, n, nil
+		}
+		tried = append(tried, fmt.Sprintf("%s (%s)", n, why))
+	}
+	return 0, "", fmt.Errorf("blas: no cuBLAS library could be loaded; tried %s. Install the CUDA toolkit's cuBLAS (libcublas, e.g. the cuda-libraries or libcublas package, or pip's nvidia-cublas with its lib directory on LD_LIBRARY_PATH), or use GOCUDA_BACKEND=host: %w",
+		strings.Join(tried, ", "), ErrNoCUBLAS)
+}
+
+// Library is the cuBLAS library loaded ("libcublas.so.12"), or the error
+// that loading gave: an error wrapping ErrNoCUBLAS when there is none.
+func Library() (string, error) {
+	if err := load(); err != nil {
+		return "", err
+	}
+	return lib.name, nil
+}
+
+// handle is a device's cuBLAS handle. cuBLAS handles are costly to create
+// (cublasCreate allocates workspace on the device and takes on the order
+// of a millisecond), so each device has one for the life of the process,
+// made on first use. Its stream is set under mu for each call; stream
+// remembers the last one set so that work on one stream, the common case,
+// skips cublasSetStream.
+type handle struct {
+	dev     *cudabackend.Device
+	ctx     uintptr
+	h       uintptr
+	version int
+
+	mu     sync.Mutex
+	stream uintptr // the CUstream h was last set to; 0 (the legacy default stream) until then
+}
+
+var handles sync.Map // *cudabackend.Device → *handle
+
+// handleCreate serializes creation so that a device never gets two.
+var handleCreate sync.Mutex
+
+// handleFor returns dev's handle, loading cuBLAS and creating the handle on
+// first use.
+func handleFor(op string, dev *cudabackend.Device) (*handle, error) {
+	if v, ok := handles.Load(dev); ok {
+		return v.(*handle), nil
+	}
+	if err := load(); err != nil {
+		return nil, fmt.Errorf("blas: %s on device %d: %w", op, dev.Ordinal(), err)
+	}
+	handleCreate.Lock()
+	defer handleCreate.Unlock()
+	if v, ok := handles.Load(dev); ok {
+		return v.(*handle), nil
+	}
+	ctx := dev.Context().Handle()
+	h, version, r := cCreate(ctx)
+	if err := r.err("cublasCreate_v2", dev.Ordinal()); err != nil {
+		return nil, err
+	}
+	hd := &handle{dev: dev, ctx: ctx, h: h, version: version}
+	handles.Store(dev, hd)
+	return hd, nil
+}
+
+// Version is the cuBLAS version on dev as cuBLAS encodes it
+// (major*10000 + minor*100 + patch for cuBLAS 11 and newer, 120904 for
+// 12.9.4), creating dev's handle if it has none yet. dev must be a CUDA
+// backend device.
+func Version(dev *cudabackend.Device) (int, error) {
+	if dev == nil {
+		return 0, fmt.Errorf("blas: Version: nil device: %w", errInvalid)
+	}
+	h, err := handleFor("Version", dev)
+	if err != nil {
+		return 0, err
+	}
+	return h.version, nil
+}
+
+// call runs one cuBLAS operation on stream s with h's stream set to it.
+func (h *handle) call(s uintptr, fn func(setStream bool) cres) cres {
+	h.mu.Lock()
+	set := h.stream != s
+	r := fn(set)
+	if set && r.stage != stageStream && r.stage != stageCtx {
+		h.stream = s
+	}
+	h.mu.Unlock()
+	return r
+}
+
+// cudaGemm runs g with cuBLAS. cuBLAS is column-major, and a row-major
+// matrix read column-major is its transpose; so row-major C = op(A) op(B)
+// is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: the operands swap places (and m and
+// n with them), the transpose flags stay with their operands, and nothing
+// is copied.
+func cudaGemm(t *target, g *gemmArgs) error {
+	h, err := handleFor(t.op, t.cu)
+	if err != nil {
+		return err
+	}
+	s := t.cs.Handle()
+	ta, tb := op(g.transA), op(g.transB)
+	a, b, c := uintptr(g.a), uintptr(g.b), uintptr(g.c)
+	var r cres
+	if g.f32 {
+		r = h.call(s, func(set bool) cres {
+			return cSgemm(h.ctx, h.h, s, set, tb, ta, g.n, g.m, g.k, float32(g.alpha), b, g.ldb, a, g.lda, float32(g.beta), c, g.ldc)
+		})
+	} else {
+		r = h.call(s, func(set bool) cres {
+			return cDgemm(h.ctx, h.h, s, set, tb, ta, g.n, g.m, g.k, g.alpha, b, g.ldb, a, g.lda, g.beta, c, g.ldc)
+		})
+	}
+	return r.err(t.cublasName(), t.cu.Ordinal())
+}
+
+// cudaGemv runs v with cuBLAS. The row-major m × n A is the column-major
+// n × m Aᵀ, so A x is cuBLAS's transposed product of that matrix and Aᵀ x
+// its plain one.
+func cudaGemv(t *target, v *gemvArgs) error {
+	h, err := handleFor(t.op, t.cu)
+	if err != nil {
+		return err
+	}
+	s := t.cs.Handle()
+	tr := op(!v.trans)
+	a, x, y := uintptr(v.a), uintptr(v.x), uintptr(v.y)
+	var r cres
+	if v.f32 {
+		r = h.call(s, func(set bool) cres {
+			return cSgemv(h.ctx, h.h, s, set, tr, v.n, v.m, float32(v.alpha), a, v.lda, x, float32(v.beta), y)
+		})
+	} else {
+		r = h.call(s, func(set bool) cres {
+			return cDgemv(h.ctx, h.h, s, set, tr, v.n, v.m, v.alpha, a, v.lda, x, v.beta, y)
+		})
+	}
+	return r.err(t.cublasName(), t.cu.Ordinal())
+}
+
+// op is a cublasOperation_t: CUBLAS_OP_N = 0, CUBLAS_OP_T = 1.
+func op(trans bool) int {
+	if trans {
+		return 1
+	}
+	return 0
+}

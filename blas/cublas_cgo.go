@@ -1,0 +1,243 @@
+//go:build cgo && linux
+
+package blas
+
+/*
+#cgo linux LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+// Our own declarations of the cuBLAS and driver types we use: no CUDA
+// headers at build time. Handles are opaque pointers; Go sees them as
+// uintptr_t.
+typedef int cublasStatus_t;
+typedef void *cublasHandle_t;
+typedef int CUresult;
+typedef void *CUcontext, *CUstream;
+
+// The _v2 names are what cublas_v2.h maps the plain ones to; the plain
+// names in libcublas are the legacy API, with another calling convention.
+#define FN(ret, name, args) static ret (*p_##name) args;
+#define FUNCS \
+FN(cublasStatus_t, cublasCreate_v2, (cublasHandle_t*)) \
+FN(cublasStatus_t, cublasDestroy_v2, (cublasHandle_t)) \
+FN(cublasStatus_t, cublasGetVersion_v2, (cublasHandle_t, int*)) \
+FN(cublasStatus_t, cublasSetStream_v2, (cublasHandle_t, CUstream)) \
+FN(cublasStatus_t, cublasSetPointerMode_v2, (cublasHandle_t, int)) \
+FN(cublasStatus_t, cublasSgemm_v2, (cublasHandle_t, int, int, int, int, int, const float*, const float*, int, const float*, int, const float*, float*, int)) \
+FN(cublasStatus_t, cublasDgemm_v2, (cublasHandle_t, int, int, int, int, int, const double*, const double*, int, const double*, int, const double*, double*, int)) \
+FN(cublasStatus_t, cublasSgemv_v2, (cublasHandle_t, int, int, int, const float*, const float*, int, const float*, int, const float*, float*, int)) \
+FN(cublasStatus_t, cublasDgemv_v2, (cublasHandle_t, int, int, int, const double*, const double*, int, const double*, int, const double*, double*, int))
+FUNCS
+#undef FN
+static CUresult (*p_cuCtxGetCurrent)(CUcontext*);
+static CUresult (*p_cuCtxSetCurrent)(CUcontext);
+
+static char open_error[512];
+
+// gb_open tries one library name; on failure the loader's reason is kept
+// for gb_open_error. It installs nothing, so a test may try any name.
+static uintptr_t gb_open(const char *name) {
+	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(open_error, sizeof open_error, "%s", e ? e : "unknown dlopen error");
+	}
+	return (uintptr_t)h;
+}
+static const char *gb_open_error(void) { return open_error; }
+
+// gb_install resolves every entry point from an opened libcublas, and the
+// two context calls from the driver package cuda has already loaded (the
+// dlopen only takes another reference). It returns the name of the first
+// missing symbol, or 0.
+static const char *gb_install(uintptr_t lib) {
+	void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!cu) cu = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+	if (!cu) return "libcuda.so.1";
+	p_cuCtxGetCurrent = (CUresult (*)(CUcontext*))dlsym(cu, "cuCtxGetCurrent");
+	p_cuCtxSetCurrent = (CUresult (*)(CUcontext))dlsym(cu, "cuCtxSetCurrent");
+	if (!p_cuCtxGetCurrent) return "cuCtxGetCurrent";
+	if (!p_cuCtxSetCurrent) return "cuCtxSetCurrent";
+#define FN(ret, name, args) p_##name = (ret (*) args)dlsym((void*)lib, #name); if (!p_##name) return #name;
+	FUNCS
+#undef FN
+	return 0;
+}
+
+// The driver's current context is per OS thread, and a goroutine may move
+// between threads between any two Go statements, so each call makes the
+// device's context current inside the same C call that uses it. Package
+// cuda keeps its own thread-local note of what it made current, which it
+// trusts without asking the driver; a context we left current behind its
+// back would make its next call run in the wrong context. So we ask the
+// driver what is current (a thread-local read in the driver), switch only
+// when it differs, and switch back afterwards: every thread leaves with
+// the context it came with. A thread with none current keeps ours: cuda's
+// note on it is then either empty or already wrong whatever we do.
+typedef struct { CUcontext prev; int switched; } gb_ctx_state;
+static CUresult gb_enter(CUcontext want, gb_ctx_state *st) {
+	st->switched = 0;
+	CUresult r = p_cuCtxGetCurrent(&st->prev);
+	if (r) return r;
+	if (st->prev == want) return 0;
+	r = p_cuCtxSetCurrent(want);
+	if (r) return r;
+	st->switched = st->prev != 0;
+	return 0;
+}
+static CUresult gb_leave(gb_ctx_state *st) {
+	return st->switched ? p_cuCtxSetCurrent(st->prev) : 0;
+}
+
+// Where a call failed, for the Go side's error: the stage and its code
+// (a CUresult for the context stages, a cublasStatus_t for the others).
+enum { GB_OK, GB_CTX, GB_STREAM, GB_CALL, GB_RESTORE };
+typedef struct { int stage; int code; } gb_res;
+
+static gb_res gb_res_of(int stage, int code) { gb_res o = {code ? stage : GB_OK, code}; return o; }
+
+static gb_res gb_create(uintptr_t ctx, uintptr_t *h, int *version) {
+	gb_ctx_state st; gb_res o;
+	CUresult cr = gb_enter((CUcontext)ctx, &st);
+	if (cr) return gb_res_of(GB_CTX, cr);
+	o = gb_res_of(GB_CALL, p_cublasCreate_v2((cublasHandle_t*)h));
+	// Scalars (alpha, beta) are read from host memory: they are on the C
+	// stack of each call, and nothing has to be copied to the device.
+	if (o.stage == GB_OK) o = gb_res_of(GB_CALL, p_cublasSetPointerMode_v2((cublasHandle_t)*h, 0));
+	if (o.stage == GB_OK) o = gb_res_of(GB_CALL, p_cublasGetVersion_v2((cublasHandle_t)*h, version));
+	cr = gb_leave(&st);
+	if (o.stage == GB_OK && cr) o = gb_res_of(GB_RESTORE, cr);
+	return o;
+}
+
+// One call per operation: context, stream (only when the handle was last
+// set to another one: setStream), the operation, and the context back.
+#define GB_CALL_BODY(CALL) \
+	gb_ctx_state st; gb_res o; \
+	CUresult cr = gb_enter((CUcontext)ctx, &st); \
+	if (cr) return gb_res_of(GB_CTX, cr); \
+	o.stage = GB_OK; o.code = 0; \
+	if (setStream) o = gb_res_of(GB_STREAM, p_cublasSetStream_v2((cublasHandle_t)h, (CUstream)stream)); \
+	if (o.stage == GB_OK) o = gb_res_of(GB_CALL, CALL); \
+	cr = gb_leave(&st); \
+	if (o.stage == GB_OK && cr) o = gb_res_of(GB_RESTORE, cr); \
+	return o;
+
+static gb_res gb_sgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
+		int ta, int tb, int m, int n, int k, float alpha, uintptr_t a, int lda,
+		uintptr_t b, int ldb, float beta, uintptr_t c, int ldc) {
+	GB_CALL_BODY(p_cublasSgemm_v2((cublasHandle_t)h, ta, tb, m, n, k, &alpha,
+		(const float*)a, lda, (const float*)b, ldb, &beta, (float*)c, ldc))
+}
+static gb_res gb_dgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
+		int ta, int tb, int m, int n, int k, double alpha, uintptr_t a, int lda,
+		uintptr_t b, int ldb, double beta, uintptr_t c, int ldc) {
+	GB_CALL_BODY(p_cublasDgemm_v2((cublasHandle_t)h, ta, tb, m, n, k, &alpha,
+		(const double*)a, lda, (const double*)b, ldb, &beta, (double*)c, ldc))
+}
+static gb_res gb_sgemv(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
+		int t, int m, int n, float alpha, uintptr_t a, int lda, uintptr_t x,
+		float beta, uintptr_t y) {
+	GB_CALL_BODY(p_cublasSgemv_v2((cublasHandle_t)h, t, m, n, &alpha,
+		(const float*)a, lda, (const float*)x, 1, &beta, (float*)y, 1))
+}
+static gb_res gb_dgemv(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
+		int t, int m, int n, double alpha, uintptr_t a, int lda, uintptr_t x,
+		double beta, uintptr_t y) {
+	GB_CALL_BODY(p_cublasDgemv_v2((cublasHandle_t)h, t, m, n, &alpha,
+		(const double*)a, lda, (const double*)x, 1, &beta, (double*)y, 1))
+}
+
+// gb_bench_sgemm times calls of cublasSgemm_v2 made from a C loop, with the
+// context made current once and, with setStream, cublasSetStream_v2 before
+// each: what cuBLAS itself costs per call, for the Go benchmark to compare
+// its own path with. Returns nanoseconds, or -1 if a call failed.
+static long long gb_bench_sgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
+		int m, int n, int k, uintptr_t a, uintptr_t b, uintptr_t c, long long calls) {
+	gb_ctx_state st;
+	if (gb_enter((CUcontext)ctx, &st)) return -1;
+	if (p_cublasSetStream_v2((cublasHandle_t)h, (CUstream)stream)) { gb_leave(&st); return -1; }
+	float alpha = 1, beta = 0;
+	struct timespec t0, t1;
+	int bad = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long long i = 0; i < calls; i++) {
+		if (setStream) bad |= p_cublasSetStream_v2((cublasHandle_t)h, (CUstream)stream);
+		bad |= p_cublasSgemm_v2((cublasHandle_t)h, 0, 0, m, n, k, &alpha,
+			(const float*)a, m, (const float*)b, k, &beta, (float*)c, m);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	gb_leave(&st);
+	if (bad) return -1;
+	return (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
+}
+*/
+import "C"
+
+import "unsafe"
+
+type cu = C.uintptr_t
+
+func cgoAvailable() bool { return true }
+
+func cOpen(name string) (uintptr, string) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	h := C.gb_open(cs)
+	if h == 0 {
+		return 0, C.GoString(C.gb_open_error())
+	}
+	return uintptr(h), ""
+}
+
+func cInstall(lib uintptr) string {
+	if s := C.gb_install(cu(lib)); s != nil {
+		return C.GoString(s)
+	}
+	return ""
+}
+
+func res(o C.gb_res) cres { return cres{stage: int(o.stage), code: int(o.code)} }
+
+func b2i(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func cCreate(ctx uintptr) (uintptr, int, cres) {
+	var h C.uintptr_t
+	var v C.int
+	o := C.gb_create(cu(ctx), &h, &v)
+	return uintptr(h), int(v), res(o)
+}
+
+func cSgemm(ctx, h, s uintptr, setStream bool, ta, tb int, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int) cres {
+	return res(C.gb_sgemm(cu(ctx), cu(h), cu(s), b2i(setStream), C.int(ta), C.int(tb), C.int(m), C.int(n), C.int(k),
+		C.float(alpha), cu(a), C.int(lda), cu(b), C.int(ldb), C.float(beta), cu(c), C.int(ldc)))
+}
+
+func cDgemm(ctx, h, s uintptr, setStream bool, ta, tb int, m, n, k int, alpha float64, a uintptr, lda int, b uintptr, ldb int, beta float64, c uintptr, ldc int) cres {
+	return res(C.gb_dgemm(cu(ctx), cu(h), cu(s), b2i(setStream), C.int(ta), C.int(tb), C.int(m), C.int(n), C.int(k),
+		C.double(alpha), cu(a), C.int(lda), cu(b), C.int(ldb), C.double(beta), cu(c), C.int(ldc)))
+}
+
+func cSgemv(ctx, h, s uintptr, setStream bool, t int, m, n int, alpha float32, a uintptr, lda int, x uintptr, beta float32, y uintptr) cres {
+	return res(C.gb_sgemv(cu(ctx), cu(h), cu(s), b2i(setStream), C.int(t), C.int(m), C.int(n),
+		C.float(alpha), cu(a), C.int(lda), cu(x), C.float(beta), cu(y)))
+}
+
+func cDgemv(ctx, h, s uintptr, setStream bool, t int, m, n int, alpha float64, a uintptr, lda int, x uintptr, beta float64, y uintptr) cres {
+	return res(C.gb_dgemv(cu(ctx), cu(h), cu(s), b2i(setStream), C.int(t), C.int(m), C.int(n),
+		C.double(alpha), cu(a), C.int(lda), cu(x), C.double(beta), cu(y)))
+}
+
+func cBenchSgemm(ctx, h, s uintptr, setStream bool, m, n, k int, a, b, c uintptr, calls int64) int64 {
+	return int64(C.gb_bench_sgemm(cu(ctx), cu(h), cu(s), b2i(setStream), C.int(m), C.int(n), C.int(k),
+		cu(a), cu(b), cu(c), C.longlong(calls)))
+}

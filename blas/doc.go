@@ -1,0 +1,48 @@
+// Package blas is matrix multiply (Gemm) and matrix-vector multiply (Gemv)
+// for float32 and float64 on device memory: through NVIDIA's cuBLAS on the
+// CUDA backend and through gonum on the host backend, queued on a stream
+// like any kernel. cuarray's Gemm, MatMul and Gemv are built on it; use it
+// directly when you hold backend pointers rather than arrays.
+//
+// # Finding cuBLAS
+//
+// cuBLAS is loaded at first use with dlopen, as package cuda loads the
+// driver: no CUDA toolkit is needed to build, and a program that never
+// multiplies on a GPU never loads it. The names tried, in order, are
+// libcublas.so.13, libcublas.so.12, libcublas.so.11 and libcublas.so, so
+// the loader's usual search applies (ldconfig's cache, LD_LIBRARY_PATH,
+// which is how a pip-installed nvidia-cublas is found). When none loads,
+// every GPU operation returns an error wrapping ErrNoCUBLAS that lists
+// each name with the loader's reason and says what to install; the host
+// backend (GOCUDA_BACKEND=host) needs no cuBLAS. Library reports which one
+// was loaded, Version the cuBLAS version.
+//
+// Each device gets one cuBLAS handle for the life of the process (cuBLAS
+// handles allocate device workspace and are slow to create). Calls set the
+// handle's stream under a lock, and skip that when the stream is the one
+// set last. Every call makes the device's primary context current inside
+// the same C call and gives the thread back its previous context after,
+// so goroutines need not lock OS threads, and package cuda's note of each
+// thread's current context stays true.
+//
+// # Row-major
+//
+// Matrices are row-major, as Go's [][]T and cuarray arrays are: element
+// (i, j) of a matrix with leading dimension ld is at i*ld + j. cuBLAS is
+// column-major, and a row-major matrix read column-major is its transpose;
+// so C = op(A)·op(B) is computed as Cᵀ = op(B)ᵀ·op(A)ᵀ, which swaps the
+// operands and m with n, and copies nothing. gonum is row-major already.
+//
+// # Example
+//
+// C (2 × 2) = A (2 × 3) · B (3 × 2) on device 0's stream s, with a, b, c
+// device pointers holding the row-major matrices:
+//
+//	err := blas.Gemm[float32](dev, s, false, false, 2, 2, 3,
+//		1, a, 3, // alpha, A and its leading dimension (3 columns)
+//		b, 2, // B, 2 columns
+//		0, c, 2) // beta, C, 2 columns
+//
+// The call returns once the product is queued; a copy to the host on the
+// same stream (dev.CopyDtoH) waits for it.
+package blas

@@ -1,0 +1,99 @@
+package blas
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/cuda"
+)
+
+func TestBogusLibraryNameIsAClearError(t *testing.T) {
+	_, _, err := open([]string{"libcublas-gocuda-bogus.so.99", "libcublas-gocuda-bogus.so"})
+	require.ErrorIs(t, err, ErrNoCUBLAS)
+	msg := err.Error()
+	if cgoAvailable() {
+		assert.Contains(t, msg, "tried libcublas-gocuda-bogus.so.99 (")
+		assert.Contains(t, msg, ", libcublas-gocuda-bogus.so (")
+		assert.Contains(t, msg, "Install the CUDA toolkit's cuBLAS")
+	} else {
+		assert.Contains(t, msg, "CGO_ENABLED=0")
+	}
+	assert.Contains(t, msg, "GOCUDA_BACKEND=host")
+}
+
+// gpu returns device 0 of the CUDA backend, or skips without one.
+func gpu(t testing.TB) *cudabackend.Device {
+	t.Helper()
+	b, err := cudabackend.Open()
+	if err != nil {
+		if os.Getenv("GOCUDA_BACKEND") == "cuda" {
+			t.Fatalf("GOCUDA_BACKEND=cuda but the CUDA backend cannot be used: %v", err)
+		}
+		t.Skipf("no GPU: %v", err)
+	}
+	d, err := b.Device(0)
+	require.NoError(t, err)
+	return d.(*cudabackend.Device)
+}
+
+// TestCUBLASLoads is the dlopen path on a GPU machine: a library from the
+// list loads, every entry point resolves, and a handle reports a version.
+func TestCUBLASLoads(t *testing.T) {
+	dev := gpu(t)
+	name, err := Library()
+	require.NoError(t, err, "a GPU machine without cuBLAS: the message says what to install")
+	assert.Contains(t, libraryNames, name)
+	v, err := Version(dev)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, v, 110000, "cuBLAS 11 or newer encodes its version as major*10000+minor*100+patch")
+	t.Logf("%s, cuBLAS version %d", name, v)
+}
+
+// TestContextRestored checks that a cuBLAS call on one device leaves the
+// calling thread's current context as it found it, so package cuda's
+// per-thread note of it stays true. It needs two devices.
+func TestContextRestored(t *testing.T) {
+	d0 := gpu(t)
+	b, _ := cudabackend.Open()
+	if b.DeviceCount() < 2 {
+		t.Skip("needs two GPUs")
+	}
+	d1v, err := b.Device(1)
+	require.NoError(t, err)
+	d1 := d1v.(*cudabackend.Device)
+	s1, err := d1.NewStream()
+	require.NoError(t, err)
+	defer s1.Destroy()
+	p, err := d1.Alloc(64)
+	require.NoError(t, err)
+	defer d1.Free(p)
+
+	runtime.LockOSThread() // one thread for the whole check
+	defer runtime.UnlockOSThread()
+	_, err = d0.Context().CurrentDevice() // makes device 0's context current here
+	require.NoError(t, err)
+	require.NoError(t, Gemm[float32](d1, s1, false, false, 2, 2, 2, 1, p, 2, p, 2, 0, p+32, 2))
+	cur, err := cuda.RawCtxGetCurrent()
+	require.NoError(t, err)
+	assert.Equal(t, d0.Context().Handle(), cur, "the thread's context after a cuBLAS call on device 1")
+	require.NoError(t, s1.Synchronize())
+}
+
+func TestErrorMatchesStatusAndBackendSentinels(t *testing.T) {
+	e := &Error{Op: "cublasSgemm_v2", Device: 1, Status: StatusAllocFailed}
+	assert.ErrorIs(t, e, StatusAllocFailed)
+	assert.NotErrorIs(t, e, StatusInvalidValue)
+	assert.True(t, errors.Is(e, backend.ErrOutOfMemory))
+	assert.Equal(t, "blas: cublasSgemm_v2 on device 1: CUBLAS_STATUS_ALLOC_FAILED (3)", e.Error())
+	r := cres{stage: stageStream, code: int(StatusInvalidValue)}
+	assert.ErrorIs(t, r.err("cublasDgemm_v2", 0), errInvalid)
+	assert.Contains(t, r.err("cublasDgemm_v2", 0).Error(), "cublasSetStream_v2")
+	assert.NoError(t, cres{}.err("x", 0))
+}
