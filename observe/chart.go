@@ -41,8 +41,9 @@ type ChartMark struct {
 // The picture's size: a page's width, and each panel tall enough for its
 // byte ticks to be read.
 const (
-	chartWidth       = 8 * vg.Inch
+	chartWidth       = 9 * vg.Inch
 	chartPanelHeight = 3 * vg.Inch
+	chartLegendWidth = 1.8 * vg.Inch
 )
 
 var (
@@ -62,35 +63,53 @@ var (
 )
 
 // WriteSVG draws charts as one SVG picture, a panel each, stacked, every
-// panel titled title and its chart's Title.
+// panel titled title and its chart's Title, its legend to its right.
 func WriteSVG(w io.Writer, title string, charts ...Chart) error {
 	if len(charts) == 0 {
 		return errors.New("observe: WriteSVG needs at least one chart")
 	}
 	plots := make([][]*plot.Plot, len(charts))
+	legends := make([]plot.Legend, len(charts))
 	for i := range charts {
-		p, err := charts[i].plot(title)
+		p, l, err := charts[i].plot(title)
 		if err != nil {
 			return err
 		}
-		plots[i] = []*plot.Plot{p}
+		plots[i], legends[i] = []*plot.Plot{p}, l
 	}
 	c := vgsvg.New(chartWidth, chartPanelHeight*vg.Length(len(charts)))
-	tiles := draw.Tiles{Rows: len(charts), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4),
-		PadLeft: vg.Points(4), PadRight: vg.Points(8), PadY: vg.Points(12)}
-	canvases := plot.Align(plots, tiles, draw.New(c))
-	for i := range plots {
-		plots[i][0].Draw(canvases[i][0])
-	}
+	drawPanels(draw.New(c), plots, legends)
 	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("observe: writing the SVG: %w", err)
 	}
 	return nil
 }
 
-func (c *Chart) plot(title string) (*plot.Plot, error) {
+// drawPanels lays the panels out on full, stacked, each legend to the
+// right of its plot.
+func drawPanels(full draw.Canvas, plots [][]*plot.Plot, legends []plot.Legend) {
+	// The legends get a strip of their own: inside the plot they would
+	// hide the lines, which start and end anywhere.
+	plotArea := draw.Crop(full, 0, -chartLegendWidth, 0, 0)
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4),
+		PadLeft: vg.Points(4), PadRight: vg.Points(8), PadY: vg.Points(12)}
+	canvases := plot.Align(plots, tiles, plotArea)
+	for i := range plots {
+		pc := canvases[i][0]
+		plots[i][0].Draw(pc)
+		lc := pc
+		lc.Min.X, lc.Max.X = plotArea.Max.X, full.Max.X
+		// Level with the top of the data area, below the panel's title.
+		lc.Max.Y -= vg.Points(18)
+		legends[i].Draw(lc)
+	}
+}
+
+func (c *Chart) plot(title string) (*plot.Plot, plot.Legend, error) {
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
 	if len(c.Live) != len(c.X) || len(c.Reserved) != len(c.X) {
-		return nil, fmt.Errorf("observe: chart %q has %d x values, %d live and %d reserved: they must be as many", c.Title, len(c.X), len(c.Live), len(c.Reserved))
+		return nil, legend, fmt.Errorf("observe: chart %q has %d x values, %d live and %d reserved: they must be as many", c.Title, len(c.X), len(c.Live), len(c.Reserved))
 	}
 	p := plot.New()
 	p.Title.Text = title
@@ -103,7 +122,6 @@ func (c *Chart) plot(title string) (*plot.Plot, error) {
 	p.X.Label.Text = c.XLabel
 	p.Y.Label.Text = "bytes"
 	p.Y.Tick.Marker = byteTicks{}
-	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
 
 	// Steps, not slopes: memory holds its value until the next sample.
@@ -118,13 +136,13 @@ func (c *Chart) plot(title string) (*plot.Plot, error) {
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return nil, fmt.Errorf("observe: chart %q, %s: %w", c.Title, s.name, err)
+			return nil, legend, fmt.Errorf("observe: chart %q, %s: %w", c.Title, s.name, err)
 		}
 		l.StepStyle = plotter.PostStep
 		l.Color = s.color
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(s.name, l)
+		legend.Add(s.name, l)
 	}
 	for _, ms := range markStyles {
 		v := &vlines{style: ms.style}
@@ -135,7 +153,7 @@ func (c *Chart) plot(title string) (*plot.Plot, error) {
 		}
 		if len(v.xs) > 0 {
 			p.Add(v)
-			p.Legend.Add(ms.label, v)
+			legend.Add(ms.label, v)
 		}
 	}
 	// Bytes start at zero, so heights compare across panels.
@@ -143,7 +161,7 @@ func (c *Chart) plot(title string) (*plot.Plot, error) {
 	if p.Y.Max <= 0 {
 		p.Y.Max = 1
 	}
-	return p, nil
+	return p, legend, nil
 }
 
 // vlines draws a vertical line across the plot at each of xs.

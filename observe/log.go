@@ -29,7 +29,8 @@ var eventMessages = [...]string{
 // Every line has the attributes event (the kind, as pool.EventKind
 // spells it), device and bytes (what the event concerns); grow, release
 // and reclaim add reserved (the device's reserved bytes after it);
-// collections add dur and reason.
+// collections add dur; an event with a note (why a collection ran) adds
+// reason.
 func EnableLog(l *slog.Logger) (stop func()) {
 	// Checked once per event rather than once here: the handler's level
 	// may change while the program runs (slog.LevelVar).

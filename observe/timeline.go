@@ -50,10 +50,12 @@ type TimelineOptions struct {
 	// without losing what they say, and the eager collector's time budget
 	// keeps them rare, so 1024 of them span a long run.
 	MarkCapacity int
-	// Interval is the sampler's period: pools' live bytes change on every
-	// allocation, but events come only on slow paths, so without a
-	// sampler the live line would move only when the pool grows. 0 means
-	// DefaultInterval; a negative Interval turns the sampler off.
+	// Interval is the sampler's period. Pools' live bytes change on every
+	// allocation, but events come only on slow paths and carry reserved
+	// bytes only, so the sampler is what reads live bytes (each tick, and
+	// just after each event). 0 means DefaultInterval; a negative Interval
+	// turns the sampler off, leaving reserved bytes and marks from events
+	// and whatever Record is given.
 	Interval time.Duration
 }
 
@@ -71,13 +73,14 @@ type Timeline struct {
 	start        time.Time // x = 0; the first Start or record
 	devices      map[int]*Series
 	last         map[int]Point     // for events from devices no pool was given for
-	byDevice     map[int]pool.Pool // the pools of the latest sampler pass
+	byDevice     map[int]pool.Pool // the pools given so far, for the event filter
 	marks        []Mark            // ring: marks[markHead] is the oldest when full
 	markHead     int
 	marksDropped uint64
 	state        int // idle, running, stopped
 
 	unsubscribe func()
+	wake        chan struct{} // events ask the sampler for a read
 	stopSampler chan struct{}
 	samplerDone chan struct{}
 }
@@ -150,9 +153,10 @@ func (t *Timeline) StartFunc(list func() []pool.Pool, onlyListed bool) error {
 		t.Observe(e)
 	})
 	if t.opt.Interval > 0 {
+		t.wake = make(chan struct{}, 1)
 		t.stopSampler = make(chan struct{})
 		t.samplerDone = make(chan struct{})
-		go t.sample(list, t.opt.Interval, t.stopSampler, t.samplerDone)
+		go t.sample(list, t.opt.Interval, t.wake, t.stopSampler, t.samplerDone)
 	}
 	return nil
 }
@@ -169,32 +173,39 @@ func (t *Timeline) setPoolsLocked(pools []pool.Pool) {
 	}
 }
 
-// sample reads every pool's figures each tick. Stats is read outside the
-// Timeline's lock: it sums the pool's per-stream state, and events
-// arriving meanwhile should not wait for it.
-func (t *Timeline) sample(list func() []pool.Pool, every time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+// sample reads every pool's figures each tick and after events. Stats is
+// read outside the Timeline's lock: it sums the pool's per-stream state,
+// and events arriving meanwhile should not wait for it.
+func (t *Timeline) sample(list func() []pool.Pool, every time.Duration, wake <-chan struct{}, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
+		final := false
 		select {
 		case <-stop:
+			// One last reading, so the record ends with the state at
+			// Stop, even if an event's wake-up was still pending.
+			final = true
+		case <-tick.C:
+		case <-wake:
+		}
+		pools := list()
+		t.mu.Lock()
+		t.setPoolsLocked(pools)
+		t.mu.Unlock()
+		for _, p := range pools {
+			st := p.Stats()
+			t.Record(Point{Time: time.Now(), Device: p.Device().Ordinal(), Live: st.Live, Reserved: st.Reserved})
+		}
+		if final {
 			return
-		case now := <-tick.C:
-			pools := list()
-			t.mu.Lock()
-			t.setPoolsLocked(pools)
-			t.mu.Unlock()
-			for _, p := range pools {
-				st := p.Stats()
-				t.Record(Point{Time: now, Device: p.Device().Ordinal(), Live: st.Live, Reserved: st.Reserved})
-			}
 		}
 	}
 }
 
-// Stop ends recording: no more events are taken and the sampler has
-// returned when Stop does. What was recorded stays readable. Stop on a
+// Stop ends recording: no more events are taken, and the sampler has
+// taken a last reading and returned when Stop does. What was recorded stays readable. Stop on a
 // Timeline never started, or already stopped, does nothing.
 func (t *Timeline) Stop() {
 	t.mu.Lock()
@@ -242,41 +253,37 @@ func (t *Timeline) recordLocked(p Point) {
 	t.last[p.Device] = p
 }
 
-// Observe records a pool event: a point for every event (reserved bytes
-// from the event, live bytes from the device's pool when the Timeline has
-// it, else as last recorded), and a mark for collections,
-// out-of-memory retries and failures. Start calls it for every event.
+// Observe records a pool event: a point (reserved bytes from the event,
+// live bytes as last sampled) and, for collections, out-of-memory retries
+// and failures, a mark. Start calls it for every event; when the sampler
+// runs, an event also wakes it, so that the live bytes after the event are
+// read at once rather than at the next tick.
+//
+// Observe never reads a pool's Stats: events come from inside the pools'
+// slow paths, some of which hold the very lock that Stats takes.
 func (t *Timeline) Observe(e pool.Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
 	t.mu.Lock()
-	p := t.byDevice[e.Device]
-	t.mu.Unlock()
-	var st pool.Stats
-	if p != nil {
-		// Events carry reserved bytes but not live ones; Stats is allowed
-		// here (pool.Subscribe) and events are slow-path only.
-		st = p.Stats()
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	last := t.last[e.Device]
-	live, reserved := last.Live, e.Reserved
-	if p != nil {
-		live = st.Live
-	}
+	reserved := e.Reserved
 	if fromAbove(e.Kind) && reserved == 0 {
 		// Collect and OOM events come from the pressure layer, above the
 		// pool, without its Source's count of reserved bytes.
 		reserved = last.Reserved
-		if p != nil {
-			reserved = st.Reserved
-		}
 	}
-	t.recordLocked(Point{Time: e.Time, Device: e.Device, Live: live, Reserved: reserved})
+	t.recordLocked(Point{Time: e.Time, Device: e.Device, Live: last.Live, Reserved: reserved})
 	if fromAbove(e.Kind) {
 		t.addMarkLocked(Mark{Time: e.Time, Device: e.Device, Kind: e.Kind, Bytes: e.Bytes, Dur: e.Dur, Note: e.Note})
+	}
+	wake := t.wake
+	t.mu.Unlock()
+	if wake != nil {
+		select {
+		case wake <- struct{}{}:
+		default: // a wake-up is already pending; one read covers both
+		}
 	}
 }
 
