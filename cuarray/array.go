@@ -12,6 +12,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/kernels"
+	"github.com/gocuda/gocuda/memprof"
 	"github.com/gocuda/gocuda/pool"
 )
 
@@ -44,8 +45,27 @@ type Array[T Elem] struct {
 	// (see buffer); nil once a is freed, so that a freed array the program
 	// still holds does not keep a recycled buffer's memory alive.
 	anchor *anchor
-	ndim   int32
-	freed  atomic.Bool
+	// sites is where a was allocated and freed, recorded by UnsafeFree
+	// only while leak tracing is on (memprof), for use-after-free errors.
+	sites *sites
+	ndim  int32
+	freed atomic.Bool
+}
+
+// sites is where an array's memory was allocated and where it was freed.
+type sites struct{ alloc, free runtime.Frame }
+
+func (s *sites) String() string {
+	if s == nil {
+		return ""
+	}
+	at := func(f runtime.Frame) string {
+		if f.File == "" {
+			return "an untraced site"
+		}
+		return fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	return fmt.Sprintf(" (allocated at %s, freed at %s)", at(s.alloc), at(s.free))
 }
 
 // shape is the array's dimensions, outermost first; callers must not
@@ -260,9 +280,26 @@ func (a *Array[T]) UnsafeFree() {
 	if a == nil || !a.freed.CompareAndSwap(false, true) {
 		return
 	}
+	if memprof.Enabled() {
+		// Off the hot path: one atomic load when tracing is off.
+		a.noteSites()
+	}
 	an := a.anchor
 	a.anchor = nil
 	a.buf.drop(an)
+}
+
+// noteSites records where a's memory was allocated (from the trace,
+// before the block may be freed) and where UnsafeFree was called.
+//
+//go:noinline
+func (a *Array[T]) noteSites() {
+	st := &sites{}
+	if a.buf.block != nil {
+		st.alloc, _ = memprof.AllocSite(a.origin.dev.Ordinal(), a.buf.block.Ptr)
+	}
+	st.free, _ = memprof.CallerSite(1) // skip noteSites; UnsafeFree is gocuda's
+	a.sites = st
 }
 
 // Freed reports whether UnsafeFree has been called on a.
@@ -274,7 +311,7 @@ func (a *Array[T]) check(op, role string) error {
 		return fmt.Errorf("cuarray: %s: %s is a nil array: %w", op, role, backend.ErrInvalidValue)
 	}
 	if a.freed.Load() {
-		return fmt.Errorf("cuarray: %s: %s %s: %w", op, role, a, ErrFreed)
+		return fmt.Errorf("cuarray: %s: %s %s%s: %w", op, role, a, a.sites, ErrFreed)
 	}
 	return nil
 }

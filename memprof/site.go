@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/dustin/go-humanize"
+
+	"github.com/gocuda/gocuda/backend"
 )
 
 // Site is one allocation stack on one device and what it holds.
@@ -154,4 +156,56 @@ func plural(n uint64, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// AllocSite returns the user's frame that allocated the live traced block
+// at p on device (see UserFrames), for messages about a buffer such as
+// cuarray's use-after-free errors. It reports false when tracing did not
+// record the block.
+func AllocSite(device int, p backend.Ptr) (runtime.Frame, bool) {
+	registry.Lock()
+	pools := append([]*Pool(nil), registry.pools...)
+	registry.Unlock()
+	for _, w := range pools {
+		if w.dev != device || w.records.Load() == 0 {
+			continue
+		}
+		w.mu.Lock()
+		r, ok := w.live[p]
+		var st stackKey
+		if ok {
+			st = r.site.stack
+		}
+		w.mu.Unlock()
+		if ok {
+			return firstUserFrame(st[:])
+		}
+	}
+	return runtime.Frame{}, false
+}
+
+// CallerSite returns the first frame outside gocuda's library packages
+// among the callers of its caller, skipping skip more frames: where a user
+// called into gocuda.
+func CallerSite(skip int) (runtime.Frame, bool) {
+	var pcs stackKey
+	n := runtime.Callers(skip+2, pcs[:])
+	return firstUserFrame(pcs[:n])
+}
+
+func firstUserFrame(pcs []uintptr) (runtime.Frame, bool) {
+	fs := Site{Stack: trimZeros(pcs)}.UserFrames()
+	if len(fs) == 0 {
+		return runtime.Frame{}, false
+	}
+	return fs[0], true
+}
+
+func trimZeros(pcs []uintptr) []uintptr {
+	for i, pc := range pcs {
+		if pc == 0 {
+			return pcs[:i]
+		}
+	}
+	return pcs
 }
