@@ -1,0 +1,377 @@
+// Train trains a small multilayer perceptron on synthetic data, written as
+// a user would write it: every step makes fresh arrays for activations and
+// gradients and frees nothing by hand. The device memory behind them is
+// garbage the moment a step returns, but Go's collector sees only the small
+// array headers; gocuda's pressure layer runs the collector early when
+// device memory nears the limit (GOCUDA_GC_EARLY), and retries an
+// allocation that fails after collecting. The program prints the time and
+// loss of each epoch and, at the end, what the collector cost.
+//
+//	go run ./examples/train -quick                           # seconds, any backend
+//	go run ./examples/train -hard-limit 4GiB -gc-early=true  # the H100 run
+//	go run ./examples/train -hard-limit 4GiB -gc-early=false -json
+//
+// bench/pytorch_train.py is the same model in PyTorch; bench/README.md runs
+// the two side by side.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/gocuda/gocuda"
+	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/gcpressure"
+)
+
+// Config is the run's size and settings. Every field has a flag, and the
+// TRAIN_<NAME> environment variable (TRAIN_EPOCHS=3) sets its default.
+type Config struct {
+	Epochs  int     `json:"epochs"`
+	Steps   int     `json:"steps_per_epoch"` // also the number of distinct batches
+	Batch   int     `json:"batch"`
+	In      int     `json:"in"`
+	Width   int     `json:"width"`
+	Depth   int     `json:"depth"` // hidden layers
+	Classes int     `json:"classes"`
+	LR      float64 `json:"lr"`
+	Mom     float64 `json:"momentum"`
+	Seed    uint64  `json:"seed"`
+}
+
+// defaultConfig is the H100 run: each step allocates about 1.5 GiB of
+// fresh arrays (README.md has the sum), so under a 4 GiB limit the garbage
+// of three steps is more than the limit, and a run of 40 steps makes
+// fifteen times the limit in garbage.
+var defaultConfig = Config{Epochs: 5, Steps: 8, Batch: 4096, In: 1024, Width: 4096, Depth: 4, Classes: 10, LR: 0.01, Mom: 0.9, Seed: 1}
+
+// quickConfig runs in seconds on the host backend, for CI.
+var quickConfig = Config{Epochs: 4, Steps: 8, Batch: 128, In: 32, Width: 64, Depth: 2, Classes: 10, LR: 0.05, Mom: 0.9, Seed: 1}
+
+// Epoch is one epoch's figures.
+type Epoch struct {
+	Epoch   int     `json:"epoch"`
+	Seconds float64 `json:"seconds"`
+	Loss    float64 `json:"loss"` // mean over the epoch's examples
+}
+
+// Report is what the program prints, and with -json prints as JSON.
+type Report struct {
+	Backend string  `json:"backend"`
+	Device  string  `json:"device"`
+	Pool    string  `json:"pool"`
+	Config  Config  `json:"config"`
+	Epochs  []Epoch `json:"epochs"`
+	// TrainSeconds is every epoch's time; StepMs the time per step after
+	// the first epoch (its first steps pay for warm-up: cuBLAS handles,
+	// module loads, the pool's first growth), or over all steps when there
+	// is one epoch. bench/pytorch_train.py reports the same two.
+	TrainSeconds float64 `json:"train_seconds"`
+	StepMs       float64 `json:"step_ms"`
+	StepBytes    int64   `json:"step_bytes"` // fresh arrays per step
+	// GCEarly and HardLimit are the knobs as gocuda parsed them.
+	GCEarly   bool   `json:"gc_early"`
+	HardLimit uint64 `json:"hard_limit_bytes"`
+	// The pressure layer's figures over the epochs (data making excluded),
+	// from gcpressure.Stats.
+	Collections      int     `json:"collections"`
+	EarlyCollections int     `json:"early_collections"`
+	CollectSeconds   float64 `json:"collect_seconds"`
+	CollectShare     float64 `json:"collect_share"` // of TrainSeconds
+	OOMRetries       uint64  `json:"oom_retries"`
+	OOMFailures      uint64  `json:"oom_failures"`
+	PeakReserved     uint64  `json:"peak_reserved_bytes"` // whole run
+}
+
+func main() {
+	cfg, jsonOut, err := parseFlags(os.Args[1:])
+	if err != nil {
+		log.Fatal(err)
+	}
+	var progress io.Writer = os.Stdout
+	if jsonOut {
+		progress = io.Discard
+	}
+	rep, err := Run(cfg, progress)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if jsonOut {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// parseFlags reads the flags. -hard-limit and -gc-early set gocuda's
+// environment variables, which gocuda reads on first use: that is why
+// they are set here, before anything touches the device.
+func parseFlags(args []string) (Config, bool, error) {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	quick := fs.Bool("quick", envBool("TRAIN_QUICK"), "a small model that runs in seconds on the host backend (CI)")
+	jsonOut := fs.Bool("json", false, "print the report as JSON, and nothing else")
+	hardLimit := fs.String("hard-limit", "", "sets GOCUDA_HARD_MEMORY_LIMIT (4GiB, 12.5GB, 80%); empty leaves the environment's")
+	gcEarly := fs.String("gc-early", "", "sets GOCUDA_GC_EARLY (true or false); empty leaves the environment's (default on)")
+	c := defaultConfig
+	fs.IntVar(&c.Epochs, "epochs", 0, "epochs (TRAIN_EPOCHS)")
+	fs.IntVar(&c.Steps, "steps", 0, "steps per epoch, each on its own batch (TRAIN_STEPS)")
+	fs.IntVar(&c.Batch, "batch", 0, "examples per batch (TRAIN_BATCH)")
+	fs.IntVar(&c.In, "in", 0, "input features (TRAIN_IN)")
+	fs.IntVar(&c.Width, "width", 0, "hidden layer width (TRAIN_WIDTH)")
+	fs.IntVar(&c.Depth, "depth", 0, "hidden layers (TRAIN_DEPTH)")
+	fs.IntVar(&c.Classes, "classes", 0, "classes (TRAIN_CLASSES)")
+	fs.Float64Var(&c.LR, "lr", 0, "SGD learning rate (TRAIN_LR)")
+	fs.Float64Var(&c.Mom, "momentum", -1, "SGD momentum (TRAIN_MOMENTUM)")
+	fs.Uint64Var(&c.Seed, "seed", 0, "random seed for weights and data (TRAIN_SEED)")
+	if err := fs.Parse(args); err != nil {
+		return c, false, err
+	}
+	if fs.NArg() > 0 {
+		return c, false, fmt.Errorf("train: unexpected arguments %q; every setting is a flag (-h lists them)", fs.Args())
+	}
+
+	// A setting comes from its flag, else TRAIN_<NAME>, else the preset
+	// (-quick's or the default).
+	base := defaultConfig
+	if *quick {
+		base = quickConfig
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	ints := []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"epochs", &c.Epochs, base.Epochs}, {"steps", &c.Steps, base.Steps}, {"batch", &c.Batch, base.Batch},
+		{"in", &c.In, base.In}, {"width", &c.Width, base.Width}, {"depth", &c.Depth, base.Depth},
+		{"classes", &c.Classes, base.Classes},
+	}
+	for _, s := range ints {
+		if set[s.name] {
+			continue
+		}
+		v, err := envInt("TRAIN_"+upper(s.name), s.def)
+		if err != nil {
+			return c, false, err
+		}
+		*s.v = v
+	}
+	var err error
+	if !set["lr"] {
+		if c.LR, err = envFloat("TRAIN_LR", base.LR); err != nil {
+			return c, false, err
+		}
+	}
+	if !set["momentum"] {
+		if c.Mom, err = envFloat("TRAIN_MOMENTUM", base.Mom); err != nil {
+			return c, false, err
+		}
+	}
+	if !set["seed"] {
+		seed, err := envInt("TRAIN_SEED", int(base.Seed))
+		if err != nil {
+			return c, false, err
+		}
+		c.Seed = uint64(seed)
+	}
+	if err := c.check(); err != nil {
+		return c, false, err
+	}
+	if *hardLimit != "" {
+		os.Setenv("GOCUDA_HARD_MEMORY_LIMIT", *hardLimit)
+	}
+	if *gcEarly != "" {
+		os.Setenv("GOCUDA_GC_EARLY", *gcEarly)
+	}
+	return c, *jsonOut, nil
+}
+
+func (c Config) check() error {
+	for _, s := range []struct {
+		name string
+		v    int
+	}{{"epochs", c.Epochs}, {"steps", c.Steps}, {"batch", c.Batch}, {"in", c.In}, {"width", c.Width}, {"depth", c.Depth}, {"classes", c.Classes}} {
+		if s.v < 1 {
+			return fmt.Errorf("train: -%s is %d; it must be at least 1", s.name, s.v)
+		}
+	}
+	if c.Classes < 2 {
+		return fmt.Errorf("train: -classes is %d; a classifier needs at least 2", c.Classes)
+	}
+	if !(c.LR > 0) {
+		return fmt.Errorf("train: -lr is %v; it must be positive", c.LR)
+	}
+	if !(c.Mom >= 0 && c.Mom < 1) {
+		return fmt.Errorf("train: -momentum is %v; it must be in [0, 1)", c.Mom)
+	}
+	return nil
+}
+
+// Run trains the model of cfg on device 0, printing progress to w, and
+// returns the figures.
+func Run(cfg Config, w io.Writer) (*Report, error) {
+	gcfg, err := gocuda.Config() // fails on a knob that does not parse
+	if err != nil {
+		return nil, err
+	}
+	b, err := gocuda.Backend()
+	if err != nil {
+		return nil, err
+	}
+	dev, err := gocuda.Device(0)
+	if err != nil {
+		return nil, err
+	}
+	p, err := gocuda.Pool(0)
+	if err != nil {
+		return nil, err
+	}
+	pressure, ok := gcpressure.For(p)
+	if !ok {
+		return nil, errors.New("train: device 0's pool has no pressure layer, so there are no collection figures to report")
+	}
+	rep := &Report{Backend: b.Name(), Device: dev.Info().Name, Pool: p.Name(), Config: cfg,
+		GCEarly: gcfg.GCEarly, HardLimit: p.Stats().HardLimit}
+	fmt.Fprintf(w, "%s %q, pool %s, hard limit %s, early GC %v\n", rep.Backend, rep.Device, rep.Pool, limitString(rep.HardLimit), rep.GCEarly)
+
+	// One stream for everything: work on it runs in the order it is queued.
+	s, err := cuarray.DefaultStream(0)
+	if err != nil {
+		return nil, err
+	}
+	f := cuarray.On[float32](s)
+	r := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	data, err := MakeData(f, r, cfg.Steps, cfg.Batch, cfg.In, cfg.Classes)
+	if err != nil {
+		return nil, fmt.Errorf("train: making the data: %w", err)
+	}
+	model, err := NewMLP(f, r, cfg.In, cfg.Width, cfg.Depth, cfg.Classes, float32(cfg.LR), float32(cfg.Mom))
+	if err != nil {
+		return nil, fmt.Errorf("train: making the model: %w", err)
+	}
+	fmt.Fprintf(w, "MLP %d → %d×%d → %d, batch %d, %d steps × %d epochs\n", cfg.In, cfg.Depth, cfg.Width, cfg.Classes, cfg.Batch, cfg.Steps, cfg.Epochs)
+
+	// The data and the model are made: collections before this point are
+	// not training's.
+	runtime.GC()
+	before := pressure.PressureStats()
+	start := time.Now()
+	var firstEpoch time.Duration
+	for e := range cfg.Epochs {
+		t0 := time.Now()
+		// The per-example losses add up on the device; reading them once
+		// an epoch is the only time the host waits for the GPU.
+		total, err := f.Zeros(cfg.Batch)
+		if err != nil {
+			return nil, err
+		}
+		for _, batch := range data {
+			loss, err := model.Step(batch.X, batch.Labels)
+			if err != nil {
+				return nil, fmt.Errorf("train: epoch %d: %w", e+1, err)
+			}
+			if err := f.Axpy(1, loss, total); err != nil {
+				return nil, err
+			}
+		}
+		sum, err := f.Sum(total) // waits for the epoch's work
+		if err != nil {
+			return nil, err
+		}
+		d := time.Since(t0)
+		if e == 0 {
+			firstEpoch = d
+		}
+		ep := Epoch{Epoch: e + 1, Seconds: d.Seconds(), Loss: float64(sum) / float64(cfg.Batch*cfg.Steps)}
+		rep.Epochs = append(rep.Epochs, ep)
+		fmt.Fprintf(w, "epoch %d: %7.3fs  %7.2f ms/step  loss %.4f\n", ep.Epoch, ep.Seconds,
+			1e3*ep.Seconds/float64(cfg.Steps), ep.Loss)
+	}
+	train := time.Since(start)
+	after := pressure.PressureStats()
+
+	rep.TrainSeconds = train.Seconds()
+	steady, steps := train, cfg.Epochs*cfg.Steps
+	if cfg.Epochs > 1 {
+		steady, steps = train-firstEpoch, (cfg.Epochs-1)*cfg.Steps
+	}
+	rep.StepMs = 1e3 * steady.Seconds() / float64(steps)
+	rep.StepBytes = model.newBytes
+	rep.Collections = after.Collections() - before.Collections()
+	rep.EarlyCollections = after.EarlyCollections - before.EarlyCollections
+	collect := after.CollectTime() - before.CollectTime()
+	rep.CollectSeconds = collect.Seconds()
+	rep.CollectShare = collect.Seconds() / train.Seconds()
+	rep.OOMRetries = after.OOMRetries - before.OOMRetries
+	rep.OOMFailures = after.OOMFailures - before.OOMFailures
+	rep.PeakReserved = after.PeakReserved
+
+	fmt.Fprintf(w, "trained in %.3fs, %.2f ms/step after the first epoch; each step allocates %s\n",
+		rep.TrainSeconds, rep.StepMs, humanize.IBytes(uint64(rep.StepBytes)))
+	fmt.Fprintf(w, "collections %d (%d early), %.3fs = %.2f%% of training; OOM retries %d, failures %d; peak reserved %s\n",
+		rep.Collections, rep.EarlyCollections, rep.CollectSeconds, 100*rep.CollectShare,
+		rep.OOMRetries, rep.OOMFailures, humanize.IBytes(rep.PeakReserved))
+	return rep, nil
+}
+
+func limitString(b uint64) string {
+	if b == 0 {
+		return "none"
+	}
+	return humanize.IBytes(b)
+}
+
+func upper(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if 'a' <= c && c <= 'z' {
+			out[i] = c - 'a' + 'A'
+		}
+	}
+	return string(out)
+}
+
+func envInt(name string, def int) (int, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("train: %s=%q is not an integer", name, v)
+	}
+	return n, nil
+}
+
+func envFloat(name string, def float64) (float64, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return def, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, fmt.Errorf("train: %s=%q is not a number", name, v)
+	}
+	return x, nil
+}
+
+// envBool is a flag default: an unparsable value is reported by flag
+// parsing of the flag itself, so here it counts as unset.
+func envBool(name string) bool {
+	v, err := strconv.ParseBool(os.Getenv(name))
+	return err == nil && v
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests run on the backend gocuda picks: the host backend here, the GPU
+// with GOCUDA_BACKEND=cuda.
+
+func TestQuickRunLossFalls(t *testing.T) {
+	rep, err := Run(quickConfig, io.Discard)
+	require.NoError(t, err)
+	require.Len(t, rep.Epochs, quickConfig.Epochs)
+	first, last := rep.Epochs[0].Loss, rep.Epochs[len(rep.Epochs)-1].Loss
+	// Ten classes: an untrained model is near ln 10 ≈ 2.30.
+	assert.InDelta(t, 2.3, first, 0.3, "first epoch's loss")
+	assert.Less(t, last, 0.85*first, "the loss should fall: %+v", rep.Epochs)
+	for i := 1; i < len(rep.Epochs); i++ {
+		assert.Less(t, rep.Epochs[i].Loss, rep.Epochs[i-1].Loss, "epoch %d", i+1)
+	}
+	assert.Positive(t, rep.StepBytes)
+	assert.Zero(t, rep.OOMFailures)
+}
+
+// helperEnv marks the test binary re-run as the example's main.
+const helperEnv = "TRAIN_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		os.Args = append([]string{"train"}, os.Args[1:]...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runMain runs the example as its own process (gocuda reads its knobs once
+// a process), with the flags given, and decodes its -json report.
+func runMain(t *testing.T, args ...string) *Report {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-json"}, args...)...)
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "train %v", args)
+	var rep Report
+	require.NoError(t, json.Unmarshal(out, &rep), "output: %s", out)
+	return &rep
+}
+
+// Under a hard limit smaller than the garbage of the run, training
+// completes with early collection on and with it off (then through the
+// out-of-memory retry), and learns the same: the collector only decides
+// when memory comes back, never what is computed.
+func TestQuickRunUnderHardLimit(t *testing.T) {
+	const limit = 8 << 20
+	args := []string{"-quick", "-epochs", "6", "-hard-limit", "8MiB"}
+	on := runMain(t, append(args, "-gc-early=true")...)
+	off := runMain(t, append(args, "-gc-early=false")...)
+	for _, rep := range []*Report{on, off} {
+		require.Equal(t, uint64(limit), rep.HardLimit)
+		garbage := rep.StepBytes * int64(rep.Config.Epochs*rep.Config.Steps)
+		require.Greater(t, garbage, int64(limit), "the run's garbage should exceed the limit")
+		assert.Zero(t, rep.OOMFailures, "gc_early=%v", rep.GCEarly)
+		assert.Positive(t, rep.Collections, "gc_early=%v: memory past the limit can only come back by collecting", rep.GCEarly)
+		assert.LessOrEqual(t, rep.PeakReserved, uint64(limit))
+	}
+	assert.True(t, on.GCEarly)
+	assert.False(t, off.GCEarly)
+	assert.Zero(t, off.EarlyCollections)
+	assert.Positive(t, off.OOMRetries, "with early collection off, memory comes back through the retry")
+	require.Len(t, off.Epochs, len(on.Epochs))
+	for i := range on.Epochs {
+		assert.InEpsilon(t, on.Epochs[i].Loss, off.Epochs[i].Loss, 1e-5, "epoch %d", i+1)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	// parseFlags sets these; t.Setenv restores them afterwards.
+	t.Setenv("GOCUDA_HARD_MEMORY_LIMIT", os.Getenv("GOCUDA_HARD_MEMORY_LIMIT"))
+	t.Setenv("GOCUDA_GC_EARLY", os.Getenv("GOCUDA_GC_EARLY"))
+	cases := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		check   func(t *testing.T, c Config)
+		wantErr string
+	}{
+		{"defaults", nil, nil, func(t *testing.T, c Config) { assert.Equal(t, defaultConfig, c) }, ""},
+		{"quick", nil, []string{"-quick"}, func(t *testing.T, c Config) { assert.Equal(t, quickConfig, c) }, ""},
+		{"flag over quick", nil, []string{"-quick", "-width", "32"}, func(t *testing.T, c Config) {
+			assert.Equal(t, 32, c.Width)
+			assert.Equal(t, quickConfig.Batch, c.Batch)
+		}, ""},
+		{"env", map[string]string{"TRAIN_EPOCHS": "2", "TRAIN_LR": "0.5", "TRAIN_QUICK": "true"}, nil, func(t *testing.T, c Config) {
+			assert.Equal(t, 2, c.Epochs)
+			assert.Equal(t, 0.5, c.LR)
+			assert.Equal(t, quickConfig.Width, c.Width)
+		}, ""},
+		{"flag over env", map[string]string{"TRAIN_EPOCHS": "2"}, []string{"-epochs", "3"}, func(t *testing.T, c Config) { assert.Equal(t, 3, c.Epochs) }, ""},
+		{"limit and gc", nil, []string{"-hard-limit", "4GiB", "-gc-early=false"}, func(t *testing.T, c Config) {
+			assert.Equal(t, "4GiB", os.Getenv("GOCUDA_HARD_MEMORY_LIMIT"))
+			assert.Equal(t, "false", os.Getenv("GOCUDA_GC_EARLY"))
+		}, ""},
+		{"bad env", map[string]string{"TRAIN_BATCH": "lots"}, nil, nil, `TRAIN_BATCH="lots" is not an integer`},
+		{"zero depth", nil, []string{"-depth", "0"}, nil, "-depth is 0; it must be at least 1"},
+		{"one class", nil, []string{"-classes", "1"}, nil, "at least 2"},
+		{"momentum", nil, []string{"-momentum", "1"}, nil, "[0, 1)"},
+		{"stray argument", nil, []string{"fast"}, nil, "unexpected arguments"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, k := range []string{"TRAIN_EPOCHS", "TRAIN_LR", "TRAIN_QUICK", "TRAIN_BATCH"} {
+				t.Setenv(k, c.env[k])
+			}
+			cfg, _, err := parseFlags(c.args)
+			if c.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), c.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			c.check(t, cfg)
+		})
+	}
+}

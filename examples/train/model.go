@@ -1,0 +1,208 @@
+package main
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/gocuda/gocuda/cuarray"
+)
+
+// The model is a multilayer perceptron in the style of Flux's Chain of
+// Dense layers: each hidden layer is relu(x·W + b), the last layer gives
+// one logit per class, and the loss is the softmax cross-entropy of the
+// logits against the labels, averaged over the batch.
+//
+// Every step makes its arrays fresh with New, as a user writes it: the
+// activations of the forward pass, their gradients, the weight gradients.
+// Nothing is freed by hand. The arrays become garbage when the step
+// returns, and Go's collector (run early by gocuda's pressure layer when
+// device memory gets tight) gives their memory back to the pool.
+
+// Dense is one layer: out = act(in·W + b), W is in × out, b has out
+// elements. vW and vb are the SGD momentum buffers.
+type Dense struct {
+	W, B   *cuarray.Array[float32]
+	vW, vB *cuarray.Array[float32]
+	Relu   bool
+}
+
+// NewDense makes a layer initialised as PyTorch's nn.Linear is (and
+// bench/pytorch_train.py relies on that): W and b uniform in ±1/√in.
+func NewDense(f cuarray.Ops[float32], r *rand.Rand, in, out int, relu bool) (*Dense, error) {
+	bound := 1 / math.Sqrt(float64(in))
+	uniform := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32((2*r.Float64() - 1) * bound)
+		}
+		return v
+	}
+	w, err := f.FromSlice(uniform(in*out), in, out)
+	if err != nil {
+		return nil, err
+	}
+	b, err := f.FromSlice(uniform(out), out)
+	if err != nil {
+		return nil, err
+	}
+	vw, err := f.Zeros(in, out)
+	if err != nil {
+		return nil, err
+	}
+	vb, err := f.Zeros(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Dense{W: w, B: b, vW: vw, vB: vb, Relu: relu}, nil
+}
+
+// MLP is the chain of layers, and the optimizer's settings: SGD with
+// momentum, v = μ·v + g, w = w - lr·v (PyTorch's torch.optim.SGD).
+type MLP struct {
+	Layers   []*Dense
+	LR, Mom  float32
+	f        cuarray.Ops[float32]
+	newBytes int64 // bytes of the arrays the last Step made
+}
+
+// NewMLP makes in → width (depth times, with relu) → classes.
+func NewMLP(f cuarray.Ops[float32], r *rand.Rand, in, width, depth, classes int, lr, mom float32) (*MLP, error) {
+	m := &MLP{LR: lr, Mom: mom, f: f}
+	for i := range depth + 1 {
+		fanIn, fanOut, relu := width, width, true
+		if i == 0 {
+			fanIn = in
+		}
+		if i == depth {
+			fanOut, relu = classes, false
+		}
+		l, err := NewDense(f, r, fanIn, fanOut, relu)
+		if err != nil {
+			return nil, err
+		}
+		m.Layers = append(m.Layers, l)
+	}
+	return m, nil
+}
+
+// new makes a fresh array for this step, and counts its bytes so that the
+// program can say how much garbage a step leaves.
+func (m *MLP) new(shape ...int) (*cuarray.Array[float32], error) {
+	a, err := m.f.New(shape...)
+	if err == nil {
+		m.newBytes += int64(4 * a.Len())
+	}
+	return a, err
+}
+
+// Step runs the forward pass, the backward pass and the SGD update on one
+// batch x (batch × in) with labels (batch int32 classes). It returns the
+// loss of each example, as an array still on the device: reading it would
+// make the host wait for the GPU every step.
+func (m *MLP) Step(x *cuarray.Array[float32], labels *cuarray.Array[int32]) (*cuarray.Array[float32], error) {
+	f := m.f
+	m.newBytes = 0
+	batch := x.Shape()[0]
+
+	// Forward. Each layer's input and pre-activation are kept for the
+	// backward pass.
+	inputs := []*cuarray.Array[float32]{x}
+	var pre []*cuarray.Array[float32]
+	h := x
+	for _, l := range m.Layers {
+		out := l.W.Shape()[1]
+		z, err := m.new(batch, out)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.MatMul(z, h, l.W); err != nil { // z = h·W
+			return nil, err
+		}
+		if err := f.AddRowVector(z, z, l.B); err != nil { // z += b, in place
+			return nil, err
+		}
+		pre = append(pre, z)
+		h = z
+		if l.Relu {
+			if h, err = m.new(batch, out); err != nil {
+				return nil, err
+			}
+			if err := f.Relu(h, z); err != nil {
+				return nil, err
+			}
+		}
+		inputs = append(inputs, h)
+	}
+
+	// Loss, and its gradient with respect to the logits: (softmax -
+	// onehot) / batch, the gradient of the mean loss.
+	logits := h
+	loss, err := m.new(batch)
+	if err != nil {
+		return nil, err
+	}
+	dz, err := m.new(logits.Shape()...)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.SoftmaxCrossEntropy(loss, dz, logits, labels, 1/float32(batch)); err != nil {
+		return nil, err
+	}
+
+	// Backward, last layer first. dz is the gradient at layer i's
+	// pre-activation.
+	for i := len(m.Layers) - 1; i >= 0; i-- {
+		l := m.Layers[i]
+		in := inputs[i]
+		dW, err := m.new(l.W.Shape()...)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.Gemm(true, false, 1, in, dz, 0, dW); err != nil { // dW = inᵀ·dz
+			return nil, err
+		}
+		db, err := m.new(l.B.Len())
+		if err != nil {
+			return nil, err
+		}
+		if err := f.SumCols(db, dz); err != nil { // db = Σ over the batch
+			return nil, err
+		}
+		if i > 0 {
+			// The gradient for the layer below, through W before the
+			// update changes it (the stream runs these in order).
+			dh, err := m.new(in.Shape()...)
+			if err != nil {
+				return nil, err
+			}
+			if err := f.Gemm(false, true, 1, dz, l.W, 0, dh); err != nil { // dh = dz·Wᵀ
+				return nil, err
+			}
+			if dz, err = m.new(in.Shape()...); err != nil {
+				return nil, err
+			}
+			if err := f.ReluGrad(dz, pre[i-1], dh); err != nil {
+				return nil, err
+			}
+		}
+		if err := m.sgd(l.W, l.vW, dW); err != nil {
+			return nil, err
+		}
+		if err := m.sgd(l.B, l.vB, db); err != nil {
+			return nil, err
+		}
+	}
+	return loss, nil
+}
+
+// sgd updates w with gradient g and momentum buffer v: v = μ·v + g,
+// w = w - lr·v.
+func (m *MLP) sgd(w, v, g *cuarray.Array[float32]) error {
+	if err := m.f.Scale(m.Mom, v); err != nil {
+		return err
+	}
+	if err := m.f.Axpy(1, g, v); err != nil {
+		return err
+	}
+	return m.f.Axpy(-m.LR, v, w)
+}
