@@ -77,6 +77,15 @@ func WriteSVG(w io.Writer, title string, charts ...Chart) error {
 		}
 		plots[i], legends[i] = []*plot.Plot{p}, l
 	}
+	// One byte scale for all panels, so that heights compare across
+	// them (one pool's reserved bytes against another's).
+	top := 1.0
+	for _, p := range plots {
+		top = math.Max(top, p[0].Y.Max)
+	}
+	for _, p := range plots {
+		p[0].Y.Max = top
+	}
 	c := vgsvg.New(chartWidth, chartPanelHeight*vg.Length(len(charts)))
 	drawPanels(draw.New(c), plots, legends)
 	if _, err := c.WriteTo(w); err != nil {
@@ -156,11 +165,8 @@ func (c *Chart) plot(title string) (*plot.Plot, plot.Legend, error) {
 			legend.Add(ms.label, v)
 		}
 	}
-	// Bytes start at zero, so heights compare across panels.
+	// Bytes start at zero: a line's height is then what it costs.
 	p.Y.Min = 0
-	if p.Y.Max <= 0 {
-		p.Y.Max = 1
-	}
 	return p, legend, nil
 }
 
@@ -215,16 +221,13 @@ func (byteTicks) Ticks(lo, hi float64) []plot.Tick {
 	for i := range ticks {
 		v := ticks[i].Value
 		ticks[i].Value = v * size
-		if ticks[i].Label != "" {
-			ticks[i].Label = formatUnit(v) + " " + name
+		switch {
+		case ticks[i].Label == "":
+		case v == 0:
+			ticks[i].Label = "0"
+		default:
+			ticks[i].Label = fmt.Sprintf("%.4g %s", v, name)
 		}
 	}
 	return ticks
-}
-
-func formatUnit(v float64) string {
-	if v == 0 {
-		return "0"
-	}
-	return fmt.Sprintf("%.4g", v)
 }

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -139,6 +144,8 @@ func TestReplayUsage(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, "usage: gocuda replay")
 	assert.Contains(t, errOut, "-pool")
+	assert.Contains(t, errOut, "-plot")
+	assert.Contains(t, errOut, "x axis is the trace's\nevent index", "--help says what the plot's x axis is")
 
 	_, errOut, err = replay(t)
 	require.Error(t, err)
@@ -209,4 +216,160 @@ func TestReplayRealTracesThroughEveryPool(t *testing.T) {
 	t.Log("\n" + out)
 	assert.Contains(t, out, "torch: peak allocated 7.2 GiB, peak reserved 7.5 GiB, reserved/live 1.049")
 	assert.Contains(t, out, "torch: peak allocated 5.5 GiB, peak reserved 6.5 GiB, reserved/live 1.218")
+}
+
+func TestPlotReplayReadsLiveAndReservedAfterEveryEvent(t *testing.T) {
+	dev, err := host.New(host.Options{TotalMemory: 1 << 30}).Device(0)
+	require.NoError(t, err)
+	tr, err := trace.ParseFile(tiny)
+	require.NoError(t, err)
+	all := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8}
+	for _, tc := range []struct {
+		name     string
+		pool     string
+		limits   pool.Limits
+		opt      trace.Options
+		x        []float64
+		live     []uint64
+		reserved []uint64
+		ooms     []float64
+		err      string
+	}{
+		// Worked by hand from the trace (see the testdata README) with
+		// blocks rounded to 256 bytes: a1 1024, a2 3072, a3 1024 (a
+		// cache hit on stream 0 for the caching pool), a4 512, a5 3072.
+		{name: "caching", pool: tracetest.ExactName, x: all,
+			live:     []uint64{1024, 4096, 3072, 4096, 4608, 1536, 512, 3584, 512},
+			reserved: []uint64{1024, 4096, 4096, 4096, 4608, 4608, 4608, 4608, 4608}},
+		{name: "no cache", pool: tracetest.NoCacheName, x: all,
+			live:     []uint64{1024, 4096, 3072, 4096, 4608, 1536, 512, 3584, 512},
+			reserved: []uint64{1024, 4096, 3072, 4096, 4608, 1536, 512, 3584, 512}},
+		// a4 (event 4) does not fit under 4 KiB: marked, skipped, and
+		// with it the free that would have come (it has none).
+		{name: "out of memory, going on", pool: tracetest.NoCacheName,
+			limits: pool.Limits{Hard: 4096}, opt: trace.Options{ContinueOnOOM: true},
+			x:        []float64{0, 1, 2, 3, 5, 6, 7, 8},
+			live:     []uint64{1024, 4096, 3072, 4096, 1024, 0, 3072, 0},
+			reserved: []uint64{1024, 4096, 3072, 4096, 1024, 0, 3072, 0},
+			ooms:     []float64{4}},
+		{name: "out of memory, stopping", pool: tracetest.NoCacheName, limits: pool.Limits{Hard: 4096},
+			x:        []float64{0, 1, 2, 3},
+			live:     []uint64{1024, 4096, 3072, 4096},
+			reserved: []uint64{1024, 4096, 3072, 4096},
+			ooms:     []float64{4}, err: "out of device memory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := plotReplay(tr, tc.pool, dev, tc.limits, tc.opt)
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, "tiny_two_streams through "+tc.pool, c.Title)
+			assert.Equal(t, "trace event", c.XLabel)
+			assert.Equal(t, tc.x, c.X)
+			assert.Equal(t, tc.live, c.Live)
+			assert.Equal(t, tc.reserved, c.Reserved)
+			var ooms []float64
+			for _, m := range c.Marks {
+				assert.Equal(t, pool.EventOOM, m.Kind)
+				ooms = append(ooms, m.X)
+			}
+			assert.Equal(t, tc.ooms, ooms)
+		})
+	}
+}
+
+// svgTexts parses an SVG file as XML, failing on anything not well
+// formed, and returns the text of its <text> elements.
+func svgTexts(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	var texts []string
+	in := false
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return texts
+		}
+		require.NoError(t, err, "the plot is well-formed XML")
+		switch el := tok.(type) {
+		case xml.StartElement:
+			in = el.Name.Local == "text"
+		case xml.EndElement:
+			in = false
+		case xml.CharData:
+			if in {
+				texts = append(texts, strings.TrimSpace(string(el)))
+			}
+		}
+	}
+}
+
+func TestReplayPlotDrawsAPanelPerReplayedPool(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "tiny.svg")
+	out, _, err := replay(t, "--plot", svg, tiny)
+	require.NoError(t, err)
+	panels := 0
+	texts := svgTexts(t, svg)
+	for _, name := range pool.Registered() {
+		title := "tiny_two_streams through " + name
+		skipped := regexp.MustCompile(`\n` + regexp.QuoteMeta(name) + ` +skipped`).MatchString(out)
+		if !skipped {
+			assert.Contains(t, texts, title)
+			panels++
+		} else {
+			assert.NotContains(t, texts, title, "no panel for a skipped pool")
+		}
+	}
+	assert.Contains(t, out, fmt.Sprintf("plot: %s (%d panels: live and reserved bytes over trace events)", svg, panels))
+	assert.Contains(t, texts, "trace event")
+	assert.Contains(t, texts, "live")
+	assert.Contains(t, texts, "reserved")
+	ticks := 0
+	for _, s := range texts {
+		if regexp.MustCompile(`^[0-9.]+ (KiB|MiB)$`).MatchString(s) {
+			ticks++
+		}
+	}
+	assert.Positive(t, ticks, "byte ticks in binary units: %q", texts)
+}
+
+func TestReplayPlotMarksOutOfMemoryAndKeepsJSONClean(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "oom.svg")
+	out, _, err := replay(t, "--json", "--plot", svg, "--hard-limit", "4096", "--continue-on-oom", "--pool", tracetest.NoCacheName, tiny)
+	require.NoError(t, err)
+	var rep replayReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), "--plot adds nothing to the JSON on stdout")
+	texts := svgTexts(t, svg)
+	assert.Contains(t, texts, "tiny_two_streams through "+tracetest.NoCacheName)
+	assert.Contains(t, texts, "out of memory")
+}
+
+func TestReplayPlotRejectsWhatItCannotWrite(t *testing.T) {
+	_, _, err := replay(t, "--plot", "memory.png", tiny)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--plot "memory.png": the picture is written as SVG; give a file name ending in .svg`)
+
+	_, _, err = replay(t, "--plot", filepath.Join(t.TempDir(), "no", "such", "dir.svg"), "--pool", tracetest.ExactName, tiny)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestReplayPlotWithOnlySkippedPools(t *testing.T) {
+	b, err := replayBackend()
+	require.NoError(t, err)
+	svg := filepath.Join(t.TempDir(), "cuda.svg")
+	_, _, err = replay(t, "--plot", svg, "--pool", "cuda", tiny)
+	if b.Name() != "host" {
+		// The driver's pool runs on the GPU: one panel.
+		require.NoError(t, err)
+		assert.Contains(t, svgTexts(t, svg), "tiny_two_streams through cuda")
+		return
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nothing to draw: every replay was skipped")
+	assert.NoFileExists(t, svg)
 }
