@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -412,4 +413,30 @@ func filled[T blas.Float](n int, v T) []T {
 		out[i] = v
 	}
 	return out
+}
+
+// TestHostStreamCheckerSeesGemm: on the host backend with the stream
+// checker strict, a product reading memory another stream is still
+// writing, with nothing ordering the two, is refused as a kernel would be;
+// ordered through an event, it runs.
+func TestHostStreamCheckerSeesGemm(t *testing.T) {
+	var log strings.Builder
+	b := host.New(host.Options{StreamCheck: host.StreamCheckStrict, StreamCheckLog: &log})
+	dev, _ := b.Device(0)
+	sa, sb := stream(t, dev), stream(t, dev)
+	a := upload(t, dev, sa, make([]float32, 4))
+	c := upload(t, dev, sb, make([]float32, 4))
+	require.NoError(t, dev.Memset32(a, math.Float32bits(1), 4, sa))
+
+	err := blas.Gemm[float32](dev, sb, false, false, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2)
+	require.ErrorIs(t, err, host.ErrStreamRace)
+	assert.Contains(t, err.Error(), "Gemm float32")
+
+	ev, err := dev.NewEvent(false)
+	require.NoError(t, err)
+	defer ev.Destroy()
+	require.NoError(t, ev.Record(sa))
+	require.NoError(t, sb.WaitEvent(ev))
+	require.NoError(t, blas.Gemm[float32](dev, sb, false, false, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2))
+	assert.Equal(t, []float32{2, 2, 2, 2}, download[float32](t, dev, sb, c, 4))
 }

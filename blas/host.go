@@ -1,12 +1,14 @@
 package blas
 
 import (
+	"slices"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/host"
 )
 
 // The host backend's BLAS is gonum's, in pure Go, over views of the host
@@ -39,7 +41,7 @@ func hostGemm(t *target, gp *gemmArgs) error {
 		a, b, c := view[float64](mats[0]), view[float64](mats[1]), view[float64](mats[2])
 		fn = func() { impl.Dgemm(ta, tb, g.m, g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc) }
 	}
-	return t.enqueue(fn)
+	return t.enqueue(fn, access(t, mats[0], false), access(t, mats[1], false), access(t, mats[2], true))
 }
 
 func hostGemv(t *target, vp *gemvArgs) error {
@@ -56,14 +58,31 @@ func hostGemv(t *target, vp *gemvArgs) error {
 		av, x, y := view[float64](a), view[float64](matrix{p: v.x, rows: 1, cols: lenX, ld: lenX}), view[float64](matrix{p: v.y, rows: 1, cols: lenY, ld: lenY})
 		fn = func() { impl.Dgemv(tr, v.m, v.n, v.alpha, av, v.lda, x, 1, v.beta, y, 1) }
 	}
-	return t.enqueue(fn)
+	return t.enqueue(fn, access(t, a, false),
+		access(t, matrix{p: v.x, rows: 1, cols: lenX, ld: lenX}, false),
+		access(t, matrix{p: v.y, rows: 1, cols: lenY, ld: lenY}, true))
 }
 
-func (t *target) enqueue(fn func()) error {
-	if err := t.hs.Enqueue(fn); err != nil {
+// enqueue queues fn on the host stream. With the stream checker on, it
+// declares the bytes fn reads and writes, so that a product racing with
+// another stream's work on them is reported as a kernel's would be.
+func (t *target) enqueue(fn func(), acc ...host.Access) error {
+	var err error
+	if t.hs.Checking() {
+		acc = slices.DeleteFunc(acc, func(a host.Access) bool { return a.Bytes == 0 })
+		err = t.hs.EnqueueAccess(t.op+" "+t.dtype(), acc, false, fn)
+	} else {
+		err = t.hs.Enqueue(fn)
+	}
+	if err != nil {
 		return t.errorf("%w", err)
 	}
 	return nil
+}
+
+// access is the bytes mt spans, for the stream checker.
+func access(t *target, mt matrix, write bool) host.Access {
+	return host.Access{Ptr: mt.p, Bytes: uint64(mt.elems()) * t.size(), Write: write}
 }
 
 // view is the elements mt spans at its host-backend address.
