@@ -50,10 +50,10 @@ type Config struct {
 	Seed    uint64  `json:"seed"`
 }
 
-// defaultConfig is the H100 run: each step allocates about 1.5 GiB of
-// fresh arrays (README.md has the sum), so under a 4 GiB limit the garbage
-// of three steps is more than the limit, and a run of 40 steps makes
-// fifteen times the limit in garbage.
+// defaultConfig is the H100 run: each step allocates 1.20 GiB of fresh
+// arrays (README.md has the sum), so under a 4 GiB limit the garbage of
+// four steps is more than the limit, and the 40 steps of a run make twelve
+// times the limit in garbage.
 var defaultConfig = Config{Epochs: 5, Steps: 8, Batch: 4096, In: 1024, Width: 4096, Depth: 4, Classes: 10, LR: 0.01, Mom: 0.9, Seed: 1}
 
 // quickConfig runs in seconds on the host backend, for CI.
