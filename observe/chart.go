@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -56,9 +57,9 @@ var (
 		label string
 		style draw.LineStyle
 	}{
-		{pool.EventCollect, "collection", draw.LineStyle{Color: color.RGBA{R: 110, G: 110, B: 110, A: 255}, Width: vg.Points(0.75), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}},
-		{pool.EventOOMRetry, "out-of-memory retry", draw.LineStyle{Color: color.RGBA{R: 214, G: 39, B: 40, A: 255}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}},
-		{pool.EventOOM, "out of memory", draw.LineStyle{Color: color.RGBA{R: 214, G: 39, B: 40, A: 255}, Width: vg.Points(1.5)}},
+		{pool.EventCollect, "collection", draw.LineStyle{Color: color.NRGBA{R: 110, G: 110, B: 110, A: 200}, Width: vg.Points(0.75), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}},
+		{pool.EventOOMRetry, "out-of-memory retry", draw.LineStyle{Color: color.NRGBA{R: 214, G: 39, B: 40, A: 160}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}},
+		{pool.EventOOM, "out of memory", draw.LineStyle{Color: color.NRGBA{R: 214, G: 39, B: 40, A: 160}, Width: vg.Points(1)}},
 	}
 )
 
@@ -133,6 +134,36 @@ func (c *Chart) plot(title string) (*plot.Plot, plot.Legend, error) {
 	p.Y.Tick.Marker = byteTicks{}
 	p.Add(plotter.NewGrid())
 
+	// Marks first, so that the byte lines are drawn over them: hundreds
+	// of out-of-memory retries at a peak would otherwise hide it.
+	var markLegend []func()
+	lo, hi := math.Inf(1), math.Inf(-1)
+	if len(c.X) > 0 {
+		lo, hi = c.X[0], c.X[len(c.X)-1]
+	}
+	for _, m := range c.Marks {
+		lo, hi = math.Min(lo, m.X), math.Max(hi, m.X)
+	}
+	for _, ms := range markStyles {
+		v := &vlines{style: ms.style}
+		n := 0
+		for _, m := range c.Marks {
+			if m.Kind == ms.kind {
+				v.xs = append(v.xs, m.X)
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		v.xs = thin(v.xs, (hi-lo)/markBins)
+		p.Add(v)
+		label := ms.label
+		if n > 1 {
+			label = fmt.Sprintf("%s (%d)", ms.label, n)
+		}
+		markLegend = append(markLegend, func() { legend.Add(label, v) })
+	}
 	// Steps, not slopes: memory holds its value until the next sample.
 	for _, s := range []struct {
 		name  string
@@ -153,17 +184,8 @@ func (c *Chart) plot(title string) (*plot.Plot, plot.Legend, error) {
 		p.Add(l)
 		legend.Add(s.name, l)
 	}
-	for _, ms := range markStyles {
-		v := &vlines{style: ms.style}
-		for _, m := range c.Marks {
-			if m.Kind == ms.kind {
-				v.xs = append(v.xs, m.X)
-			}
-		}
-		if len(v.xs) > 0 {
-			p.Add(v)
-			legend.Add(ms.label, v)
-		}
+	for _, add := range markLegend {
+		add()
 	}
 	// Bytes start at zero: a line's height is then what it costs.
 	p.Y.Min = 0
@@ -230,4 +252,23 @@ func (byteTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// markBins is how many distinct x positions a kind of mark is drawn at,
+// at most, across the chart's x range: about the data area's width in
+// points; more would stack lines on one spot, making the file larger and
+// nothing more visible.
+const markBins = 500
+
+// thin sorts xs and drops each mark closer than gap to the one kept
+// before it: it would be drawn on the same spot.
+func thin(xs []float64, gap float64) []float64 {
+	slices.Sort(xs)
+	out := xs[:1]
+	for _, x := range xs[1:] {
+		if x-out[len(out)-1] > gap {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,7 +104,7 @@ func TestWriteSVGDrawsLiveAndReservedWithMarksAndByteTicks(t *testing.T) {
 	assert.Contains(t, doc.texts, "training: device 0")
 	assert.Contains(t, doc.texts, "time (s)")
 	assert.Contains(t, doc.texts, "bytes")
-	for _, legend := range []string{"live", "reserved", "collection", "out-of-memory retry"} {
+	for _, legend := range []string{"live", "reserved", "collection (2)", "out-of-memory retry"} {
 		assert.Contains(t, doc.texts, legend)
 	}
 	assert.NotContains(t, doc.texts, "out of memory", "no OOM mark, no legend entry for one")
@@ -113,7 +114,7 @@ func TestWriteSVGDrawsLiveAndReservedWithMarksAndByteTicks(t *testing.T) {
 	// two-vertex legend sample.
 	assert.ElementsMatch(t, []int{9, 2}, doc.linesOf("#1F77B4"), "live line and its legend sample")
 	assert.ElementsMatch(t, []int{9, 2}, doc.linesOf("#FF7F0E"), "reserved line and its legend sample")
-	assert.Len(t, doc.linesOf("#6E6E6E"), 3, "two collections and the legend's sample")
+	assert.Len(t, doc.linesOf("#6D6D6D"), 3, "two collections and the legend's sample")
 }
 
 func TestWriteSVGStacksAPanelPerChart(t *testing.T) {
@@ -184,4 +185,33 @@ func TestTimelineWriteSVGNeedsPoints(t *testing.T) {
 	doc := parseSVG(t, buf.Bytes())
 	assert.Contains(t, doc.texts, "run: device 0")
 	assert.Contains(t, doc.texts, "out-of-memory retry")
+}
+
+func TestWriteSVGDrawsMarksOnOneSpotOnce(t *testing.T) {
+	c := Chart{X: []float64{0, 1000}, Live: []uint64{1, 1}, Reserved: []uint64{2, 2}}
+	// 300 retries within a thousandth of the range, then one far off.
+	for i := range 300 {
+		c.Marks = append(c.Marks, ChartMark{X: 500 + float64(i)/1000, Kind: pool.EventOOMRetry})
+	}
+	c.Marks = append(c.Marks, ChartMark{X: 900, Kind: pool.EventOOMRetry})
+	var buf bytes.Buffer
+	require.NoError(t, WriteSVG(&buf, "", c))
+	doc := parseSVG(t, buf.Bytes())
+	assert.Contains(t, doc.texts, "out-of-memory retry (301)", "the legend counts every mark")
+	assert.Len(t, doc.linesOf("#D52627"), 3, "two spots and the legend's sample")
+}
+
+func TestThinKeepsMarksFartherApartThanTheGap(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		gap  float64
+		want []float64
+	}{
+		{[]float64{5}, 1, []float64{5}},
+		{[]float64{3, 1, 2}, 0, []float64{1, 2, 3}},
+		{[]float64{0, 0.5, 1, 1.5, 2, 10}, 1, []float64{0, 1.5, 10}},
+		{[]float64{2, 2, 2}, 0, []float64{2}},
+	} {
+		assert.Equal(t, tc.want, thin(slices.Clone(tc.xs), tc.gap), "%v gap %g", tc.xs, tc.gap)
+	}
 }

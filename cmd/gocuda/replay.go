@@ -53,7 +53,7 @@ blocks' sizes) and reserved bytes after every event, in a second, untimed
 replay, so the figures above are not slowed by it. The x axis is the trace's
 event index: traces record the order of events, not their times, and a
 replay runs far faster than the recorded program did. Each line keeps at
-most 2048 points, a point the maximum over the events it stands for, so no
+most 1024 points, a point the maximum over the events it stands for, so no
 peak is lost; allocations that run out of memory are marked.
 
 `
@@ -309,10 +309,11 @@ func replayOne(tr *trace.Trace, name string, dev backend.Device, limits pool.Lim
 	return r
 }
 
-// plotSamples is the most points a --plot line keeps: more than a 9-inch
-// picture shows apart, few enough that the SVG of a 35 k-event trace
-// through every pool stays small.
-const plotSamples = 2048
+// plotSamples is the most points a --plot line keeps: twice what the
+// picture's 7-inch data area shows apart (about 500 points), few enough
+// that a 35 k-event trace through every pool makes an SVG of a few hundred
+// kilobytes rather than megabytes.
+const plotSamples = 1024
 
 // plotReplay replays tr once more through a fresh pool called name, untimed,
 // reading the pool's live and reserved bytes after every event, and returns
