@@ -37,6 +37,7 @@ func TestMetricsArePublishedInExpvarAsJSONPerDevicePool(t *testing.T) {
 			RequestedBytes uint64             `json:"requested_bytes"`
 			ReservedBytes  uint64             `json:"reserved_bytes"`
 			Events         map[string]float64 `json:"events"`
+			Pressure       map[string]float64 `json:"pressure"`
 		} `json:"devices"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(v.String()), &got))
@@ -49,6 +50,7 @@ func TestMetricsArePublishedInExpvarAsJSONPerDevicePool(t *testing.T) {
 	assert.GreaterOrEqual(t, d.LiveBytes, uint64(3<<20))
 	assert.GreaterOrEqual(t, d.RequestedBytes, uint64(3<<20))
 	assert.GreaterOrEqual(t, d.ReservedBytes, d.LiveBytes)
+	assert.NotNil(t, d.Pressure, "the root package's pools have the pressure layer")
 	assert.Contains(t, d.Events, "grow")
 	assert.Contains(t, d.Events, "oom_retry")
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/gocuda/gocuda/gcpressure"
 	"github.com/gocuda/gocuda/pool"
 )
 
@@ -33,6 +34,46 @@ type Figures struct {
 	HardLimitBytes    uint64  `json:"hard_limit_bytes"`
 
 	Events EventCounts `json:"events"`
+	// Pressure is the pressure layer's figures, when the pool is wrapped
+	// by gcpressure (the root package's pools are).
+	Pressure *PressureFigures `json:"pressure,omitempty"`
+}
+
+// PressureFigures are gcpressure.Stats as metrics publish them: durations
+// in seconds, sizes in bytes.
+type PressureFigures struct {
+	EarlyCollections    int     `json:"early_collections"`
+	ImminentCollections int     `json:"imminent_collections"`
+	OOMCollections      int     `json:"oom_collections"`
+	EarlySeconds        float64 `json:"early_seconds"`
+	ImminentSeconds     float64 `json:"imminent_seconds"`
+	OOMSeconds          float64 `json:"oom_seconds"`
+	// CollectShare is collection time over run time; EarlyShare the
+	// early collections' part, which the budget bounds.
+	CollectShare      float64 `json:"collect_share"`
+	EarlyShare        float64 `json:"early_share"`
+	WaitedSeconds     float64 `json:"waited_seconds"`
+	FreedBytes        uint64  `json:"freed_bytes"`
+	OOMRetries        uint64  `json:"oom_retries"`
+	OOMFailures       uint64  `json:"oom_failures"`
+	LimitBytes        uint64  `json:"limit_bytes"`
+	RunSeconds        float64 `json:"run_seconds"`
+	ReservedPeakBytes uint64  `json:"reserved_peak_bytes"`
+}
+
+func pressureOf(p pool.Pool) *PressureFigures {
+	w, ok := gcpressure.For(p)
+	if !ok {
+		return nil
+	}
+	st := w.PressureStats()
+	return &PressureFigures{
+		EarlyCollections: st.EarlyCollections, ImminentCollections: st.ImminentCollections, OOMCollections: st.OOMCollections,
+		EarlySeconds: st.EarlyTime.Seconds(), ImminentSeconds: st.ImminentTime.Seconds(), OOMSeconds: st.OOMTime.Seconds(),
+		CollectShare: st.Share(), EarlyShare: st.EarlyShare(), WaitedSeconds: st.Waited.Seconds(),
+		FreedBytes: st.Freed, OOMRetries: st.OOMRetries, OOMFailures: st.OOMFailures,
+		LimitBytes: st.Limit, RunSeconds: st.RunTime.Seconds(), ReservedPeakBytes: st.PeakReserved,
+	}
 }
 
 // EventCounts count a device's pool events (see pool.EventKind): the
@@ -131,7 +172,8 @@ func (m *Metrics) Snapshot() Snapshot {
 	return s
 }
 
-// FiguresOf reads p's Stats into Figures (Events left zero).
+// FiguresOf reads p's Stats, and its pressure layer's when it has one,
+// into Figures (Events left zero).
 func FiguresOf(p pool.Pool) Figures {
 	st := p.Stats()
 	return Figures{
@@ -141,6 +183,7 @@ func FiguresOf(p pool.Pool) Figures {
 		Allocs: st.Allocs, Frees: st.Frees, Hits: st.Hits, Misses: st.Misses, HitRate: st.HitRate(),
 		DriverAllocs: st.DriverAllocs, DriverFrees: st.DriverFrees, ReclaimedBytes: st.Reclaimed,
 		SoftLimitBytes: st.SoftLimit, HardLimitBytes: st.HardLimit,
+		Pressure: pressureOf(p),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/gcpressure"
 	"github.com/gocuda/gocuda/observe"
 	"github.com/gocuda/gocuda/pool"
 )
@@ -201,4 +202,57 @@ func TestStartTimelineRecordsTheProcessPools(t *testing.T) {
 
 	_, err = gocuda.StartTimeline(observe.TimelineOptions{Capacity: 1})
 	assert.ErrorContains(t, err, "Capacity 1")
+}
+
+func TestTimelineAndMetricsSeeThePressureLayersOutOfMemoryLadder(t *testing.T) {
+	dev, err := gocuda.Device(0)
+	require.NoError(t, err)
+	inner, err := pool.New("split", dev, pool.Limits{Hard: 64 << 20})
+	require.NoError(t, err)
+	p, err := gcpressure.Wrap(inner, gcpressure.Options{})
+	require.NoError(t, err)
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer func() {
+		assert.NoError(t, p.Close())
+		assert.NoError(t, s.Destroy())
+	}()
+
+	tl, err := observe.NewTimeline(observe.TimelineOptions{Interval: -1})
+	require.NoError(t, err)
+	require.NoError(t, tl.Start(p))
+	defer tl.Stop()
+	m := observe.NewMetrics(func() []pool.Pool { return []pool.Pool{p} })
+	defer m.Close()
+
+	bs := alloc(t, p, s, 4<<20)
+	_, err = p.Alloc(256<<20, s)
+	require.ErrorIs(t, err, backend.ErrOutOfMemory, "256 MiB cannot fit under a 64 MiB limit")
+	free(t, p, s, bs)
+	tl.Stop()
+
+	kinds := map[pool.EventKind]int{}
+	for _, mk := range tl.Marks() {
+		kinds[mk.Kind]++
+	}
+	assert.Positive(t, kinds[pool.EventOOMRetry], "the ladder's retry is marked: %v", tl.Marks())
+	assert.Equal(t, 1, kinds[pool.EventOOM], "and its failure")
+
+	snap := m.Snapshot()
+	require.Len(t, snap.Devices, 1)
+	f := snap.Devices[0]
+	assert.Equal(t, uint64(kinds[pool.EventOOMRetry]), f.Events.OOMRetry)
+	assert.Equal(t, uint64(1), f.Events.OOM)
+	require.NotNil(t, f.Pressure, "a gcpressure pool has pressure figures")
+	assert.Equal(t, uint64(1), f.Pressure.OOMFailures)
+	assert.Positive(t, f.Pressure.OOMRetries)
+	assert.Equal(t, uint64(64<<20), f.Pressure.LimitBytes)
+	assert.Equal(t, uint64(64<<20), f.HardLimitBytes)
+
+	b, err := json.Marshal(snap)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"pressure":{"early_collections":`)
+	plain, err := json.Marshal(observe.FiguresOf(inner))
+	require.NoError(t, err)
+	assert.NotContains(t, string(plain), `"pressure"`, "no pressure layer, no pressure figures")
 }
