@@ -2,6 +2,7 @@ package cuarray_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -175,4 +176,28 @@ func TestNNShapeErrors(t *testing.T) {
 			require.Contains(t, c.err.Error(), c.text)
 		})
 	}
+}
+
+// A batch of two examples over three classes: the loss of each row and the
+// gradient of the mean loss with respect to the logits.
+func ExampleSoftmaxCrossEntropy() {
+	logits := cuarray.Must(cuarray.FromSlice([]float32{
+		0, 0, 0, // all classes alike: loss ln 3
+		2, 0, 0, // class 0 likelier
+	}, 2, 3))
+	labels := cuarray.Must(cuarray.FromSlice([]int32{1, 0}))
+	loss := cuarray.Must(cuarray.New[float32](2))
+	grad := cuarray.Must(cuarray.New[float32](2, 3))
+	if err := cuarray.SoftmaxCrossEntropy(loss, grad, logits, labels, 1.0/2); err != nil {
+		panic(err)
+	}
+	l := cuarray.Must(loss.ToSlice())
+	g := cuarray.Must(grad.ToSlice())
+	fmt.Printf("loss %.4f %.4f\n", l[0], l[1])
+	fmt.Printf("grad %.4f %.4f %.4f\n", g[0], g[1], g[2])
+	fmt.Printf("     %.4f %.4f %.4f\n", g[3], g[4], g[5])
+	// Output:
+	// loss 1.0986 0.2395
+	// grad 0.1667 -0.3333 0.1667
+	//      -0.1065 0.0533 0.0533
 }
