@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/cuda"
 )
 
 // libraryNames are the cuBLAS sonames tried in order: the newest major
@@ -22,18 +23,40 @@ var lib struct {
 // result is kept.
 func load() error {
 	lib.once.Do(func() {
-		h, name, err := open(libraryNames)
+		names := libraryNames
+		if v, err := cuda.DriverVersion(); err == nil {
+			names = forDriver(names, v/1000)
+		}
+		h, name, err := open(names)
 		if err != nil {
 			lib.err = err
 			return
 		}
-		if sym := cInstall(h); sym != "" {
+		switch sym := cInstall(h); sym {
+		case "":
+			lib.name = name
+		case "libcuda.so.1":
+			lib.err = fmt.Errorf("blas: %s loaded, but the CUDA driver (libcuda.so.1) could not be opened for its context calls: %w", name, ErrNoCUBLAS)
+		default:
 			lib.err = fmt.Errorf("blas: %s does not export %s; cuBLAS from CUDA 11 or newer is needed: %w", name, sym, ErrNoCUBLAS)
-			return
 		}
-		lib.name = name
 	})
 	return lib.err
+}
+
+// forDriver drops the versioned names of a CUDA major version newer than
+// the driver's: such a cuBLAS loads but fails at cublasCreate, and an
+// older one beside it would have worked.
+func forDriver(names []string, driverMajor int) []string {
+	var out []string
+	for _, n := range names {
+		var major int
+		if _, err := fmt.Sscanf(n, "libcublas.so.%d", &major); err == nil && major > driverMajor {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // open tries names in order and returns the first that loads. It installs

@@ -97,3 +97,17 @@ func TestErrorMatchesStatusAndBackendSentinels(t *testing.T) {
 	assert.Contains(t, r.err("cublasDgemm_v2", 0).Error(), "cublasSetStream_v2")
 	assert.NoError(t, cres{}.err("x", 0))
 }
+
+func TestLibrariesNewerThanTheDriverAreSkipped(t *testing.T) {
+	for _, tc := range []struct {
+		major int
+		want  []string
+	}{
+		{13, libraryNames},
+		{12, []string{"libcublas.so.12", "libcublas.so.11", "libcublas.so"}},
+		{11, []string{"libcublas.so.11", "libcublas.so"}},
+		{10, []string{"libcublas.so"}},
+	} {
+		assert.Equal(t, tc.want, forDriver(libraryNames, tc.major), "driver CUDA %d", tc.major)
+	}
+}
