@@ -440,3 +440,47 @@ func TestHostStreamCheckerSeesGemm(t *testing.T) {
 	require.NoError(t, blas.Gemm[float32](dev, sb, false, false, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2))
 	assert.Equal(t, []float32{2, 2, 2, 2}, download[float32](t, dev, sb, c, 4))
 }
+
+// FuzzGemm drives Gemm with small, possibly wrong sizes and leading
+// dimensions on device 0. Whatever the arguments, it must return an error
+// or compute the reference product: on the host backend a bad argument
+// that got past the checks would panic inside gonum on the stream's
+// goroutine and take the process down.
+func FuzzGemm(f *testing.F) {
+	f.Add(uint8(0), int8(3), int8(4), int8(5), int8(0), int8(0), int8(0))
+	f.Add(uint8(3), int8(2), int8(0), int8(7), int8(1), int8(-1), int8(2))
+	f.Add(uint8(1), int8(0), int8(3), int8(0), int8(-3), int8(0), int8(0))
+	dev := device(f, 0)
+	s := stream(f, dev)
+	f.Fuzz(func(t *testing.T, flags uint8, m8, n8, k8, padA, padB, padC int8) {
+		ta, tb := flags&1 != 0, flags&2 != 0
+		m, n, k := int(m8)%9, int(n8)%9, int(k8)%9 // negative sizes stay negative
+		ar, ac := m, k
+		if ta {
+			ar, ac = k, m
+		}
+		br, bc := k, n
+		if tb {
+			br, bc = n, k
+		}
+		lda, ldb, ldc := ac+int(padA)%4, bc+int(padB)%4, n+int(padC)%4
+		rng := rand.New(rand.NewPCG(uint64(flags), uint64(m8)))
+		mk := func(rows, cols, ld int) []float64 { // room for what a valid call reads
+			if rows <= 0 || cols <= 0 || ld <= 0 {
+				return make([]float64, 1)
+			}
+			return stored[float64](rng, rows, cols, max(ld, cols), 0)
+		}
+		a, b, c := mk(ar, ac, lda), mk(br, bc, ldb), mk(m, n, ldc)
+		pa, pb, pc := upload(t, dev, s, a), upload(t, dev, s, b), upload(t, dev, s, c)
+		err := blas.Gemm(dev, s, ta, tb, m, n, k, 1.5, pa, lda, pb, ldb, 0.5, pc, ldc)
+		valid := m >= 0 && n >= 0 && k >= 0 && lda >= max(1, ac) && ldb >= max(1, bc) && ldc >= max(1, n)
+		if !valid {
+			require.ErrorIs(t, err, backend.ErrInvalidValue)
+			return
+		}
+		require.NoError(t, err)
+		want := refGemm(ta, tb, m, n, k, 1.5, a, lda, b, ldb, 0.5, c, ldc)
+		assertClose(t, want, download[float64](t, dev, s, pc, len(c)))
+	})
+}
