@@ -58,7 +58,7 @@ var (
 		style draw.LineStyle
 	}{
 		{pool.EventCollect, "collection", draw.LineStyle{Color: color.NRGBA{R: 110, G: 110, B: 110, A: 200}, Width: vg.Points(0.75), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}},
-		{pool.EventOOMRetry, "out-of-memory retry", draw.LineStyle{Color: color.NRGBA{R: 214, G: 39, B: 40, A: 160}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}},
+		{pool.EventOOMRetry, "OOM retry", draw.LineStyle{Color: color.NRGBA{R: 214, G: 39, B: 40, A: 160}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}},
 		{pool.EventOOM, "out of memory", draw.LineStyle{Color: color.NRGBA{R: 214, G: 39, B: 40, A: 160}, Width: vg.Points(1)}},
 	}
 )

@@ -104,7 +104,7 @@ func TestWriteSVGDrawsLiveAndReservedWithMarksAndByteTicks(t *testing.T) {
 	assert.Contains(t, doc.texts, "training: device 0")
 	assert.Contains(t, doc.texts, "time (s)")
 	assert.Contains(t, doc.texts, "bytes")
-	for _, legend := range []string{"live", "reserved", "collection (2)", "out-of-memory retry"} {
+	for _, legend := range []string{"live", "reserved", "collection (2)", "OOM retry"} {
 		assert.Contains(t, doc.texts, legend)
 	}
 	assert.NotContains(t, doc.texts, "out of memory", "no OOM mark, no legend entry for one")
@@ -184,7 +184,7 @@ func TestTimelineWriteSVGNeedsPoints(t *testing.T) {
 	require.NoError(t, tl.WriteSVG(&buf, "run"))
 	doc := parseSVG(t, buf.Bytes())
 	assert.Contains(t, doc.texts, "run: device 0")
-	assert.Contains(t, doc.texts, "out-of-memory retry")
+	assert.Contains(t, doc.texts, "OOM retry")
 }
 
 func TestWriteSVGDrawsMarksOnOneSpotOnce(t *testing.T) {
@@ -197,7 +197,7 @@ func TestWriteSVGDrawsMarksOnOneSpotOnce(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, WriteSVG(&buf, "", c))
 	doc := parseSVG(t, buf.Bytes())
-	assert.Contains(t, doc.texts, "out-of-memory retry (301)", "the legend counts every mark")
+	assert.Contains(t, doc.texts, "OOM retry (301)", "the legend counts every mark")
 	assert.Len(t, doc.linesOf("#D52627"), 3, "two spots and the legend's sample")
 }
 

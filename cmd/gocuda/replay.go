@@ -384,8 +384,9 @@ func plotReplay(tr *trace.Trace, name string, dev backend.Device, limits pool.Li
 				return c, err
 			}
 		}
-		// Stats sums the pool's per-stream figures: a few hundred
-		// nanoseconds, which is why this replay is not the timed one.
+		// Stats sums the pool's per-stream figures, taking each stream's
+		// lock: too dear for the timed loop, which is why this replay is
+		// a second one.
 		st := p.Stats()
 		series.Add(int64(i), st.Live, st.Reserved)
 	}
