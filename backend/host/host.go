@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gocuda/gocuda/backend"
@@ -42,7 +43,8 @@ type Backend struct {
 	// check is the stream checker, nil when off: the one load every
 	// queued operation pays for it.
 	check    atomic.Pointer[checker]
-	checkLog io.Writer
+	logMu    sync.Mutex
+	checkLog io.Writer // guarded by logMu
 	races    raceList
 }
 
@@ -74,6 +76,8 @@ func New(opts Options) backend.Backend {
 }
 
 func (b *Backend) log() io.Writer {
+	b.logMu.Lock()
+	defer b.logMu.Unlock()
 	if b.checkLog != nil {
 		return b.checkLog
 	}

@@ -112,12 +112,26 @@ func (b *Backend) SetStreamCheck(m StreamCheck) error {
 	case StreamCheckOff:
 		b.check.Store(nil)
 	case StreamCheckReport, StreamCheckStrict:
-		b.check.Store(newChecker(m, b.checkLog, &b.races))
+		b.logMu.Lock()
+		log := b.checkLog
+		b.logMu.Unlock()
+		b.check.Store(newChecker(m, log, &b.races))
 	default:
 		return fmt.Errorf("host: SetStreamCheck(%d): accepted modes are StreamCheckFromEnv, StreamCheckOff, StreamCheckReport and StreamCheckStrict: %w",
 			int(m), backend.ErrInvalidValue)
 	}
 	return nil
+}
+
+// SetStreamCheckLog sends the reports of races found from now on to w
+// (nil: stderr); a checker switched on later keeps it.
+func (b *Backend) SetStreamCheckLog(w io.Writer) {
+	b.logMu.Lock()
+	b.checkLog = w
+	b.logMu.Unlock()
+	if c := b.check.Load(); c != nil {
+		c.setLog(w)
+	}
 }
 
 // StreamCheck is the stream checker's mode: StreamCheckOff,
@@ -310,12 +324,14 @@ func (l *raceList) snapshot() []Race {
 // The checker.
 
 // checker is one backend's checker state, replaced whole when it is
-// switched on again. mu guards everything but mode and log; it is taken
+// switched on again. mu guards the clocks and the shadow; it is taken
 // after a stream's mu, never before.
 type checker struct {
 	mode  StreamCheck
-	log   io.Writer
 	races *raceList
+
+	logMu sync.Mutex // also orders the reports' lines
+	log   io.Writer
 
 	mu     sync.Mutex
 	slots  int    // clock slots given to streams so far
@@ -324,10 +340,18 @@ type checker struct {
 }
 
 func newChecker(m StreamCheck, log io.Writer, races *raceList) *checker {
-	if log == nil {
-		log = os.Stderr
+	c := &checker{mode: m, races: races}
+	c.setLog(log)
+	return c
+}
+
+func (c *checker) setLog(w io.Writer) {
+	if w == nil {
+		w = os.Stderr
 	}
-	return &checker{mode: m, log: log, races: races}
+	c.logMu.Lock()
+	c.log = w
+	c.logMu.Unlock()
 }
 
 // vclock is a vector clock indexed by slot: entry i is the newest epoch of
@@ -527,7 +551,9 @@ func (c *checker) report(device int, found []pendingRace) string {
 		all.WriteString(r.String())
 		allRaces.add(key, r)
 		if c.races.add(key, r) {
+			c.logMu.Lock()
 			fmt.Fprint(c.log, "==================\n"+r.Verbose()+"==================\n")
+			c.logMu.Unlock()
 		}
 	}
 	return all.String()
