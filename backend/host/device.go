@@ -213,7 +213,7 @@ func (d *Device) CopyDtoH(dst unsafe.Pointer, src backend.Ptr, n uint64, s backe
 		close(done)
 	}
 	if c := d.b.check.Load(); c != nil {
-		clock, err := hs.enqueueChecked(c, opSpec{name: "CopyDtoH", acc: []Access{{src, n, false}}}, fn)
+		clock, err := hs.enqueueChecked(c, opSpec{name: "CopyDtoH"}, []Access{{src, n, false}}, fn)
 		if err != nil {
 			return err
 		}

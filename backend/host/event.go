@@ -79,7 +79,7 @@ func (e *Event) Record(s backend.Stream) error {
 	}
 	if c := e.dev.b.check.Load(); c != nil {
 		m.owner = c
-		m.clock, err = hs.enqueueChecked(c, opSpec{name: "Event.Record"}, fn)
+		m.clock, err = hs.enqueueChecked(c, opSpec{name: "Event.Record"}, nil, fn)
 	} else {
 		err = hs.enqueue(fn)
 	}

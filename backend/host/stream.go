@@ -61,7 +61,7 @@ func (s *Stream) Enqueue(fn func()) error {
 // is always taken the same way.
 func (s *Stream) enqueueOp(name string, fn func(), acc ...Access) error {
 	if c := s.dev.b.check.Load(); c != nil {
-		_, err := s.enqueueChecked(c, opSpec{name: name, acc: acc}, fn)
+		_, err := s.enqueueChecked(c, opSpec{name: name}, acc, fn)
 		return err
 	}
 	return s.enqueue(fn)
@@ -194,7 +194,7 @@ func (s *Stream) WaitEvent(e backend.Event) error {
 		return nil
 	}
 	if c != nil {
-		_, err := s.enqueueChecked(c, opSpec{name: "WaitEvent", after: m.clock}, func() { <-m.done })
+		_, err := s.enqueueChecked(c, opSpec{name: "WaitEvent", after: m.clock}, nil, func() { <-m.done })
 		return err
 	}
 	return s.enqueue(func() { <-m.done })
