@@ -54,6 +54,22 @@
 // place share one), so vm.max_map_count, usually 65530, bounds how many a
 // program holds at once.
 //
+// # Stream checker
+//
+// With GOCUDA_STREAM_CHECK=1, Options.StreamCheck or Backend.SetStreamCheck,
+// the backend checks every queued operation for a race between streams:
+// bytes touched by work on two streams, at least one writing, with no
+// event wait or host wait ordering the earlier before the later. Copies and
+// memsets declare their ranges, kernels theirs (through the kernels
+// package), host functions theirs through Stream.EnqueueAccess. Streams
+// carry vector clocks that Event.Record captures, Stream.WaitEvent merges
+// and host waits (Synchronize, CopyDtoH, a Query that says done) publish
+// to all later work. Races are kept per pair of sites
+// (Backend.StreamRaces, StreamRaces), logged once with both stacks, and in
+// StreamCheckStrict refuse the racing operation with ErrStreamRace. Off,
+// it costs each queued operation one load and branch. docs/stream-check.md
+// has the rules, a report and the cost.
+//
 // # Example
 //
 //	b := host.New(host.Options{Devices: 2})
