@@ -80,8 +80,10 @@ func TestGarbageFarBeyondTheLimitCompletes(t *testing.T) {
 	for _, name := range strategies {
 		for _, early := range []bool{true, false} {
 			t.Run(name+"/early="+strconv.FormatBool(early), func(t *testing.T) {
+				// The stream first: cleanups run last-in first-out, so it outlives
+				// the pool's cleanup, whose collection frees garbage on it.
+				s := pooltest.NewStream(t, pooltest.Device(t))
 				p := newPool(t, name, limit, gcpressure.Options{Early: early})
-				s := pooltest.NewStream(t, p.Device())
 				for done := uint64(0); done < total; done += size {
 					require.NoError(t, makeGarbage(t, p, size, s), "after %s of garbage", humanize.IBytes(done))
 				}
@@ -122,8 +124,10 @@ func TestLiveSetBeyondTheLimitFailsClearlyAndKeepsWhatIsLive(t *testing.T) {
 			if testing.Short() && (name == "binned" || name == "simple") {
 				t.Skip("short: split (caching, splitting), none (no cache) and cuda cover the ladder")
 			}
+			// The stream first: cleanups run last-in first-out, so it outlives
+			// the pool's cleanup, whose collection frees garbage on it.
+			s := pooltest.NewStream(t, pooltest.Device(t))
 			p := newPool(t, name, limit, gcpressure.Options{Early: true, Status: func() string { return "STATUS: pool status here" }})
-			s := pooltest.NewStream(t, p.Device())
 			var live []*pool.Block
 			defer func() {
 				for _, b := range live {
@@ -164,8 +168,10 @@ func TestLiveSetBeyondTheLimitFailsClearlyAndKeepsWhatIsLive(t *testing.T) {
 }
 
 func TestStatusDefaultsToThePoolsStats(t *testing.T) {
+	// The stream first: cleanups run last-in first-out, so it outlives
+	// the pool's cleanup, whose collection frees garbage on it.
+	s := pooltest.NewStream(t, pooltest.Device(t))
 	p := newPool(t, "split", 8*mib, gcpressure.Options{})
-	s := pooltest.NewStream(t, p.Device())
 	_, err := p.Alloc(16*mib, s)
 	require.ErrorIs(t, err, backend.ErrOutOfMemory)
 	assert.Contains(t, err.Error(), "reserved", "the status line")
@@ -182,8 +188,10 @@ func TestCollectionShareStaysUnderItsBound(t *testing.T) {
 	// heap of a few million pointers, so that each collection is slow.
 	const limit, size = 64 * mib, 256 << 10
 	const budget = 0.02
+	// The stream first: cleanups run last-in first-out, so it outlives
+	// the pool's cleanup, whose collection frees garbage on it.
+	s := pooltest.NewStream(t, pooltest.Device(t))
 	p := newPool(t, "none", limit, gcpressure.Options{Early: true, Budget: budget})
-	s := pooltest.NewStream(t, p.Device())
 	var live []*pool.Block
 	for range 92 * limit / 100 / size {
 		b, err := p.Alloc(size, s)
@@ -237,8 +245,10 @@ func TestWrapRefusesBadOptions(t *testing.T) {
 }
 
 func TestOOMPathEmitsEvents(t *testing.T) {
+	// The stream first: cleanups run last-in first-out, so it outlives
+	// the pool's cleanup, whose collection frees garbage on it.
+	s := pooltest.NewStream(t, pooltest.Device(t))
 	p := newPool(t, "split", 8*mib, gcpressure.Options{})
-	s := pooltest.NewStream(t, p.Device())
 	var kinds [16]atomic.Int32
 	var notes atomic.Value
 	cancel := pool.Subscribe(func(e pool.Event) {

@@ -31,6 +31,8 @@ go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' "${pkgs[
 done
 go build "${flags[@]}" -o .gpu/bin/gocuda ./cmd/gocuda
 count=$(wc -l <"$manifest")
-tar -C .gpu -cJf .gpu/bundle.tar.xz bin
+# xz -9: its 64 MiB dictionary spans several test binaries, which share most
+# of their code (the runtime, testify, gocuda): 3x smaller than the default.
+tar -C .gpu -cf - bin | xz -9 -T0 >.gpu/bundle.tar.xz
 rm -rf .gpu/bin
 echo "built $count test binaries and gocuda: .gpu/bundle.tar.xz ($(du -h .gpu/bundle.tar.xz | cut -f1)); carry .gpu to the GPU machine"
