@@ -16,6 +16,7 @@ package gocuda
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gocuda/gocuda/backend"
@@ -94,7 +95,16 @@ func Pool(ordinal int) (pool.Pool, error) {
 // retry) inside memprof's wrapper, so that leak tracing's stacks start at
 // the caller rather than in gcpressure.
 func wrapPressure(p pool.Pool, c config.Config) (pool.Pool, error) {
-	w, err := gcpressure.Wrap(p, gcpressure.Options{Early: c.GCEarly})
+	var w *gcpressure.Pool
+	// An allocation that fails for good says what the device holds, as
+	// PoolStatus prints it, for this device only.
+	status := func() string {
+		mem, _ := memoryOf(map[int]pool.Pool{p.Device().Ordinal(): w})
+		var b strings.Builder
+		_ = writeStatus(&b, mem, memprof.Enabled())
+		return b.String()
+	}
+	w, err := gcpressure.Wrap(p, gcpressure.Options{Early: c.GCEarly, Status: status})
 	if err != nil {
 		_ = p.Close() // nothing allocated from it yet
 		return nil, fmt.Errorf("gocuda: device %d: %w", p.Device().Ordinal(), err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -147,3 +148,18 @@ var errFull = errors.New("disk full")
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errFull }
+
+// An allocation past the hard limit fails with the device's PoolStatus in
+// its message.
+func TestOutOfMemoryErrorCarriesPoolStatus(t *testing.T) {
+	p, err := Pool(0)
+	require.NoError(t, err)
+	dev := p.Device()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Destroy()
+	_, err = p.Alloc(dev.Info().TotalMemory*4, s)
+	require.ErrorIs(t, err, backend.ErrOutOfMemory)
+	assert.Contains(t, err.Error(), "Memory pool usage:")
+	assert.Contains(t, err.Error(), fmt.Sprintf("Device %d:", dev.Ordinal()))
+}
