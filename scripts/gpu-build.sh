@@ -30,9 +30,11 @@ go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' "${pkgs[
 	echo "$name.test $rel" >>"$manifest"
 done
 go build "${flags[@]}" -o .gpu/bin/gocuda ./cmd/gocuda
+# The training example, for its benchmark beside bench/pytorch_train.py.
+go build "${flags[@]}" -o .gpu/bin/train ./examples/train
 count=$(wc -l <"$manifest")
 # xz -9: its 64 MiB dictionary spans several test binaries, which share most
 # of their code (the runtime, testify, gocuda): 3x smaller than the default.
 tar -C .gpu -cf - bin | xz -9 -T0 >.gpu/bundle.tar.xz
 rm -rf .gpu/bin
-echo "built $count test binaries and gocuda: .gpu/bundle.tar.xz ($(du -h .gpu/bundle.tar.xz | cut -f1)); carry .gpu to the GPU machine"
+echo "built $count test binaries, gocuda and train: .gpu/bundle.tar.xz ($(du -h .gpu/bundle.tar.xz | cut -f1)); carry .gpu to the GPU machine"
