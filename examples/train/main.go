@@ -26,6 +26,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -33,6 +34,7 @@ import (
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/gcpressure"
+	"github.com/gocuda/gocuda/observe"
 )
 
 // Config is the run's size and settings. Every field has a flag, and the
@@ -48,6 +50,10 @@ type Config struct {
 	LR      float64 `json:"lr"`
 	Mom     float64 `json:"momentum"`
 	Seed    uint64  `json:"seed"`
+	// Plot, when set, is an SVG file for the memory timeline: live and
+	// reserved bytes over the run, collections and out-of-memory retries
+	// marked.
+	Plot string `json:"-"`
 }
 
 // defaultConfig is the H100 run: each step allocates 1.20 GiB of fresh
@@ -103,9 +109,22 @@ func main() {
 	if jsonOut {
 		progress = io.Discard
 	}
+	var tl *observe.Timeline
+	if cfg.Plot != "" {
+		// Started before the first allocation so the plot has the whole run.
+		if tl, err = gocuda.StartTimeline(observe.TimelineOptions{}); err != nil {
+			log.Fatal(err)
+		}
+	}
 	rep, err := Run(cfg, progress)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if tl != nil {
+		tl.Stop()
+		if err := writePlot(tl, cfg); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if jsonOut {
 		enc := json.NewEncoder(os.Stdout)
@@ -123,6 +142,7 @@ func parseFlags(args []string) (Config, bool, error) {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	quick := fs.Bool("quick", envBool("TRAIN_QUICK"), "a small model that runs in seconds on the host backend (CI)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON, and nothing else")
+	plot := fs.String("plot", "", "write the memory timeline (live and reserved bytes, collections marked) to this SVG file")
 	hardLimit := fs.String("hard-limit", "", "sets GOCUDA_HARD_MEMORY_LIMIT (4GiB, 12.5GB, 80%); empty leaves the environment's")
 	gcEarly := fs.String("gc-early", "", "sets GOCUDA_GC_EARLY (true or false); empty leaves the environment's (default on)")
 	c := defaultConfig
@@ -191,6 +211,10 @@ func parseFlags(args []string) (Config, bool, error) {
 	if err := c.check(); err != nil {
 		return c, false, err
 	}
+	if *plot != "" && !strings.HasSuffix(*plot, ".svg") {
+		return c, false, fmt.Errorf("train: -plot %q: the timeline is drawn as SVG; give a file name ending in .svg", *plot)
+	}
+	c.Plot = *plot
 	if *hardLimit != "" {
 		os.Setenv("GOCUDA_HARD_MEMORY_LIMIT", *hardLimit)
 	}
@@ -374,4 +398,19 @@ func envFloat(name string, def float64) (float64, error) {
 func envBool(name string) bool {
 	v, err := strconv.ParseBool(os.Getenv(name))
 	return err == nil && v
+}
+
+// writePlot draws the timeline into cfg.Plot.
+func writePlot(tl *observe.Timeline, cfg Config) error {
+	f, err := os.Create(cfg.Plot)
+	if err != nil {
+		return err
+	}
+	title := fmt.Sprintf("examples/train: batch %d, width %d, depth %d, %s=%s, %s=%s", cfg.Batch, cfg.Width, cfg.Depth,
+		"GOCUDA_HARD_MEMORY_LIMIT", os.Getenv("GOCUDA_HARD_MEMORY_LIMIT"), "GOCUDA_GC_EARLY", os.Getenv("GOCUDA_GC_EARLY"))
+	if err := tl.WriteSVG(f, title); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
