@@ -1,6 +1,10 @@
 package backend
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dustin/go-humanize"
+)
 
 // UnifiedMemory is implemented by devices that can allocate unified
 // (managed) memory: one address that the host and the device both read and
@@ -51,4 +55,40 @@ func OrderAfter(waiter, s Stream, e Event) error {
 		return fmt.Errorf("stream %d waiting on stream %d: %w", waiter.ID(), s.ID(), err)
 	}
 	return nil
+}
+
+// CopyOrdered runs copy, which queues a copy on dst (the destination's
+// stream), after the work queued so far on both dst and src (the source's
+// stream, possibly of another device), and orders src's later work after
+// it, without blocking the host: the ordering every PeerCopier promises.
+// Its two events cost a few microseconds to make, small beside any copy
+// between devices; destroying an event a stream still waits on is
+// allowed.
+func CopyOrdered(dst, src Stream, copy func() error) error {
+	before, err := src.Device().NewEvent(false)
+	if err != nil {
+		return err
+	}
+	defer before.Destroy()
+	after, err := dst.Device().NewEvent(false)
+	if err != nil {
+		return err
+	}
+	defer after.Destroy()
+	if err := OrderAfter(dst, src, before); err != nil {
+		return err
+	}
+	if err := copy(); err != nil {
+		return err
+	}
+	// The source's stream must not overwrite (or free) the source before
+	// the copy has read it.
+	return OrderAfter(src, dst, after)
+}
+
+// UnifiedTooLarge is the error for a unified allocation of size bytes on
+// device ordinal that has only free bytes free.
+func UnifiedTooLarge(who string, ordinal int, size, free uint64) error {
+	return fmt.Errorf("%s: device %d: unified allocation of %s (%d bytes) exceeds the %s the device has free: %w",
+		who, ordinal, humanize.IBytes(size), size, humanize.IBytes(free), ErrOutOfMemory)
 }

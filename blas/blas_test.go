@@ -17,6 +17,7 @@ import (
 	"github.com/gocuda/gocuda/backend/auto"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/blas"
+	"github.com/gocuda/gocuda/internal/blasref"
 )
 
 // The tests run on the backend GOCUDA_BACKEND picks: the host backend
@@ -88,56 +89,13 @@ func stored[T blas.Float](rng *rand.Rand, rows, cols, ld int, pad T) []T {
 	return out
 }
 
-// refGemm is C = alpha·op(A)·op(B) + beta·C, row-major, the schoolbook way
-// in float64.
+// refGemm and refGemv are the shared schoolbook reference (internal/blasref).
 func refGemm[T blas.Float](ta, tb bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) []T {
-	out := append([]T(nil), c...)
-	at := func(i, l int) float64 {
-		if ta {
-			return float64(a[l*lda+i])
-		}
-		return float64(a[i*lda+l])
-	}
-	bt := func(l, j int) float64 {
-		if tb {
-			return float64(b[j*ldb+l])
-		}
-		return float64(b[l*ldb+j])
-	}
-	for i := range m {
-		for j := range n {
-			var sum float64
-			for l := range k {
-				sum += at(i, l) * bt(l, j)
-			}
-			v := float64(alpha) * sum
-			if beta != 0 {
-				v += float64(beta) * float64(c[i*ldc+j])
-			}
-			out[i*ldc+j] = T(v)
-		}
-	}
-	return out
+	return blasref.Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 func refGemv[T blas.Float](trans bool, m, n int, alpha T, a []T, lda int, x []T, beta T, y []T) []T {
-	out := append([]T(nil), y...)
-	for i := range out {
-		var sum float64
-		for l := range x {
-			if trans {
-				sum += float64(a[l*lda+i]) * float64(x[l])
-			} else {
-				sum += float64(a[i*lda+l]) * float64(x[l])
-			}
-		}
-		v := float64(alpha) * sum
-		if beta != 0 {
-			v += float64(beta) * float64(y[i])
-		}
-		out[i] = T(v)
-	}
-	return out
+	return blasref.Gemv(trans, alpha, a, lda, x, beta, y)
 }
 
 func assertClose[T blas.Float](t *testing.T, want, got []T) {

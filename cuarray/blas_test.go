@@ -12,6 +12,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/internal/blasref"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -25,33 +26,7 @@ func naiveGemm[T float32 | float64](ta, tb bool, alpha T, a []T, ar, ac int, b [
 	if tb {
 		n = br
 	}
-	at := func(i, l int) float64 {
-		if ta {
-			return float64(a[l*ac+i])
-		}
-		return float64(a[i*ac+l])
-	}
-	bt := func(l, j int) float64 {
-		if tb {
-			return float64(b[j*bc+l])
-		}
-		return float64(b[l*bc+j])
-	}
-	out := make([]T, m*n)
-	for i := range m {
-		for j := range n {
-			var s float64
-			for l := range k {
-				s += at(i, l) * bt(l, j)
-			}
-			v := float64(alpha) * s
-			if beta != 0 {
-				v += float64(beta) * float64(c[i*n+j])
-			}
-			out[i*n+j] = T(v)
-		}
-	}
-	return out
+	return blasref.Gemm(ta, tb, m, n, k, alpha, a, ac, b, bc, beta, c, n)
 }
 
 func randoms[T float32 | float64](rng *rand.Rand, n int) []T {

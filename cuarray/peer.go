@@ -65,26 +65,9 @@ func (o Ops[T]) copyAcross(dst, src *Array[T]) error {
 }
 
 // copyAddressable copies n bytes between addresses every device reaches,
-// on bs (of dev), after the work queued on as and bs, and before as's
-// later work.
+// on bs (of dev), ordered as CopyPeer orders its copies.
 func copyAddressable(dev backend.Device, bs backend.Stream, dst backend.Ptr, as backend.Stream, src backend.Ptr, n uint64) error {
-	before, err := as.Device().NewEvent(false)
-	if err != nil {
-		return err
-	}
-	defer before.Destroy()
-	after, err := dev.NewEvent(false)
-	if err != nil {
-		return err
-	}
-	defer after.Destroy()
-	if err := backend.OrderAfter(bs, as, before); err != nil {
-		return err
-	}
-	if err := dev.CopyDtoD(dst, src, n, bs); err != nil {
-		return err
-	}
-	return backend.OrderAfter(as, bs, after)
+	return backend.CopyOrdered(bs, as, func() error { return dev.CopyDtoD(dst, src, n, bs) })
 }
 
 // Clone returns a copy of a on o's stream's device (device 0's default

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/dustin/go-humanize"
-
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuda"
 )
@@ -28,8 +26,7 @@ func (d *Device) AllocUnified(size uint64) (backend.Ptr, error) {
 		return 0, wrap(err)
 	}
 	if size > free {
-		return 0, fmt.Errorf("cuda backend: device %d: unified allocation of %s (%d bytes) exceeds the %s the device has free: %w",
-			d.info.Ordinal, humanize.IBytes(size), size, humanize.IBytes(free), backend.ErrOutOfMemory)
+		return 0, backend.UnifiedTooLarge("cuda backend", d.info.Ordinal, size, free)
 	}
 	p, err := d.ctx.MemAllocManaged(size)
 	return backend.Ptr(p), wrap(err)
@@ -121,33 +118,13 @@ func (d *Device) CopyPeer(dst backend.Ptr, dstStream backend.Stream, src backend
 		return fmt.Errorf("cuda backend: CopyPeer: nil pointer (dst %#x, src %#x): %w", uintptr(dst), uintptr(src), backend.ErrInvalidValue)
 	}
 	srcDev := as.dev
-	// Event creation costs a few microseconds, small beside any copy
-	// between devices; destroying an event a stream still waits on is
-	// allowed (the driver keeps it until the wait is done).
-	before, err := srcDev.NewEvent(false)
+	err = backend.CopyOrdered(bs, as, func() error {
+		if srcDev == d {
+			return wrap(bs.s.MemcpyDtoDAsync(cuda.DevicePtr(dst), cuda.DevicePtr(src), n))
+		}
+		return d.copyFrom(bs, dst, srcDev, as, src, n)
+	})
 	if err != nil {
-		return err
-	}
-	defer before.Destroy()
-	after, err := d.NewEvent(false)
-	if err != nil {
-		return err
-	}
-	defer after.Destroy()
-	if err := backend.OrderAfter(bs, as, before); err != nil {
-		return fmt.Errorf("cuda backend: CopyPeer: %w", err)
-	}
-	if srcDev == d {
-		err = wrap(bs.s.MemcpyDtoDAsync(cuda.DevicePtr(dst), cuda.DevicePtr(src), n))
-	} else {
-		err = d.copyFrom(bs, dst, srcDev, as, src, n)
-	}
-	if err != nil {
-		return err
-	}
-	// The source's stream must not overwrite (or free) src before the copy
-	// has read it.
-	if err := backend.OrderAfter(as, bs, after); err != nil {
 		return fmt.Errorf("cuda backend: CopyPeer: %w", err)
 	}
 	return nil

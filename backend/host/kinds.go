@@ -3,8 +3,6 @@ package host
 import (
 	"fmt"
 
-	"github.com/dustin/go-humanize"
-
 	"github.com/gocuda/gocuda/backend"
 )
 
@@ -24,8 +22,7 @@ func (d *Device) AllocUnified(size uint64) (backend.Ptr, error) {
 		return 0, err
 	}
 	if size > free {
-		return 0, fmt.Errorf("host: device %d: unified allocation of %s (%d bytes) exceeds the %s the device has free: %w",
-			d.ordinal, humanize.IBytes(size), size, humanize.IBytes(free), backend.ErrOutOfMemory)
+		return 0, backend.UnifiedTooLarge("host", d.ordinal, size, free)
 	}
 	return d.Alloc(size)
 }
@@ -56,21 +53,7 @@ func (d *Device) CopyPeer(dst backend.Ptr, dstStream backend.Stream, src backend
 	if !ok || as == nil {
 		return fmt.Errorf("host: device %d: CopyPeer: source stream %T is not a host stream: %w", d.ordinal, srcStream, backend.ErrInvalidValue)
 	}
-	before, err := as.dev.NewEvent(false)
-	if err != nil {
-		return err
-	}
-	after, err := d.NewEvent(false)
-	if err != nil {
-		return err
-	}
-	if err := backend.OrderAfter(bs, as, before); err != nil {
-		return fmt.Errorf("host: CopyPeer: %w", err)
-	}
-	if err := d.CopyDtoD(dst, src, n, bs); err != nil {
-		return err
-	}
-	if err := backend.OrderAfter(as, bs, after); err != nil {
+	if err := backend.CopyOrdered(bs, as, func() error { return d.CopyDtoD(dst, src, n, bs) }); err != nil {
 		return fmt.Errorf("host: CopyPeer: %w", err)
 	}
 	return nil
