@@ -62,6 +62,7 @@ func Run(t *testing.T, b backend.Backend) {
 	t.Run("DeviceSynchronize", func(t *testing.T) { testDeviceSynchronize(t, d, big) })
 	t.Run("CrossDeviceEvent", func(t *testing.T) { testCrossDeviceEvent(t, b, big) })
 	t.Run("CopyPeer", func(t *testing.T) { testCopyPeer(t, b, big) })
+	t.Run("CopyPeerSameDevice", func(t *testing.T) { testCopyPeerSameDevice(t, d, big) })
 	t.Run("Unified", func(t *testing.T) { testUnified(t, d) })
 	t.Run("Pinned", func(t *testing.T) { testPinned(t, d) })
 }

@@ -122,10 +122,42 @@ func testCopyPeer(t *testing.T, b backend.Backend, big backend.Ptr) {
 		if !ok {
 			t.Skip("device does not implement backend.PeerCopier")
 		}
-		a, bs := newStream(t, d0), newStream(t, d1)
-		require.NoError(t, pc.CopyPeer(0, bs, 0, a, 0), "an empty copy is nothing")
-		require.ErrorIs(t, pc.CopyPeer(0, bs, alloc(t, d0, 256), a, 256), backend.ErrInvalidValue)
-		require.ErrorIs(t, pc.CopyPeer(alloc(t, d1, 256), a, alloc(t, d0, 256), a, 256), backend.ErrInvalidValue,
-			"the destination stream must be the destination device's")
+		testCopyPeerErrors(t, pc, d0, d1)
 	})
+}
+
+// testCopyPeerSameDevice copies between two streams of one device through
+// CopyPeer: the ordering both ways must hold there too, and it is the one
+// case a machine with a single GPU can check.
+func testCopyPeerSameDevice(t *testing.T, d backend.Device, big backend.Ptr) {
+	pc, ok := d.(backend.PeerCopier)
+	if !ok {
+		t.Skip("device does not implement backend.PeerCopier")
+	}
+	const size = 1 << 20
+	a, bs := newStream(t, d), newStream(t, d)
+	sp, dp := alloc(t, d, size), alloc(t, d, size)
+	t.Cleanup(func() {
+		_ = a.Synchronize()
+		_ = bs.Synchronize()
+	})
+	want := randomBytes(size)
+	htod(t, d, sp, want, a)
+	for range bigRepeats { // slow work on the source's stream first
+		require.NoError(t, d.Memset8(big, 1, bigSize, a))
+	}
+	want[0] ^= 0xFF
+	htod(t, d, sp, want[:1], a)
+	require.NoError(t, pc.CopyPeer(dp, bs, sp, a, size))
+	require.NoError(t, d.Memset8(sp, 0, size, a)) // must wait for the copy's read
+	assert.Equal(t, want, dtoh(t, d, dp, size, bs))
+	assert.Equal(t, make([]byte, size), dtoh(t, d, sp, size, a))
+}
+
+func testCopyPeerErrors(t *testing.T, pc backend.PeerCopier, d0, d1 backend.Device) {
+	a, bs := newStream(t, d0), newStream(t, d1)
+	require.NoError(t, pc.CopyPeer(0, bs, 0, a, 0), "an empty copy is nothing")
+	require.ErrorIs(t, pc.CopyPeer(0, bs, alloc(t, d0, 256), a, 256), backend.ErrInvalidValue)
+	require.ErrorIs(t, pc.CopyPeer(alloc(t, d1, 256), a, alloc(t, d0, 256), a, 256), backend.ErrInvalidValue,
+		"the destination stream must be the destination device's")
 }
