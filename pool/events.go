@@ -65,7 +65,10 @@ type subscriber struct{ f func(Event) }
 
 // Subscribe calls f for every Event from now on, on the goroutine that
 // caused it, until the returned cancel is called. f must be quick and must
-// not allocate from or free to a pool (it may read Stats). Events are
+// not call into a pool at all, Stats included: a strategy may emit while it
+// holds a lock of its own (split does, growing a stream's segment), so a
+// pool call from f can deadlock. Record what f needs and read the pool
+// later, from another goroutine, as observe's sampler does. Events are
 // emitted on slow paths only (driver calls, reclaim, collections), never on
 // a cached allocation.
 func Subscribe(f func(Event)) (cancel func()) {
