@@ -61,20 +61,19 @@ func OrderAfter(waiter, s Stream, e Event) error {
 // stream), after the work queued so far on both dst and src (the source's
 // stream, possibly of another device), and orders src's later work after
 // it, without blocking the host: the ordering every PeerCopier promises.
-// Its two events cost a few microseconds to make, small beside any copy
-// between devices; destroying an event a stream still waits on is
-// allowed.
+// Its two events come from the recycled ones (NewEvent) and go back at
+// once: the waits have captured what to wait for.
 func CopyOrdered(dst, src Stream, copy func() error) error {
-	before, err := src.Device().NewEvent(false)
+	before, err := NewEvent(src.Device())
 	if err != nil {
 		return err
 	}
-	defer before.Destroy()
-	after, err := dst.Device().NewEvent(false)
+	defer RecycleEvent(src.Device(), before)
+	after, err := NewEvent(dst.Device())
 	if err != nil {
 		return err
 	}
-	defer after.Destroy()
+	defer RecycleEvent(dst.Device(), after)
 	if err := OrderAfter(dst, src, before); err != nil {
 		return err
 	}

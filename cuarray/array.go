@@ -194,7 +194,7 @@ func (b *buffer) free() {
 	b.block, b.ptr, b.event = nil, 0, nil
 	b.mu.Unlock()
 	if ev != nil { // only buffers that moved between streams have one
-		pool.RecycleEvent(origin.dev, ev)
+		backend.RecycleEvent(origin.dev, ev)
 	}
 	if blk != nil {
 		// A cleanup has no caller to return an error to; the pools fail

@@ -149,16 +149,13 @@ func (b *buffer) orderOn(s backend.Stream) error {
 		return nil
 	}
 	if b.event == nil {
-		ev, err := pool.NewEvent(b.dev())
+		ev, err := backend.NewEvent(b.dev())
 		if err != nil {
 			return err
 		}
 		b.event = ev
 	}
-	if err := b.event.Record(b.stream); err != nil {
-		return err
-	}
-	if err := s.WaitEvent(b.event); err != nil {
+	if err := backend.OrderAfter(s, b.stream, b.event); err != nil {
 		return err
 	}
 	b.stream = s

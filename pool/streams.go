@@ -118,64 +118,13 @@ func Order(from, to backend.Stream) error {
 	if from == nil || to == nil || from == to || from.ID() == to.ID() {
 		return nil
 	}
-	ev, err := events.get(from.Device())
+	ev, err := backend.NewEvent(from.Device())
 	if err != nil {
 		return err
 	}
-	if err := ev.Record(from); err != nil {
+	if err := backend.OrderAfter(to, from, ev); err != nil {
 		return err
 	}
-	if err := to.WaitEvent(ev); err != nil {
-		return err
-	}
-	// A recorded event may be recorded again once a stream waited on it:
-	// the wait captured the work to wait for (CUDA semantics).
-	events.put(from.Device(), ev)
+	backend.RecycleEvent(from.Device(), ev)
 	return nil
-}
-
-// NewEvent returns a non-timing event of dev, recycled when one is spare:
-// creating an event is a driver call, and both pools (Order) and arrays
-// (one per buffer that moved between streams) need many short-lived ones.
-// Give it back with RecycleEvent.
-func NewEvent(dev backend.Device) (backend.Event, error) { return events.get(dev) }
-
-// RecycleEvent keeps ev, an event of dev from NewEvent, for reuse. An
-// event may be recorded again once streams have waited on it: a wait
-// captures the work to wait for (CUDA semantics).
-func RecycleEvent(dev backend.Device, ev backend.Event) { events.put(dev, ev) }
-
-// maxSpareEvents bounds each device's spare events.
-const maxSpareEvents = 1024
-
-var events = eventCache{m: map[backend.Device][]backend.Event{}}
-
-type eventCache struct {
-	mu sync.Mutex
-	m  map[backend.Device][]backend.Event
-}
-
-func (c *eventCache) get(d backend.Device) (backend.Event, error) {
-	c.mu.Lock()
-	l := c.m[d]
-	if n := len(l); n > 0 {
-		ev := l[n-1]
-		c.m[d] = l[:n-1]
-		c.mu.Unlock()
-		return ev, nil
-	}
-	c.mu.Unlock()
-	return d.NewEvent(false)
-}
-
-func (c *eventCache) put(d backend.Device, ev backend.Event) {
-	c.mu.Lock()
-	if len(c.m[d]) < maxSpareEvents {
-		c.m[d] = append(c.m[d], ev)
-		ev = nil
-	}
-	c.mu.Unlock()
-	if ev != nil {
-		_ = ev.Destroy()
-	}
 }
