@@ -29,12 +29,7 @@ func BenchmarkParallel(b *testing.B) { pooltest.BenchParallel(b, binned.New) }
 
 func newPool(t *testing.T, l pool.Limits) pool.Pool {
 	t.Helper()
-	dev := pooltest.Device(t)
-	src, err := pool.NewSource(dev, l)
-	require.NoError(t, err)
-	p, err := binned.New(dev, src)
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, p.Close()) })
+	p, _ := pooltest.Open(t, binned.New, l)
 	return p
 }
 

@@ -21,13 +21,7 @@ func BenchmarkParallel(b *testing.B) { pooltest.BenchParallel(b, none.New) }
 
 func newPool(t *testing.T) (pool.Pool, *pool.Source) {
 	t.Helper()
-	dev := pooltest.Device(t)
-	src, err := pool.NewSource(dev, pool.Limits{})
-	require.NoError(t, err)
-	p, err := none.New(dev, src)
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, p.Close()) })
-	return p, src
+	return pooltest.Open(t, none.New, pool.Limits{})
 }
 
 func TestEveryAllocIsADriverCallAndEveryFreeReleases(t *testing.T) {

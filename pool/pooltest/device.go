@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/auto"
+	"github.com/gocuda/gocuda/pool"
 )
 
 // testBackend is made once per test binary: every test shares its device,
@@ -87,4 +88,21 @@ func readInto(dev backend.Device, dst []byte, p backend.Ptr, s backend.Stream) e
 		return nil
 	}
 	return dev.CopyDtoH(unsafe.Pointer(&dst[0]), p, uint64(len(dst)), s)
+}
+
+// Open makes the strategy mk on Device(t) with limits l, and closes it when
+// the test ends, failing the test if Close reports blocks still live.
+func Open(t testing.TB, mk pool.Factory, l pool.Limits) (pool.Pool, *pool.Source) {
+	t.Helper()
+	dev := Device(t)
+	src, err := pool.NewSource(dev, l)
+	require.NoError(t, err)
+	p, err := mk(dev, src)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return p, src
 }

@@ -27,12 +27,7 @@ const (
 
 func newPool(t *testing.T, l pool.Limits) pool.Pool {
 	t.Helper()
-	dev := pooltest.Device(t)
-	src, err := pool.NewSource(dev, l)
-	require.NoError(t, err)
-	p, err := simple.New(dev, src)
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, p.Close()) })
+	p, _ := pooltest.Open(t, simple.New, l)
 	return p
 }
 
