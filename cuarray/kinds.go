@@ -48,7 +48,7 @@ func (a *Array[T]) Kind() Kind { return a.origin.kind }
 // caching pool of their own per device (allocating them costs far more
 // than device memory), outside the device pool's limits.
 func (o Ops[T]) NewKind(kind Kind, shape ...int) (*Array[T], error) {
-	op := "New" + kindName(kind)
+	op := "NewKind(" + kind.String() + ")"
 	s, err := o.newStream()
 	if err == nil {
 		s, err = s.of(kind)
@@ -66,16 +66,6 @@ func NewUnified[T Elem](shape ...int) (*Array[T], error) { return Ops[T]{}.NewKi
 // NewPinned makes an uninitialised array of pinned host memory on device
 // 0's default stream.
 func NewPinned[T Elem](shape ...int) (*Array[T], error) { return Ops[T]{}.NewKind(Pinned, shape...) }
-
-func kindName(k Kind) string {
-	switch k {
-	case Unified:
-		return "Unified"
-	case Pinned:
-		return "Pinned"
-	}
-	return ""
-}
 
 // Host returns the array's elements as a Go slice over its own memory, for
 // unified and pinned arrays: reading and writing the slice reads and
