@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -93,4 +94,59 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	b.StopTimer()
 	require.NoError(b, e.s.Synchronize())
+}
+
+// BenchmarkNN measures the network layers at examples/train's shapes
+// (batch × width; the last layer has 10 classes) as bandwidth, bytes read
+// plus written, against a device-to-device copy of x in the same run:
+// they move about as many bytes as the copy, so their ratio to it shows
+// how far each is from the memory's speed.
+func BenchmarkNN(b *testing.B) {
+	for _, c := range []struct {
+		op         string
+		rows, cols int
+	}{
+		{"SumCols", 8192, 1024},
+		{"SumCols", 4096, 4096},
+		{"SumCols", 8192, 10},
+		{"AddRowVector", 8192, 1024},
+		{"SoftmaxCrossEntropy", 8192, 10},
+	} {
+		b.Run(fmt.Sprintf("%s/%dx%d", c.op, c.rows, c.cols), func(b *testing.B) {
+			e := newEnv(b)
+			xBytes := uint64(4 * c.rows * c.cols)
+			x, dst := benchAlloc(b, e, xBytes), benchAlloc(b, e, xBytes)
+			vec := benchAlloc(b, e, uint64(4*max(c.rows, c.cols)))
+			labels := benchAlloc(b, e, uint64(4*c.rows))
+			require.NoError(b, e.dev.Memset8(labels, 0, uint64(4*c.rows), e.s)) // class 0: in range
+			var op func() error
+			var moved float64
+			switch c.op {
+			case "SumCols":
+				op = func() error { return kernels.SumCols[float32](e.dev, e.s, vec, x, c.rows, c.cols) }
+				moved = float64(xBytes + uint64(4*c.cols))
+			case "AddRowVector":
+				op = func() error { return kernels.AddRowVector[float32](e.dev, e.s, dst, x, vec, c.rows, c.cols) }
+				moved = float64(2 * xBytes)
+			case "SoftmaxCrossEntropy":
+				op = func() error {
+					return kernels.SoftmaxCrossEntropy[float32](e.dev, e.s, vec, dst, x, labels, c.rows, c.cols, 1)
+				}
+				moved = float64(2*xBytes + uint64(8*c.rows))
+			}
+			cp := func() error { return e.dev.CopyDtoD(dst, x, xBytes, e.s) }
+			timed(b, e, 1, op)
+			timed(b, e, 1, cp)
+			b.SetBytes(int64(moved))
+			b.ResetTimer()
+			per := timed(b, e, b.N, op)
+			b.StopTimer()
+			perCopy := timed(b, e, max(b.N, 10), cp)
+			opGBs := moved / per.Seconds() / 1e9
+			copyGBs := 2 * float64(xBytes) / perCopy.Seconds() / 1e9
+			b.ReportMetric(float64(per.Nanoseconds())/1e3, "us/op")
+			b.ReportMetric(opGBs, "GB/s")
+			b.ReportMetric(opGBs/copyGBs, "of-copy")
+		})
+	}
 }
