@@ -123,7 +123,12 @@ func BenchmarkNN(b *testing.B) {
 			var moved float64
 			switch c.op {
 			case "SumCols":
-				op = func() error { return kernels.SumCols[float32](e.dev, e.s, vec, x, c.rows, c.cols) }
+				// Scratch as cuarray gives it: from the device, SumColsScratch's size.
+				var scratch kernels.Scratch
+				if n := kernels.SumColsScratch(e.dev, c.rows, c.cols); n > 0 {
+					scratch = kernels.Scratch{Ptr: benchAlloc(b, e, uint64(n)), Bytes: n}
+				}
+				op = func() error { return kernels.SumCols[float32](e.dev, e.s, vec, x, c.rows, c.cols, scratch) }
 				moved = float64(xBytes + uint64(4*c.cols))
 			case "AddRowVector":
 				op = func() error { return kernels.AddRowVector[float32](e.dev, e.s, dst, x, vec, c.rows, c.cols) }

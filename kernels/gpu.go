@@ -98,7 +98,7 @@ var kops = [numKops]struct {
 
 	// The layers of a network (nn.go).
 	kAddRowVec:   {"addrowvec", floatTypes, false},
-	kSumCols:     {"sumcols", floatTypes, false},
+	kSumCols:     {"sumcols", floatTypes, true},
 	kSoftmaxXent: {"softmaxxent", floatTypes, false},
 }
 

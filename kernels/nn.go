@@ -1,6 +1,11 @@
 package kernels
 
-import "github.com/gocuda/gocuda/backend"
+import (
+	"math"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/cudabackend"
+)
 
 // The layers of a small neural network, on row-major batches (rows are
 // examples, columns are features or classes), for float32 and float64:
@@ -27,7 +32,15 @@ func AddRowVector[T Elem](dev backend.Device, s backend.Stream, dst, x, b backen
 // matrix x (0 when rows is 0): the gradient of a bias, summed over the
 // batch. float32 accumulates in float64, and the result is deterministic,
 // as Sum's is.
-func SumCols[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, rows, cols int) error {
+//
+// scratch is device memory SumCols may use while it runs on s, for the
+// partial sums of runs of rows: with it a narrow matrix (a 1024-column batch
+// is 32 column tiles, 32 blocks on a GPU that keeps a thousand resident)
+// spreads over the whole GPU. SumColsScratch says how much helps; with less,
+// or none (Scratch{}), SumCols uses fewer runs and is slower, never wrong.
+// The caller must not reuse the scratch before s has run SumCols (a pool's
+// stream-ordered free on s does that).
+func SumCols[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, rows, cols int, scratch Scratch) error {
 	dt := DTypeOf[T]()
 	if err := checkMatrix("SumCols", dt, rows, cols); err != nil {
 		return err
@@ -41,10 +54,73 @@ func SumCols[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, r
 			return err
 		}
 	}
-	if t.cu != nil {
-		return t.launch(kSumCols, 0, colsGrid(cols, t.sms), dptr(dst), dptr(x), int64(rows), int64(cols))
+	// Checked on both backends, though only the GPU uses it, so that a
+	// program's mistake shows on the host too.
+	if scratch.Ptr%8 != 0 || scratch.Bytes < 0 {
+		return t.errorf("scratch %#x, %d bytes: it must be 8-byte aligned and not negative: %w", uint64(scratch.Ptr), scratch.Bytes, backend.ErrInvalidValue)
 	}
-	return t.enqueue(func() { hostSumCols(dt, dst, x, rows, cols) })
+	if t.cu == nil {
+		return t.enqueue(func() { hostSumCols(dt, dst, x, rows, cols) })
+	}
+	if scratch.Ptr == 0 {
+		scratch.Bytes = 0
+	}
+	grid, chunks := sumColsPlan(rows, cols, t.sms, scratch.Bytes)
+	if err := t.launch(kSumCols, 0, grid, dptr(dst), dptr(scratch.Ptr), dptr(x), int64(rows), int64(cols), int64(chunks)); err != nil {
+		return err
+	}
+	if chunks == 1 {
+		return nil
+	}
+	return t.launch(kSumCols, 1, clampGrid((cols+threads-1)/threads, t.sms*blocksPerSM), dptr(dst), dptr(scratch.Ptr), int64(cols), int64(chunks))
+}
+
+// Scratch is device memory lent to an operation for its intermediate
+// results. The zero Scratch is none.
+type Scratch struct {
+	Ptr   backend.Ptr
+	Bytes int
+}
+
+// SumColsScratch is the scratch, in bytes, with which SumCols of a rows ×
+// cols matrix on dev runs fastest: 0 when it needs none (the host backend,
+// a matrix wide enough to fill the GPU with its column tiles, or too few
+// rows to split).
+func SumColsScratch(dev backend.Device, rows, cols int) int {
+	d, ok := dev.(*cudabackend.Device)
+	if !ok || d == nil || rows <= 0 || cols <= 0 {
+		return 0
+	}
+	_, chunks := sumColsPlan(rows, cols, max(d.Info().MultiProcessors, 1), math.MaxInt)
+	if chunks == 1 {
+		return 0
+	}
+	return chunks * cols * sumColsAccBytes
+}
+
+// sumColsAccBytes is the size of a partial sum: float64 for both dtypes.
+const sumColsAccBytes = 8
+
+// sumColsMinRows is the fewest rows a run of SumCols' first pass takes: 8
+// a warp. A run writes 8 bytes of partial sum a column for the 256 (float32)
+// it reads, so the partials add at most 3 % to the memory traffic.
+const sumColsMinRows = 64
+
+// sumColsPlan sizes SumCols' first pass: a block for each 32-column tile
+// and run of rows (chunks runs), as many as make one wave of the GPU, no
+// more runs than the rows allow or than scratchBytes holds partial sums
+// for. With one run the grid is at most a wave and blocks stride over the
+// tiles.
+func sumColsPlan(rows, cols, sms, scratchBytes int) (grid uint32, chunks int) {
+	tiles, wave := (cols+31)/32, sms*blocksPerSM
+	chunks = 1
+	if tiles < wave { // else the tiles alone fill the GPU (and cols*8 could overflow)
+		chunks = min(wave/tiles, rows/sumColsMinRows, scratchBytes/sumColsAccBytes/cols)
+	}
+	if chunks <= 1 {
+		return clampGrid(tiles, wave), 1
+	}
+	return uint32(tiles * chunks), chunks
 }
 
 // SoftmaxCrossEntropy computes, for each row r of the row-major rows × cols
@@ -111,10 +187,4 @@ func matrixOp(op string, dt DType, dev backend.Device, s backend.Stream, rows, c
 		return target{op: op, dt: dt, s: s}, err
 	}
 	return prepare(op, floatTypes, dt, dev, s, rows*cols, ptrs...)
-}
-
-// colsGrid: a block per 32-column tile, up to a wave of the GPU (the
-// kernel strides over the tiles).
-func colsGrid(cols, sms int) uint32 {
-	return clampGrid((cols+31)/32, sms*blocksPerSM)
 }

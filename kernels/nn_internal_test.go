@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,12 +15,49 @@ import (
 func TestNNKernelNames(t *testing.T) {
 	names := kernelNames()
 	for _, want := range []string{
-		"gocuda_addrowvec_f32", "gocuda_addrowvec_f64", "gocuda_sumcols_f32", "gocuda_sumcols_f64",
+		"gocuda_addrowvec_f32", "gocuda_addrowvec_f64", "gocuda_sumcols_f32_pass1", "gocuda_sumcols_f32_pass2",
+		"gocuda_sumcols_f64_pass1", "gocuda_sumcols_f64_pass2",
 		"gocuda_softmaxxent_f32", "gocuda_softmaxxent_f64",
 	} {
 		assert.Contains(t, names, want)
 	}
 	assert.NotContains(t, names, "gocuda_softmaxxent_i32")
+}
+
+// SumCols' first pass fills one wave of the GPU (132 SMs x 8 blocks = 1056
+// on an H100) with column tiles times runs of rows, within what the rows
+// and the scratch allow.
+func TestSumColsPlanFillsTheGPUWithinItsLimits(t *testing.T) {
+	const sms, wave, all = 132, 132 * blocksPerSM, math.MaxInt
+	cases := []struct {
+		name              string
+		rows, cols, bytes int
+		grid              uint32
+		chunks            int
+	}{
+		{"narrow batch: 32 tiles, 33 runs", 8192, 1024, all, 32 * 33, 33},
+		{"last layer: one tile, runs of 64 rows", 8192, 10, all, 128, 128},
+		{"wide: tiles fill the wave", 4096, 40000, all, wave, 1},
+		{"wide but few tiles more than the wave", 4096, 32 * wave, all, wave, 1},
+		{"short: too few rows to split", 100, 1024, all, 32, 1},
+		{"scratch for 4 runs", 8192, 1024, 4 * 1024 * 8, 32 * 4, 4},
+		{"scratch for less than 2 runs", 8192, 1024, 1024*8 + 8, 32, 1},
+		{"no scratch", 8192, 1024, 0, 32, 1},
+		{"no rows", 0, 10, all, 1, 1},
+		{"columns that would overflow cols*8", 1 << 20, math.MaxInt / 4, all, wave, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			grid, chunks := sumColsPlan(c.rows, c.cols, sms, c.bytes)
+			assert.Equal(t, c.grid, grid)
+			assert.Equal(t, c.chunks, chunks)
+			assert.LessOrEqual(t, int(grid), wave)
+			if chunks > 1 {
+				assert.GreaterOrEqual(t, c.rows/chunks, sumColsMinRows, "runs of at least sumColsMinRows rows")
+				assert.LessOrEqual(t, chunks*c.cols*sumColsAccBytes, c.bytes, "partials fit the scratch")
+			}
+		})
+	}
 }
 
 // A kernel the embedded PTX lacks (PTX older than kernels.cu) is an error

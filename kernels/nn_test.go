@@ -56,31 +56,45 @@ func TestSumCols(t *testing.T) {
 
 func testSumCols[T floatT](t *testing.T, e *env) {
 	is32 := kernels.DTypeOf[T]() == kernels.Float32
-	for _, sh := range append(nnShapes, [2]int{4096, 70}) {
+	// Tall and narrow shapes are the ones the GPU splits into runs of rows
+	// when it has scratch (8192 x 10 is the training example's last layer).
+	for _, sh := range append(nnShapes, [2]int{4096, 70}, [2]int{8192, 10}, [2]int{2048, 1024}) {
 		rows, cols := sh[0], sh[1]
-		t.Run(fmt.Sprintf("%dx%d", rows, cols), func(t *testing.T) {
-			x := gen[T](e.r, rows*cols, small)
-			dx := upload(t, e, x, true)
-			sums, again := alloc[T](t, e, cols, false), alloc[T](t, e, cols, true)
-			require.NoError(t, kernels.SumCols[T](e.dev, e.s, sums.p, dx.p, rows, cols))
-			require.NoError(t, kernels.SumCols[T](e.dev, e.s, again.p, dx.p, rows, cols))
-			got := sums.read(t)
-			for c := range cols {
-				want, abs := exactSum(func(yield func(float64) bool) {
-					for r := range rows {
-						if !yield(float64(x[r*cols+c])) {
-							return
-						}
+		x := gen[T](e.r, rows*cols, small)
+		dx := upload(t, e, x, true)
+		want := make([]float64, cols)
+		abs := make([]float64, cols)
+		for c := range cols {
+			want[c], abs[c] = exactSum(func(yield func(float64) bool) {
+				for r := range rows {
+					if !yield(float64(x[r*cols+c])) {
+						return
 					}
-				})
-				sumClose(t, float64(got[c]), want, abs, is32)
-			}
-			require.Equal(t, got, again.read(t), "the same sums twice should give the same bits")
-		})
+				}
+			})
+		}
+		full := kernels.SumColsScratch(e.dev, rows, cols)
+		// Full scratch, a third of it (fewer runs), and none (one run).
+		for _, bytes := range []int{full, full / 3 &^ 7, 0} {
+			t.Run(fmt.Sprintf("%dx%d/scratch-%d", rows, cols, bytes), func(t *testing.T) {
+				var scratch kernels.Scratch
+				if bytes > 0 {
+					scratch = kernels.Scratch{Ptr: alloc[float64](t, e, bytes/8, false).p, Bytes: bytes}
+				}
+				sums, again := alloc[T](t, e, cols, false), alloc[T](t, e, cols, true)
+				require.NoError(t, kernels.SumCols[T](e.dev, e.s, sums.p, dx.p, rows, cols, scratch))
+				require.NoError(t, kernels.SumCols[T](e.dev, e.s, again.p, dx.p, rows, cols, scratch))
+				got := sums.read(t)
+				for c := range cols {
+					sumClose(t, float64(got[c]), want[c], abs[c], is32)
+				}
+				require.Equal(t, got, again.read(t), "the same sums twice should give the same bits")
+			})
+		}
 	}
 	t.Run("no-rows", func(t *testing.T) {
 		sums := alloc[T](t, e, 5, false)
-		require.NoError(t, kernels.SumCols[T](e.dev, e.s, sums.p, 0, 0, 5))
+		require.NoError(t, kernels.SumCols[T](e.dev, e.s, sums.p, 0, 0, 5, kernels.Scratch{}))
 		require.Equal(t, []T{0, 0, 0, 0, 0}, sums.read(t))
 	})
 }
@@ -203,9 +217,11 @@ func TestNNArgumentErrors(t *testing.T) {
 		{"AddRowVector nil bias", kernels.AddRowVector[float32](e.dev, e.s, p, p, 0, 2, 4), backend.ErrInvalidValue, "pointer b is nil"},
 		{"AddRowVector int32", kernels.AddRowVector[int32](e.dev, e.s, p, p, p, 2, 4), kernels.ErrUnsupportedDType, "float32, float64"},
 		{"AddRowVector empty", kernels.AddRowVector[float32](e.dev, e.s, 0, 0, 0, 0, 4), nil, ""},
-		{"SumCols nil x", kernels.SumCols[float32](e.dev, e.s, p, 0, 2, 4), backend.ErrInvalidValue, "pointer x is nil"},
-		{"SumCols misaligned", kernels.SumCols[float64](e.dev, e.s, p+4, p, 2, 4), backend.ErrInvalidValue, "8-byte aligned"},
-		{"SumCols no columns", kernels.SumCols[float32](e.dev, e.s, 0, 0, 7, 0), nil, ""},
+		{"SumCols nil x", kernels.SumCols[float32](e.dev, e.s, p, 0, 2, 4, kernels.Scratch{}), backend.ErrInvalidValue, "pointer x is nil"},
+		{"SumCols misaligned", kernels.SumCols[float64](e.dev, e.s, p+4, p, 2, 4, kernels.Scratch{}), backend.ErrInvalidValue, "8-byte aligned"},
+		{"SumCols misaligned scratch", kernels.SumCols[float32](e.dev, e.s, p, p, 2, 4, kernels.Scratch{Ptr: p + 4, Bytes: 64}), backend.ErrInvalidValue, "scratch"},
+		{"SumCols negative scratch", kernels.SumCols[float32](e.dev, e.s, p, p, 2, 4, kernels.Scratch{Ptr: p, Bytes: -8}), backend.ErrInvalidValue, "not negative"},
+		{"SumCols no columns", kernels.SumCols[float32](e.dev, e.s, 0, 0, 7, 0, kernels.Scratch{}), nil, ""},
 		{"Softmax no classes", kernels.SoftmaxCrossEntropy(e.dev, e.s, p, 0, p, lab.p, 2, 0, float32(1)), kernels.ErrEmpty, "cols must be at least 1"},
 		{"Softmax nil labels", kernels.SoftmaxCrossEntropy(e.dev, e.s, p, 0, p, 0, 2, 3, float32(1)), backend.ErrInvalidValue, "labels is nil"},
 		{"Softmax misaligned labels", kernels.SoftmaxCrossEntropy(e.dev, e.s, p, 0, p, lab.p+2, 2, 3, float32(1)), backend.ErrInvalidValue, "4-byte aligned"},

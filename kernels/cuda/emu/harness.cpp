@@ -147,7 +147,7 @@ unsigned cols_grid(long long cols) {
 
 template <class T>
 void test_nn(const char* name, void (*addrow)(T*, const T*, const T*, i64, i64),
-             void (*sumcols)(T*, const T*, i64, i64),
+             void (*sumcols1)(T*, double*, const T*, i64, i64, i64), void (*sumcols2)(T*, const double*, i64, i64),
              void (*xent)(T*, T*, const T*, const int*, i64, i64, u64), double tol) {
   const std::vector<std::pair<long long, long long>> shapes = {{1, 1}, {3, 10}, {70, 33}, {5, 300}, {300, 7}, {0, 5}};
   for (auto sh : shapes) {
@@ -162,14 +162,27 @@ void test_nn(const char* name, void (*addrow)(T*, const T*, const T*, i64, i64),
         if (!same(d.p[r * cols + c], (T)(x.p[r * cols + c] + b.p[c]))) bad++;
     CHECK(bad == 0 && d.guard_ok(), "addrowvec_%s %lldx%lld: %lld wrong", name, rows, cols, bad);
 
-    emu_launch(cols_grid(cols), 256, [&] { sumcols(s.p, x.p, rows, cols); });
-    bad = 0;
-    for (long long c = 0; c < cols; c++) {
-      double want = 0;
-      for (long long r = 0; r < rows; r++) want += x.p[r * cols + c];
-      if (fabs(s.p[c] - want) > tol * (1 + fabs(want))) bad++;
+    // SumCols: one chunk on the grid Go gives it and on fewer blocks than
+    // tiles (blocks stride over them), then 3 and 7 chunks of rows (pass 2
+    // adds them), some of them empty when there are fewer rows than chunks.
+    const long long tiles = (cols + 31) / 32;
+    const std::vector<std::pair<unsigned, long long>> sc_grids = {
+        {cols_grid(cols), 1}, {2, 1}, {(unsigned)(tiles * 3), 3}, {(unsigned)(tiles * 7), 7}};
+    for (auto g : sc_grids) {
+      const long long chunks = g.second;
+      Buf<double> parts(chunks * cols, false);
+      for (long long c = 0; c < cols; c++) s.p[c] = (T)-1;
+      emu_launch(g.first, 256, [&] { sumcols1(s.p, parts.p, x.p, rows, cols, chunks); });
+      if (chunks > 1) emu_launch(cols_grid(cols), 256, [&] { sumcols2(s.p, parts.p, cols, chunks); });
+      bad = 0;
+      for (long long c = 0; c < cols; c++) {
+        double want = 0;
+        for (long long r = 0; r < rows; r++) want += x.p[r * cols + c];
+        if (fabs(s.p[c] - want) > tol * (1 + fabs(want))) bad++;
+      }
+      CHECK(bad == 0 && s.guard_ok() && parts.guard_ok(), "sumcols_%s %lldx%lld, grid %u, %lld chunks: %lld wrong", name,
+            rows, cols, g.first, chunks, bad);
     }
-    CHECK(bad == 0 && s.guard_ok(), "sumcols_%s %lldx%lld: %lld wrong", name, rows, cols, bad);
 
     // In place: AddRowVec with dst == x.
     std::vector<T> x0(x.p, x.p + rows * cols);
@@ -316,8 +329,8 @@ int main() {
     CHECK(bad == 0 && s.guard_ok() && m.guard_ok(), "rows %lldx%lld: %lld wrong", rows, cols, bad);
   }
 
-  test_nn<float>("f32", gocuda_addrowvec_f32, gocuda_sumcols_f32, gocuda_softmaxxent_f32, 1e-5);
-  test_nn<double>("f64", gocuda_addrowvec_f64, gocuda_sumcols_f64, gocuda_softmaxxent_f64, 1e-12);
+  test_nn<float>("f32", gocuda_addrowvec_f32, gocuda_sumcols_f32_pass1, gocuda_sumcols_f32_pass2, gocuda_softmaxxent_f32, 1e-5);
+  test_nn<double>("f64", gocuda_addrowvec_f64, gocuda_sumcols_f64_pass1, gocuda_sumcols_f64_pass2, gocuda_softmaxxent_f64, 1e-12);
 
   // complex division specials, as Go's runtime.complex128div.
   {
