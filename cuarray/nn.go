@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/kernels"
+	"github.com/gocuda/gocuda/pool"
 )
 
 // The layers of a small neural network, on batches stored as 2-D row-major
@@ -54,8 +55,30 @@ func (o Ops[T]) SumCols(dst, x *Array[T]) error {
 		return err
 	}
 	return o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
-		return kernels.SumCols[T](dev, s, p[0], p[1], rows, cols)
+		return sumColsScratched[T](dev, s, dst.origin.pool, p[0], p[1], rows, cols)
 	}, dst, x)
+}
+
+// sumColsScratched runs kernels.SumCols with the scratch it asks for, taken
+// from pl (dst's pool, so it counts toward that pool's limits) on s and
+// given back on s at once: the pool's free is ordered on s, so the memory
+// is not handed out again before the kernels that use it have run.
+func sumColsScratched[T Elem](dev backend.Device, s backend.Stream, pl pool.Pool, dst, x backend.Ptr, rows, cols int) error {
+	n := kernels.SumColsScratch(dev, rows, cols)
+	if n == 0 {
+		return kernels.SumCols[T](dev, s, dst, x, rows, cols, kernels.Scratch{})
+	}
+	blk, err := pl.Alloc(uint64(n), s)
+	if err != nil {
+		// Without scratch SumCols is slower but as right; failing the
+		// operation for want of a few hundred KiB of speed-up would not be.
+		return kernels.SumCols[T](dev, s, dst, x, rows, cols, kernels.Scratch{})
+	}
+	err = kernels.SumCols[T](dev, s, dst, x, rows, cols, kernels.Scratch{Ptr: blk.Ptr, Bytes: n})
+	if ferr := pl.Free(blk, s); err == nil && ferr != nil {
+		err = fmt.Errorf("giving back SumCols' scratch: %w", ferr)
+	}
+	return err
 }
 
 // SumRows sets dst[r] to the sum of row r of the 2-D array x; dst has x's

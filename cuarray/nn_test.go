@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -68,6 +69,34 @@ func testDenseLayerOps[T float32 | float64](t *testing.T, tol float64) {
 	for rr, w := range wantDr {
 		assert.InDelta(t, w, float64(gotDr[rr]), tol*(1+math.Abs(w)), "dr[%d]", rr)
 	}
+}
+
+// SumCols of a tall, narrow batch (the shape for which the GPU splits the
+// rows into runs and takes scratch from the array's pool) gives the column
+// sums, and leaves the pool with only the arrays live: the scratch went
+// back.
+func TestSumColsOfATallBatchGivesBackItsScratch(t *testing.T) {
+	const rows, cols = 4096, 100
+	r := rand.New(rand.NewPCG(5, 6))
+	p := freshPool(t)
+	f := cuarray.On[float32](newStream(t, p))
+	xs := randFloats[float32](r, rows*cols, 1)
+	x := cuarray.Must(f.FromSlice(xs, rows, cols))
+	db := cuarray.Must(f.New(cols))
+	before := p.Stats()
+	require.NoError(t, f.SumCols(db, x))
+	got := read(t, db) // waits for the stream
+	want := make([]float64, cols)
+	for i, v := range xs {
+		want[i%cols] += float64(v)
+	}
+	for c, w := range want {
+		assert.InDelta(t, w, float64(got[c]), 1e-5*(1+math.Abs(w)), "db[%d]", c)
+	}
+	after := p.Stats()
+	assert.Equal(t, before.Live, after.Live, "live bytes after SumCols: its scratch should be back in the pool")
+	assert.Equal(t, after.Allocs-before.Allocs, after.Frees-before.Frees, "every scratch allocation freed")
+	runtime.KeepAlive(x)
 }
 
 // TestSoftmaxCrossEntropyGradient checks the gradient against central
