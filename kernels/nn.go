@@ -72,7 +72,8 @@ func SumCols[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, r
 	if chunks == 1 {
 		return nil
 	}
-	return t.launch(kSumCols, 1, clampGrid((cols+threads-1)/threads, t.sms*blocksPerSM), dptr(dst), dptr(scratch.Ptr), int64(cols), int64(chunks))
+	// Pass 2 sums the chunks × cols partials as pass 1 sums x, in one run.
+	return t.launch(kSumCols, 1, clampGrid((cols+31)/32, t.sms*blocksPerSM), dptr(dst), dptr(scratch.Ptr), int64(cols), int64(chunks))
 }
 
 // Scratch is device memory lent to an operation for its intermediate

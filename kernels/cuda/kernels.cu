@@ -636,25 +636,26 @@ __device__ __forceinline__ void add_row_vec(T* dst, const T* x, const T* b, i64 
 }
 
 // SumCols: dst[c] = sum over r of x[r, c], the gradient of a bias, in two
-// passes. Pass 1: a block takes a tile of 32 columns (a warp reads 32
-// consecutive elements of a row: coalesced) and one of `chunks` equal runs
-// of rows, which its 8 warps split; the 8 partial sums of a column are added
-// in a fixed order. With one chunk that is the column's sum, written to dst,
-// and there is no pass 2. With more, each chunk's sums go to partials
-// (chunk-major, chunks x cols accumulators) and pass 2 adds a column's
-// chunks in order. Either way the order of every addition is fixed by the
-// grid, so the result is deterministic. The chunks are what fill the GPU
-// when the matrix is narrow: a 1024-column batch is only 32 tiles, 32 blocks
-// on a GPU that keeps a thousand resident. float32 accumulates in float64,
-// as Sum does.
+// passes of one tiled column sum. Pass 1: a block takes a tile of 32
+// columns (a warp reads 32 consecutive elements of a row: coalesced) and
+// one of `chunks` equal runs of rows, which its 8 warps split; the 8 partial
+// sums of a column are added in a fixed order. With one chunk that is the
+// column's sum, written to dst, and there is no pass 2. With more, each
+// chunk's sums go to partials (chunk-major, chunks x cols accumulators),
+// and pass 2 is the same sum over that chunks x cols matrix in one chunk,
+// so its 8 warps share a column's chunks too. Either way the order of every
+// addition is fixed by the grid, so the result is deterministic. The chunks
+// are what fill the GPU when the matrix is narrow: a 1024-column batch is
+// only 32 tiles, 32 blocks on a GPU that keeps a thousand resident. float32
+// accumulates in float64, as Sum does.
 //
 // The grid is tiles x chunks blocks (Go sizes it; gridDim.x is a multiple
 // of chunks): block b takes chunk b / gtiles and tiles b % gtiles, b %
 // gtiles + gtiles, ... (with one chunk the grid may be smaller than the
 // tiles, and blocks stride over them). Every thread of a block runs the same
 // number of tiles, so the __syncthreads are reached by all.
-template <class T, class A>
-__device__ __forceinline__ void sum_cols_pass1(T* dst, A* partials, const T* x, i64 rows, i64 cols, i64 chunks) {
+template <class In, class T, class A>
+__device__ __forceinline__ void sum_cols(T* dst, A* partials, const In* x, i64 rows, i64 cols, i64 chunks) {
   constexpr int W = 32, H = THREADS / 32;
   __shared__ A part[H][W];
   const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
@@ -683,17 +684,6 @@ __device__ __forceinline__ void sum_cols_pass1(T* dst, A* partials, const T* x, 
         partials[chunk * cols + c] = s;
     }
     __syncthreads();  // part is reused by the next tile
-  }
-}
-
-// Pass 2: dst[c] = the sum of column c's chunks, in chunk order; a thread a
-// column (coalesced reads of each chunk's row of partials).
-template <class T, class A>
-__device__ __forceinline__ void sum_cols_pass2(T* dst, const A* partials, i64 cols, i64 chunks) {
-  for (i64 c = global_tid(); c < cols; c += global_stride()) {
-    A s = 0;
-    for (i64 k = 0; k < chunks; k++) s += partials[k * cols + c];
-    dst[c] = (T)s;
   }
 }
 
@@ -743,10 +733,10 @@ __device__ __forceinline__ void softmax_xent(T* loss, T* dx, const T* x, const i
     add_row_vec(dst, x, b, rows, cols);                                                              \
   }                                                                                                  \
   KERNEL gocuda_sumcols_##S##_pass1(T* dst, A* partials, const T* x, i64 rows, i64 cols, i64 chunks) {  \
-    sum_cols_pass1<T, A>(dst, partials, x, rows, cols, chunks);                                      \
+    sum_cols<T, T, A>(dst, partials, x, rows, cols, chunks);                                         \
   }                                                                                                  \
   KERNEL gocuda_sumcols_##S##_pass2(T* dst, const A* partials, i64 cols, i64 chunks) {                \
-    sum_cols_pass2<T, A>(dst, partials, cols, chunks);                                               \
+    sum_cols<A, T, A>(dst, (A*)nullptr, partials, chunks, cols, 1);                                  \
   }                                                                                                  \
   KERNEL gocuda_softmaxxent_##S(T* loss, T* dx, const T* x, const int* labels, i64 rows, i64 cols, u64 scale) { \
     softmax_xent(loss, dx, x, labels, rows, cols, scalar<T>(scale));                                 \
