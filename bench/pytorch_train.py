@@ -135,7 +135,9 @@ def train(cfg, hard_limit):
 def go_config(c):
     """examples/train's JSON config in this script's names."""
     names = {"in": "in_features", "steps_per_epoch": "steps"}
-    return {names.get(k, k): v for k, v in c.items()}
+    # The host heap is the Go program's own (examples/train -host-heap): the
+    # model and the batch, which must match, do not depend on it.
+    return {names.get(k, k): v for k, v in c.items() if k != "host_heap_bytes"}
 
 
 def gib(b):
@@ -199,7 +201,10 @@ def main():
                 g = json.load(f)
             if go_config(g["config"]) != cfg:
                 print(f"warning: {path} ran {g['config']}, this run {cfg}", file=sys.stderr)
-            runs.append((f"gocuda, early GC {'on' if g['gc_early'] else 'off'}", g))
+            name = f"gocuda, early GC {'on' if g['gc_early'] else 'off'}"
+            if g["config"].get("host_heap_bytes"):
+                name += f", host heap {gib(g['config']['host_heap_bytes'])}"
+            runs.append((name, g))
         runs.append(("pytorch", rep))
         print(table(runs), file=sys.stderr if args.json else sys.stdout)
 

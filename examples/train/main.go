@@ -50,6 +50,9 @@ type Config struct {
 	LR      float64 `json:"lr"`
 	Mom     float64 `json:"momentum"`
 	Seed    uint64  `json:"seed"`
+	// HostHeap is the bytes of linked Go records kept live for the run
+	// (-host-heap; hostheap.go says why): 0 for none.
+	HostHeap uint64 `json:"host_heap_bytes"`
 	// Plot, when set, is an SVG file for the memory timeline: live and
 	// reserved bytes over the run, collections and out-of-memory retries
 	// marked.
@@ -145,6 +148,7 @@ func parseFlags(args []string) (Config, bool, error) {
 	plot := fs.String("plot", "", "write the memory timeline (live and reserved bytes, collections marked) to this SVG file")
 	hardLimit := fs.String("hard-limit", "", "sets GOCUDA_HARD_MEMORY_LIMIT (4GiB, 12.5GB, 80%); empty leaves the environment's")
 	gcEarly := fs.String("gc-early", "", "sets GOCUDA_GC_EARLY (true or false); empty leaves the environment's (default on)")
+	hostHeap := fs.String("host-heap", os.Getenv("TRAIN_HOST_HEAP"), "keep this much of linked Go records live (256MiB, 1GB), as the rest of a Go program would: every collection marks them (TRAIN_HOST_HEAP)")
 	c := defaultConfig
 	fs.IntVar(&c.Epochs, "epochs", 0, "epochs (TRAIN_EPOCHS)")
 	fs.IntVar(&c.Steps, "steps", 0, "steps per epoch, each on its own batch (TRAIN_STEPS)")
@@ -215,6 +219,13 @@ func parseFlags(args []string) (Config, bool, error) {
 		return c, false, fmt.Errorf("train: -plot %q: the timeline is drawn as SVG; give a file name ending in .svg", *plot)
 	}
 	c.Plot = *plot
+	if *hostHeap != "" {
+		n, err := humanize.ParseBytes(*hostHeap)
+		if err != nil {
+			return c, false, fmt.Errorf("train: -host-heap %q is not a size; give bytes with a unit, such as 256MiB or 1GB", *hostHeap)
+		}
+		c.HostHeap = n
+	}
 	if *hardLimit != "" {
 		os.Setenv("GOCUDA_HARD_MEMORY_LIMIT", *hardLimit)
 	}
@@ -288,6 +299,10 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 		return nil, fmt.Errorf("train: making the model: %w", err)
 	}
 	fmt.Fprintf(w, "MLP %d → %d×%d → %d, batch %d, %d steps × %d epochs\n", cfg.In, cfg.Depth, cfg.Width, cfg.Classes, cfg.Batch, cfg.Steps, cfg.Epochs)
+	heap := makeHostHeap(cfg.HostHeap, r)
+	if cfg.HostHeap > 0 {
+		fmt.Fprintf(w, "host heap: %d linked records, %s\n", heap.len(), humanize.IBytes(cfg.HostHeap))
+	}
 
 	// The data and the model are made: collections before this point are
 	// not training's.
@@ -327,6 +342,7 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 	}
 	train := time.Since(start)
 	after := pressure.PressureStats()
+	runtime.KeepAlive(heap) // live, and marked by every collection, until training ends
 
 	rep.TrainSeconds = train.Seconds()
 	steady, steps := train, cfg.Epochs*cfg.Steps

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"testing"
@@ -84,6 +85,21 @@ func TestQuickRunUnderHardLimit(t *testing.T) {
 	}
 }
 
+// The stand-in heap holds its size in records, every one reachable from
+// the index and linked to an earlier one.
+func TestHostHeapHoldsLinkedRecords(t *testing.T) {
+	h := makeHostHeap(1<<20, rand.New(rand.NewPCG(1, 2)))
+	require.Equal(t, (1<<20)/recordBytes, h.len())
+	for i, rec := range h.index {
+		require.NotNil(t, rec)
+		require.NotEmpty(t, rec.key)
+		if i > 0 {
+			require.NotNil(t, rec.next, "record %d", i)
+		}
+	}
+	assert.Zero(t, makeHostHeap(0, rand.New(rand.NewPCG(1, 2))).len())
+}
+
 func TestParseFlags(t *testing.T) {
 	// parseFlags sets these; t.Setenv restores them afterwards.
 	t.Setenv("GOCUDA_HARD_MEMORY_LIMIT", os.Getenv("GOCUDA_HARD_MEMORY_LIMIT"))
@@ -116,10 +132,13 @@ func TestParseFlags(t *testing.T) {
 		{"one class", nil, []string{"-classes", "1"}, nil, "at least 2"},
 		{"momentum", nil, []string{"-momentum", "1"}, nil, "[0, 1)"},
 		{"stray argument", nil, []string{"fast"}, nil, "unexpected arguments"},
+		{"host heap", nil, []string{"-host-heap", "256MiB"}, func(t *testing.T, c Config) { assert.Equal(t, uint64(256<<20), c.HostHeap) }, ""},
+		{"host heap from env", map[string]string{"TRAIN_HOST_HEAP": "1GB"}, nil, func(t *testing.T, c Config) { assert.Equal(t, uint64(1e9), c.HostHeap) }, ""},
+		{"bad host heap", nil, []string{"-host-heap", "lots"}, nil, `-host-heap "lots" is not a size`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, k := range []string{"TRAIN_EPOCHS", "TRAIN_LR", "TRAIN_QUICK", "TRAIN_BATCH"} {
+			for _, k := range []string{"TRAIN_EPOCHS", "TRAIN_LR", "TRAIN_QUICK", "TRAIN_BATCH", "TRAIN_HOST_HEAP"} {
 				t.Setenv(k, c.env[k])
 			}
 			cfg, _, err := parseFlags(c.args)
