@@ -50,6 +50,10 @@
 // compiled to PTX for compute_80 by scripts/gen-ptx.sh and embedded in the
 // package; the driver compiles the PTX for the GPU when a context first uses
 // a kernel, and the module and each kernel are looked up once per context.
+// That compilation takes seconds (6.3 s for a first launch on an H100) unless
+// the driver's cache (~/.nv/ComputeCache, or CUDA_CACHE_PATH) already holds
+// it from an earlier process (0.4 s); keep the cache where processes share
+// it, and time benchmarks after a first launch.
 // Until the PTX has been generated the embedded file is a placeholder and
 // every kernel on a GPU fails with ErrNoPTX. Launches are sized from the
 // device's multiprocessor count (256-thread blocks, at most 8 blocks per
@@ -57,7 +61,10 @@
 // 16-byte aligned, as pool allocations are; a view at another offset takes
 // the element-at-a-time path. Reductions run in two passes, per-block
 // partials then one block, in a small scratch buffer per concurrent
-// reduction that the package keeps per device.
+// reduction that the package keeps per device. SumCols, which returns no
+// value to wait for, takes its scratch from the caller instead (Scratch,
+// sized by SumColsScratch): cuarray lends it from the array's pool, freed
+// on the stream, so it counts toward the pool's limits.
 //
 // On the host backend the same operations are Go loops over the device's
 // memory, queued with host.Stream.Enqueue so that they are ordered exactly
