@@ -44,7 +44,7 @@ func makeHostHeap(bytes uint64, r *rand.Rand) *hostHeap {
 	n := int(bytes / recordBytes)
 	h := &hostHeap{index: make([]*record, n)}
 	for i := range h.index {
-		rec := &record{key: "k" + strconv.FormatUint(r.Uint64()%1e14, 36), count: int64(i)}
+		rec := &record{key: "k" + strconv.FormatUint(r.Uint64()%1e14, 36), count: int64(i), score: r.Float64(), seen: -1}
 		if i > 0 {
 			rec.next = h.index[r.IntN(i)]
 		}
