@@ -52,3 +52,16 @@ func DriverLoopCost(c *Context, which string, h any, n int64) (float64, error) {
 	}
 	return float64(ns) / float64(n), nil
 }
+
+// LaunchLoopCost is the host time of one launch of f on s made from C in a
+// loop of n, the parameters built once: what cuLaunchKernel itself costs,
+// to subtract from a Go benchmark of Stream.Launch. f must take a pointer
+// and a 32-bit count, as the tests' add_one does; it runs on grid × block
+// threads over p. The launches are queued, not waited for.
+func LaunchLoopCost(s *Stream, f *Function, p DevicePtr, count, grid, block uint32, n int64) (float64, error) {
+	ns := cBenchLaunch(s.ctx.h, f.h, s.h, p, count, grid, block, n)
+	if ns < 0 {
+		return 0, fmt.Errorf("cuda: LaunchLoopCost: cuLaunchKernel failed or the driver lacks it: %w", ErrNoDriver)
+	}
+	return float64(ns) / float64(n), nil
+}
