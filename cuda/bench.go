@@ -54,14 +54,21 @@ func DriverLoopCost(c *Context, which string, h any, n int64) (float64, error) {
 }
 
 // LaunchLoopCost is the host time of one launch of f on s made from C in a
-// loop of n, the parameters built once: what cuLaunchKernel itself costs,
-// to subtract from a Go benchmark of Stream.Launch. f must take a pointer
-// and a 32-bit count, as the tests' add_one does; it runs on grid × block
-// threads over p. The launches are queued, not waited for.
-func LaunchLoopCost(s *Stream, f *Function, p DevicePtr, count, grid, block uint32, n int64) (float64, error) {
-	ns := cBenchLaunch(s.ctx.h, f.h, s.h, p, count, grid, block, n)
+// loop, the parameters built once: what cuLaunchKernel itself costs, to
+// subtract from a Go benchmark of Stream.Launch. f must take a pointer and
+// a 32-bit count, as the tests' add_one does; it runs on grid × block
+// threads over p. The n launches go in bursts of burst with an untimed
+// synchronization between them, so that the driver's queue never fills
+// (a launch into a full queue waits for the GPU); measure Launch the same
+// way.
+func LaunchLoopCost(s *Stream, f *Function, p DevicePtr, count, grid, block uint32, n, burst int64) (float64, error) {
+	if burst < 1 || n < burst {
+		return 0, fmt.Errorf("cuda: LaunchLoopCost: %d launches in bursts of %d: both must be positive, bursts no more than launches: %w", n, burst, ErrInvalidValue)
+	}
+	n -= n % burst
+	ns := cBenchLaunch(s.ctx.h, f.h, s.h, p, count, grid, block, n, burst)
 	if ns < 0 {
-		return 0, fmt.Errorf("cuda: LaunchLoopCost: cuLaunchKernel failed or the driver lacks it: %w", ErrNoDriver)
+		return 0, fmt.Errorf("cuda: LaunchLoopCost: a launch or a synchronization failed, or the driver lacks one: %w", ErrNoDriver)
 	}
 	return float64(ns) / float64(n), nil
 }

@@ -218,18 +218,26 @@ static long long gc_bench_c(int which, uintptr_t ctx, uintptr_t h, long long n) 
 
 // gc_bench_launch times n launches, made from C with their parameters built
 // once, of a kernel taking a pointer and a 32-bit count (the tests'
-// add_one) on stream s: what cuLaunchKernel itself costs the host.
+// add_one) on stream s: what cuLaunchKernel itself costs the host. It
+// launches in bursts of burst and synchronizes between them, untimed, so
+// that the driver's launch queue never fills: a full queue makes a launch
+// wait for the GPU, and the loop would time the GPU instead.
 static long long gc_bench_launch(uintptr_t ctx, uintptr_t f, uintptr_t s, CUdeviceptr p, unsigned m,
-		unsigned grid, unsigned block, long long n) {
-	if (!p_cuLaunchKernel) return -1;
+		unsigned grid, unsigned block, long long n, long long burst) {
+	if (!p_cuLaunchKernel || !p_cuStreamSynchronize) return -1;
 	if (tls_ctx != (CUcontext)ctx) { if (p_cuCtxSetCurrent((CUcontext)ctx)) return -1; tls_ctx = (CUcontext)ctx; }
 	void *params[2] = {&p, &m};
 	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long long i = 0; i < n; i++)
-		if (p_cuLaunchKernel((CUfunction)f, grid, 1, 1, block, 1, 1, 0, (CUstream)s, params, 0)) return -1;
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+	long long total = 0;
+	for (long long done = 0; done < n; done += burst) {
+		if (p_cuStreamSynchronize((CUstream)s)) return -1;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (long long i = 0; i < burst; i++)
+			if (p_cuLaunchKernel((CUfunction)f, grid, 1, 1, block, 1, 1, 0, (CUstream)s, params, 0)) return -1;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		total += (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+	}
+	return total;
 }
 
 static CUresult gc_init(void) { return p_cuInit(0); }
@@ -437,8 +445,8 @@ func cBenchC(which int, c, h uintptr, n int64) int64 {
 	return int64(C.gc_bench_c(C.int(which), u(c), u(h), C.longlong(n)))
 }
 
-func cBenchLaunch(c, f, s uintptr, p DevicePtr, m, grid, block uint32, n int64) int64 {
-	return int64(C.gc_bench_launch(u(c), u(f), u(s), C.CUdeviceptr(p), C.unsigned(m), C.unsigned(grid), C.unsigned(block), C.longlong(n)))
+func cBenchLaunch(c, f, s uintptr, p DevicePtr, m, grid, block uint32, n, burst int64) int64 {
+	return int64(C.gc_bench_launch(u(c), u(f), u(s), C.CUdeviceptr(p), C.unsigned(m), C.unsigned(grid), C.unsigned(block), C.longlong(n), C.longlong(burst)))
 }
 
 func cDriverVersion() (int, Result) {

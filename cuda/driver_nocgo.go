@@ -66,23 +66,25 @@ func cModuleFunction(c, m uintptr, name string) (uintptr, Result)               
 func cLaunch(c, f uintptr, grid, block Dim3, shmem uint32, s uintptr, argbuf []byte, offsets []int32) Result {
 	return errNoDriver
 }
-func cGranularity(c uintptr, dev int, recommended bool) (uint64, Result)              { return 0, errNoDriver }
-func cAddressReserve(c uintptr, n, align uint64) (DevicePtr, Result)                  { return 0, errNoDriver }
-func cAddressFree(c uintptr, p DevicePtr, n uint64) Result                            { return errNoDriver }
-func cMemCreate(c uintptr, n uint64, dev int) (uint64, Result)                        { return 0, errNoDriver }
-func cMemRelease(c uintptr, h uint64) Result                                          { return errNoDriver }
-func cMemMap(c uintptr, va DevicePtr, n uint64, h uint64) Result                      { return errNoDriver }
-func cMemUnmap(c uintptr, va DevicePtr, n uint64) Result                              { return errNoDriver }
-func cMemSetAccess(c uintptr, va DevicePtr, n uint64, dev int) Result                 { return errNoDriver }
-func cPoolCreate(c uintptr, dev int) (uintptr, Result)                                { return 0, errNoDriver }
-func cPoolDestroy(c, p uintptr) Result                                                { return errNoDriver }
-func cPoolSet(c, p uintptr, attr int, v uint64) Result                                { return errNoDriver }
-func cPoolGet(c, p uintptr, attr int) (uint64, Result)                                { return 0, errNoDriver }
-func cPoolTrim(c, p uintptr, keep uint64) Result                                      { return errNoDriver }
-func cAllocAsync(c uintptr, n uint64, pool, s uintptr) (DevicePtr, Result)            { return 0, errNoDriver }
-func cFreeAsync(c uintptr, p DevicePtr, s uintptr) Result                             { return errNoDriver }
-func cNoop()                                                                          {}
-func cRawCtxGetCurrent() (uintptr, Result)                                            { return 0, errNoDriver }
-func cCtxGetDevice(c uintptr) (int, Result)                                           { return 0, errNoDriver }
-func cBenchC(which int, c, h uintptr, n int64) int64                                  { return -1 }
-func cBenchLaunch(c, f, s uintptr, p DevicePtr, m, grid, block uint32, n int64) int64 { return -1 }
+func cGranularity(c uintptr, dev int, recommended bool) (uint64, Result)   { return 0, errNoDriver }
+func cAddressReserve(c uintptr, n, align uint64) (DevicePtr, Result)       { return 0, errNoDriver }
+func cAddressFree(c uintptr, p DevicePtr, n uint64) Result                 { return errNoDriver }
+func cMemCreate(c uintptr, n uint64, dev int) (uint64, Result)             { return 0, errNoDriver }
+func cMemRelease(c uintptr, h uint64) Result                               { return errNoDriver }
+func cMemMap(c uintptr, va DevicePtr, n uint64, h uint64) Result           { return errNoDriver }
+func cMemUnmap(c uintptr, va DevicePtr, n uint64) Result                   { return errNoDriver }
+func cMemSetAccess(c uintptr, va DevicePtr, n uint64, dev int) Result      { return errNoDriver }
+func cPoolCreate(c uintptr, dev int) (uintptr, Result)                     { return 0, errNoDriver }
+func cPoolDestroy(c, p uintptr) Result                                     { return errNoDriver }
+func cPoolSet(c, p uintptr, attr int, v uint64) Result                     { return errNoDriver }
+func cPoolGet(c, p uintptr, attr int) (uint64, Result)                     { return 0, errNoDriver }
+func cPoolTrim(c, p uintptr, keep uint64) Result                           { return errNoDriver }
+func cAllocAsync(c uintptr, n uint64, pool, s uintptr) (DevicePtr, Result) { return 0, errNoDriver }
+func cFreeAsync(c uintptr, p DevicePtr, s uintptr) Result                  { return errNoDriver }
+func cNoop()                                                               {}
+func cRawCtxGetCurrent() (uintptr, Result)                                 { return 0, errNoDriver }
+func cCtxGetDevice(c uintptr) (int, Result)                                { return 0, errNoDriver }
+func cBenchC(which int, c, h uintptr, n int64) int64                       { return -1 }
+func cBenchLaunch(c, f, s uintptr, p DevicePtr, m, grid, block uint32, n, burst int64) int64 {
+	return -1
+}
