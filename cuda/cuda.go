@@ -456,9 +456,12 @@ func (f *Function) Name() string { return f.name }
 // DevicePtr, int32, uint32, int64, uint64, float32, float64, int (as
 // int64) or uintptr; they are copied into the launch.
 func (s *Stream) Launch(f *Function, grid, block Dim3, sharedMem uint32, args ...any) error {
-	var buf [512]byte
-	var offs [64]int32
-	b, o, err := packArgs(buf[:0], offs[:0], args)
+	// The packed arguments go to C, which makes Go keep them on the heap:
+	// pooled, they cost no 768-byte allocation a launch. cuLaunchKernel
+	// has copied them when it returns, so the buffer is free again then.
+	ab := argBufs.Get().(*argBuf)
+	defer argBufs.Put(ab)
+	b, o, err := packArgs(ab.b[:0], ab.o[:0], args)
 	if err != nil {
 		return fmt.Errorf("cuda: launch %s: %w", f.name, err)
 	}
@@ -468,6 +471,15 @@ func (s *Stream) Launch(f *Function, grid, block Dim3, sharedMem uint32, args ..
 	}
 	return nil
 }
+
+// argBuf holds one launch's packed arguments and their offsets: up to 64
+// arguments of at most 8 bytes each.
+type argBuf struct {
+	b [512]byte
+	o [64]int32
+}
+
+var argBufs = sync.Pool{New: func() any { return new(argBuf) }}
 
 func packArgs(buf []byte, offs []int32, args []any) ([]byte, []int32, error) {
 	if len(args) > 64 {
