@@ -22,6 +22,9 @@ func AddRowVector[T Elem](dev backend.Device, s backend.Stream, dst, x, b backen
 	if err != nil || rows == 0 || cols == 0 {
 		return err
 	}
+	if b != x && b != dst { // else the matrix's own extent covers it
+		t.span("b", b, uint64(cols)*uint64(dt.Size()))
+	}
 	if t.cu != nil {
 		return t.launch(kAddRowVec, 0, rowsGrid(rows, t.sms), dptr(dst), dptr(x), dptr(b), int64(rows), int64(cols))
 	}
@@ -52,6 +55,9 @@ func SumCols[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, r
 	if rows > 0 {
 		if err := t.checkPtr(ptrArg{"x", x}); err != nil {
 			return err
+		}
+		if x != dst {
+			t.span("x", x, uint64(rows)*uint64(cols)*uint64(dt.Size()))
 		}
 	}
 	// Checked on both backends, though only the GPU uses it, so that a
@@ -160,6 +166,14 @@ func SoftmaxCrossEntropy[T Elem](dev backend.Device, s backend.Stream, loss, dx,
 	}
 	if labels%4 != 0 {
 		return t.errorf("pointer labels = %#x is not 4-byte aligned, as int32 labels must be: %w", uintptr(labels), backend.ErrInvalidValue)
+	}
+	// matrixOp declared every pointer as the whole matrix; loss is one
+	// value a row, and the labels are read too.
+	if loss != x && loss != dx {
+		t.span("loss", loss, uint64(rows)*uint64(dt.Size()))
+	}
+	if labels != loss && labels != x && labels != dx {
+		t.span("labels", labels, uint64(rows)*4)
 	}
 	bits := bitsOf(scale)
 	if t.cu != nil {

@@ -351,6 +351,9 @@ func rowsOp(op string, k kop, dt DType, dev backend.Device, s backend.Stream, ds
 		if err := t.checkPtr(ptrArg{"x", x}); err != nil {
 			return err
 		}
+		if x != dst {
+			t.span("x", x, uint64(n)*uint64(dt.Size()))
+		}
 	}
 	if t.cu != nil {
 		return t.launch(k, 0, rowsGrid(rows, t.sms), dptr(dst), dptr(x), int64(rows), int64(cols))

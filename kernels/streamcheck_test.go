@@ -158,3 +158,68 @@ func TestStreamCheckStrictRefusesARacingKernel(t *testing.T) {
 	require.ErrorIs(t, err, host.ErrStreamRace)
 	assert.Contains(t, err.Error(), "kernels: Fill float32")
 }
+
+// The network layers declare each argument's real extent to the checker:
+// all of a matrix they read (not one row), and one row or one value a row
+// for a bias, a loss or the labels (not the whole matrix). A write on
+// another stream, unordered, to memory just past a short argument is no
+// race; to the last row of a matrix it is.
+func TestStreamCheckNetworkLayersDeclareTheirArgumentsExtent(t *testing.T) {
+	const rows, cols = 4, 8
+	const row = cols * 4 // bytes
+	cases := []struct {
+		name  string
+		op    func(e checkEnv, x, out, lab backend.Ptr) error // on stream a
+		other func(e checkEnv, x, out, lab backend.Ptr) error // on stream c
+		races int
+	}{
+		{"SumCols reads x's last row", func(e checkEnv, x, out, _ backend.Ptr) error {
+			return kernels.SumCols[float32](e.dev, e.a, out, x, rows, cols, kernels.Scratch{})
+		}, func(e checkEnv, x, _, _ backend.Ptr) error {
+			return kernels.Fill[float32](e.dev, e.c, x+(rows-1)*row, 1, cols)
+		}, 1},
+		{"SumRows reads x's last row", func(e checkEnv, x, out, _ backend.Ptr) error {
+			return kernels.SumRows[float32](e.dev, e.a, out, x, rows, cols)
+		}, func(e checkEnv, x, _, _ backend.Ptr) error {
+			return kernels.Fill[float32](e.dev, e.c, x+(rows-1)*row, 1, cols)
+		}, 1},
+		{"AddRowVector's bias is one row", func(e checkEnv, x, out, _ backend.Ptr) error {
+			return kernels.AddRowVector[float32](e.dev, e.a, x, x, out, rows, cols)
+		}, func(e checkEnv, _, out, _ backend.Ptr) error {
+			return kernels.Fill[float32](e.dev, e.c, out+row, 1, cols)
+		}, 0},
+		{"SoftmaxCrossEntropy's loss is one value a row", func(e checkEnv, x, out, lab backend.Ptr) error {
+			return kernels.SoftmaxCrossEntropy(e.dev, e.a, out, 0, x, lab, rows, cols, float32(1))
+		}, func(e checkEnv, _, out, _ backend.Ptr) error {
+			return kernels.Fill[float32](e.dev, e.c, out+rows*4, 1, cols)
+		}, 0},
+		{"SoftmaxCrossEntropy reads the labels", func(e checkEnv, x, out, lab backend.Ptr) error {
+			return kernels.SoftmaxCrossEntropy(e.dev, e.a, out, 0, x, lab, rows, cols, float32(1))
+		}, func(e checkEnv, _, _, lab backend.Ptr) error {
+			return kernels.Fill[int32](e.dev, e.c, lab, 0, rows)
+		}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newCheckEnv(t, host.StreamCheckReport)
+			x, out, lab := e.alloc(t, rows*cols), e.alloc(t, 2*rows*cols), e.alloc(t, rows)
+			for _, p := range []struct {
+				p backend.Ptr
+				n int
+			}{{x, rows * cols}, {out, 2 * rows * cols}} {
+				require.NoError(t, kernels.Fill[float32](e.dev, e.a, p.p, 1, p.n))
+			}
+			require.NoError(t, kernels.Fill[int32](e.dev, e.a, lab, 0, rows))
+			require.NoError(t, e.dev.Synchronize())
+			require.Empty(t, e.b.StreamRaces(), "set-up")
+
+			gate := make(chan struct{})
+			require.NoError(t, e.a.(*host.Stream).Enqueue(func() { <-gate }))
+			require.NoError(t, c.op(e, x, out, lab))
+			require.NoError(t, c.other(e, x, out, lab))
+			close(gate)
+			require.NoError(t, e.dev.Synchronize())
+			assert.Len(t, e.b.StreamRaces(), c.races)
+		})
+	}
+}
