@@ -26,6 +26,13 @@ type Pool interface {
 	// Free gives b back. s is the stream b was last used on: the pool may
 	// hand b out again on s at once, and on another stream only once that
 	// stream is ordered after the work queued on s so far.
+	//
+	// After Free the handle is the pool's: a later Alloc may return the
+	// same *Block. Freeing it again while it is cached is an error
+	// (wrapping backend.ErrInvalidValue); once it has been handed out
+	// again, a second Free of the old handle cannot be told from the new
+	// owner's and frees that allocation. Drop the handle at Free, as
+	// cuarray does by taking it under a lock.
 	Free(b *Block, s backend.Stream) error
 	// Reclaim gives at least n bytes of cached (free) memory back to the
 	// driver when it can, and returns how many bytes it gave back.
