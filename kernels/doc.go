@@ -47,13 +47,14 @@
 // # Backends
 //
 // On the CUDA backend the kernels are CUDA C (kernels/cuda/kernels.cu)
-// compiled to PTX for compute_80 by scripts/gen-ptx.sh and embedded in the
-// package; the driver compiles the PTX for the GPU when a context first uses
-// a kernel, and the module and each kernel are looked up once per context.
-// That compilation takes seconds (6.3 s for a first launch on an H100) unless
-// the driver's cache (~/.nv/ComputeCache, or CUDA_CACHE_PATH) already holds
-// it from an earlier process (0.4 s); keep the cache where processes share
-// it, and time benchmarks after a first launch.
+// compiled by scripts/gen-ptx.sh to machine code for sm_80 and sm_90 (A100
+// and the other 8.x GPUs, H100, H200) and to PTX for compute_80, both
+// embedded in the package. A context's first kernel loads the machine code
+// when the GPU is one of those, else the PTX, which the driver compiles for
+// the GPU: that takes seconds (6.3 s for all the kernels on an H100) unless
+// the driver's cache (~/.nv/ComputeCache, or CUDA_CACHE_PATH) holds the
+// result from an earlier process. The module and each kernel are looked up
+// once per context.
 // Until the PTX has been generated the embedded file is a placeholder and
 // every kernel on a GPU fails with ErrNoPTX. Launches are sized from the
 // device's multiprocessor count (256-thread blocks, at most 8 blocks per

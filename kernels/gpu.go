@@ -21,6 +21,14 @@ import (
 //go:embed ptx/kernels.ptx
 var ptxImage []byte
 
+// cubinImage is the same kernels as machine code for sm_80 and sm_90 in a
+// fatbin (scripts/gen-ptx.sh), loaded first so that on those GPUs loading
+// the module compiles nothing; other GPUs get the PTX. Empty until nvcc has
+// run.
+//
+//go:embed ptx/kernels.fatbin
+var cubinImage []byte
+
 // placeholderMarker marks the PTX file committed before any nvcc has run.
 const placeholderMarker = "gocuda-ptx-placeholder"
 
@@ -234,13 +242,23 @@ func moduleFor(ctx *cuda.Context) (*module, error) {
 		v, _ = modules.LoadOrStore(ctx, new(module))
 	}
 	m := v.(*module)
-	m.once.Do(func() { m.mod, m.err = loadModule(ctx, ptxImage) })
+	m.once.Do(func() { m.mod, m.err = loadModule(ctx, cubinImage, ptxImage) })
 	return m, m.err
 }
 
-func loadModule(ctx *cuda.Context, ptx []byte) (*cuda.Module, error) {
+// loadModule loads the fatbin when it has code for ctx's GPU, else the
+// PTX, which the driver compiles for it (seconds, unless its cache has the
+// result from an earlier process).
+func loadModule(ctx *cuda.Context, fatbin, ptx []byte) (*cuda.Module, error) {
 	if isPlaceholder(ptx) {
 		return nil, ErrNoPTX
+	}
+	if len(fatbin) > 0 {
+		// Any failure (no code for this GPU, a driver that cannot read
+		// it) leaves the PTX, which runs on every GPU the driver knows.
+		if mod, err := ctx.LoadModule(fatbin); err == nil {
+			return mod, nil
+		}
 	}
 	mod, err := ctx.LoadModule(ptx)
 	if err != nil {

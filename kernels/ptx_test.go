@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strings"
@@ -8,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/backend/auto"
+	"github.com/gocuda/gocuda/backend/cudabackend"
 )
 
 // The embedded PTX must define every kernel the Go side looks up. While the
@@ -33,6 +37,59 @@ func TestEmbeddedPTXHasEveryKernel(t *testing.T) {
 		if !slices.Contains(kernelNames(), name) {
 			t.Logf("the PTX defines %s, which the Go side does not use", name)
 		}
+	}
+}
+
+// The embedded fatbin (machine code for sm_80 and sm_90) must be a fatbin
+// and hold every kernel the Go side looks up: one generated from an older
+// kernels.cu than the PTX would lack the newer kernels' names.
+func TestEmbeddedFatbinHasEveryKernel(t *testing.T) {
+	if len(cubinImage) == 0 {
+		t.Skip("kernels/ptx/kernels.fatbin is empty: run scripts/gen-ptx.sh on a machine with nvcc")
+	}
+	require.GreaterOrEqual(t, len(cubinImage), 4)
+	assert.Equal(t, []byte{0x50, 0xed, 0x55, 0xba}, cubinImage[:4], "fatbin magic, 0xBA55ED50 little-endian")
+	var missing []string
+	for _, name := range kernelNames() {
+		if !bytes.Contains(cubinImage, []byte(name+"\x00")) {
+			missing = append(missing, name)
+		}
+	}
+	require.Empty(t, missing, "kernels the Go side uses but the embedded fatbin lacks: regenerate it with scripts/gen-ptx.sh")
+}
+
+// On a GPU the fatbin is loaded when it has code for it, and anything the
+// driver cannot load as a fatbin leaves the PTX. It needs a GPU:
+// GOCUDA_BACKEND=cuda.
+func TestModuleLoadsTheFatbinOrFallsBackToThePTX(t *testing.T) {
+	b, err := auto.Default()
+	require.NoError(t, err)
+	dev, err := b.Device(0)
+	require.NoError(t, err)
+	cu, ok := dev.(*cudabackend.Device)
+	if !ok {
+		t.Skip("needs the CUDA backend (GOCUDA_BACKEND=cuda): the host backend loads no module")
+	}
+	if isPlaceholder(ptxImage) || len(cubinImage) == 0 {
+		t.Skip("the embedded PTX or fatbin is a placeholder")
+	}
+	ctx := cu.Context()
+	for _, c := range []struct {
+		name   string
+		fatbin []byte
+	}{
+		{"the embedded fatbin", cubinImage},
+		{"no fatbin", nil},
+		{"a fatbin the driver refuses", []byte("not a fatbin")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mod, err := loadModule(ctx, c.fatbin, ptxImage)
+			require.NoError(t, err)
+			defer func() { assert.NoError(t, mod.Unload()) }()
+			f, err := mod.Function(nameByID[kernelID(kAdd, Float32, 0)])
+			require.NoError(t, err)
+			assert.Equal(t, "gocuda_add_f32", f.Name())
+		})
 	}
 }
 
@@ -93,7 +150,7 @@ func TestPTXParsing(t *testing.T) {
 // Without real PTX, loading fails with ErrNoPTX and the message says what
 // to run, rather than the driver's complaint about the placeholder.
 func TestPlaceholderGivesClearError(t *testing.T) {
-	_, err := loadModule(nil, []byte("// gocuda-ptx-placeholder\n"))
+	_, err := loadModule(nil, nil, []byte("// gocuda-ptx-placeholder\n"))
 	require.True(t, errors.Is(err, ErrNoPTX))
 	assert.True(t, strings.Contains(err.Error(), "run scripts/gen-ptx.sh on a machine with nvcc"))
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compiles the array kernels, kernels/cuda/kernels.cu, to PTX in
-# kernels/ptx/kernels.ptx, which is committed and embedded in package kernels
+# kernels/ptx/kernels.ptx and to machine code for sm_80 and sm_90 in
+# kernels/ptx/kernels.fatbin, both committed and embedded in package kernels
 # (go:embed), so that neither users nor CI need nvcc. Run it on a machine with
 # the CUDA toolkit whenever kernels.cu changes, then commit the PTX.
 #
@@ -59,3 +60,27 @@ fi
 mv "$tmp" "$out"
 trap - EXIT
 echo "wrote $out ($entries kernels) with $("$nvcc" --version | grep -i release | sed 's/.*release/release/')"
+
+# Machine code as well, for the GPUs this is mostly run on, so that loading
+# the module compiles nothing there (the PTX takes seconds to compile when
+# the driver's cache lacks it): sm_80 (A100; its code also runs on the other
+# compute capability 8.x GPUs) and sm_90 (H100, H200). package kernels loads
+# this fatbin first and falls back to the PTX on any other GPU. Same source
+# and flags as the PTX.
+fatbin=kernels/ptx/kernels.fatbin
+ftmp=$(mktemp --suffix=.fatbin)
+trap 'rm -f "$ftmp"' EXIT
+fflags=(-fatbin -O3 -std=c++17 --fmad=true -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90)
+[ "${LINEINFO:-}" = 1 ] && fflags+=(-lineinfo)
+echo "+ $nvcc ${fflags[*]} -o $fatbin $src"
+"$nvcc" "${fflags[@]}" -o "$ftmp" "$src"
+# Its kernel names must be readable (uncompressed), as the Go test that
+# checks the fatbin against the Go side's kernel list reads them.
+named=$(grep -a -o 'gocuda_[a-z0-9_]*' "$ftmp" | sort -u | wc -l)
+if [ "$named" -lt "$entries" ]; then
+	echo "gen-ptx: the fatbin names $named kernels, the PTX $entries (compressed?)" >&2
+	exit 1
+fi
+mv "$ftmp" "$fatbin"
+trap - EXIT
+echo "wrote $fatbin ($(du -h "$fatbin" | cut -f1), sm_80 and sm_90)"
