@@ -154,3 +154,29 @@ func TestPlaceholderGivesClearError(t *testing.T) {
 	require.True(t, errors.Is(err, ErrNoPTX))
 	assert.True(t, strings.Contains(err.Error(), "run scripts/gen-ptx.sh on a machine with nvcc"))
 }
+
+// BenchmarkModuleLoad times loading the kernels into a context from the
+// fatbin and from the PTX. Run it with CUDA_CACHE_DISABLE=1 to see what a
+// cold start costs: the driver then compiles the PTX every time.
+func BenchmarkModuleLoad(b *testing.B) {
+	bk, err := auto.Default()
+	require.NoError(b, err)
+	dev, err := bk.Device(0)
+	require.NoError(b, err)
+	cu, ok := dev.(*cudabackend.Device)
+	if !ok || isPlaceholder(ptxImage) || len(cubinImage) == 0 {
+		b.Skip("needs the CUDA backend and the generated PTX and fatbin")
+	}
+	for _, c := range []struct {
+		name   string
+		fatbin []byte
+	}{{"fatbin", cubinImage}, {"ptx", nil}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				mod, err := loadModule(cu.Context(), c.fatbin, ptxImage)
+				require.NoError(b, err)
+				require.NoError(b, mod.Unload())
+			}
+		})
+	}
+}
