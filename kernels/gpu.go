@@ -275,7 +275,7 @@ func (m *module) function(id int) (*cuda.Function, error) {
 	name := nameByID[id]
 	f, err := m.mod.Function(name)
 	if err != nil {
-		return nil, fmt.Errorf("kernels: kernel %s is missing from the embedded PTX (is kernels/ptx/kernels.ptx older than kernels/cuda/kernels.cu?); "+
+		return nil, fmt.Errorf("kernels: kernel %s is missing from the embedded kernels (are kernels/ptx/kernels.ptx and kernels.fatbin older than kernels/cuda/kernels.cu?); "+
 			"run scripts/gen-ptx.sh on a machine with nvcc: %w", name, err)
 	}
 	m.fns[id].Store(f)

@@ -80,6 +80,6 @@ func TestMissingKernelGivesClearError(t *testing.T) {
 	require.NoError(t, err)
 	_, err = m.function(kernelID(kExp, Int32, 0))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "kernel gocuda_exp_i32 is missing from the embedded PTX")
+	assert.Contains(t, err.Error(), "kernel gocuda_exp_i32 is missing from the embedded kernels")
 	assert.Contains(t, err.Error(), "scripts/gen-ptx.sh")
 }

@@ -3,7 +3,7 @@
 # kernels/ptx/kernels.ptx and to machine code for sm_80 and sm_90 in
 # kernels/ptx/kernels.fatbin, both committed and embedded in package kernels
 # (go:embed), so that neither users nor CI need nvcc. Run it on a machine with
-# the CUDA toolkit whenever kernels.cu changes, then commit the PTX.
+# the CUDA toolkit whenever kernels.cu changes, then commit both files.
 #
 #   scripts/gen-ptx.sh                  # nvcc from PATH
 #   NVCC=/usr/local/cuda/bin/nvcc scripts/gen-ptx.sh
