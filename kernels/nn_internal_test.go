@@ -7,9 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gocuda/gocuda/backend/auto"
-	"github.com/gocuda/gocuda/backend/cudabackend"
 )
 
 func TestNNKernelNames(t *testing.T) {
@@ -65,15 +62,7 @@ func TestSumColsPlanFillsTheGPUWithinItsLimits(t *testing.T) {
 // gocuda_exp_i32 is never in the PTX, so the test stays meaningful once
 // the PTX is current. It needs a GPU: GOCUDA_BACKEND=cuda.
 func TestMissingKernelGivesClearError(t *testing.T) {
-	b, err := auto.Default()
-	require.NoError(t, err)
-	dev, err := b.Device(0)
-	require.NoError(t, err)
-	cu, ok := dev.(*cudabackend.Device)
-	if !ok {
-		t.Skip("needs the CUDA backend (GOCUDA_BACKEND=cuda): the host backend loads no PTX")
-	}
-	m, err := moduleFor(cu.Context())
+	m, err := moduleFor(cudaDevice(t).Context())
 	if errors.Is(err, ErrNoPTX) {
 		t.Skip("the embedded PTX is the placeholder")
 	}

@@ -62,14 +62,7 @@ func TestEmbeddedFatbinHasEveryKernel(t *testing.T) {
 // driver cannot load as a fatbin leaves the PTX. It needs a GPU:
 // GOCUDA_BACKEND=cuda.
 func TestModuleLoadsTheFatbinOrFallsBackToThePTX(t *testing.T) {
-	b, err := auto.Default()
-	require.NoError(t, err)
-	dev, err := b.Device(0)
-	require.NoError(t, err)
-	cu, ok := dev.(*cudabackend.Device)
-	if !ok {
-		t.Skip("needs the CUDA backend (GOCUDA_BACKEND=cuda): the host backend loads no module")
-	}
+	cu := cudaDevice(t)
 	if isPlaceholder(ptxImage) || len(cubinImage) == 0 {
 		t.Skip("the embedded PTX or fatbin is a placeholder")
 	}
@@ -159,13 +152,9 @@ func TestPlaceholderGivesClearError(t *testing.T) {
 // fatbin and from the PTX. Run it with CUDA_CACHE_DISABLE=1 to see what a
 // cold start costs: the driver then compiles the PTX every time.
 func BenchmarkModuleLoad(b *testing.B) {
-	bk, err := auto.Default()
-	require.NoError(b, err)
-	dev, err := bk.Device(0)
-	require.NoError(b, err)
-	cu, ok := dev.(*cudabackend.Device)
-	if !ok || isPlaceholder(ptxImage) || len(cubinImage) == 0 {
-		b.Skip("needs the CUDA backend and the generated PTX and fatbin")
+	cu := cudaDevice(b)
+	if isPlaceholder(ptxImage) || len(cubinImage) == 0 {
+		b.Skip("needs the generated PTX and fatbin")
 	}
 	for _, c := range []struct {
 		name   string
@@ -179,4 +168,19 @@ func BenchmarkModuleLoad(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cudaDevice is device 0 of the process's backend when that is the CUDA
+// backend; otherwise the test skips (GOCUDA_BACKEND=cuda runs it on a GPU).
+func cudaDevice(t testing.TB) *cudabackend.Device {
+	t.Helper()
+	b, err := auto.Default()
+	require.NoError(t, err)
+	dev, err := b.Device(0)
+	require.NoError(t, err)
+	cu, ok := dev.(*cudabackend.Device)
+	if !ok {
+		t.Skip("needs the CUDA backend (GOCUDA_BACKEND=cuda): the host backend loads no module")
+	}
+	return cu
 }
