@@ -111,19 +111,16 @@ func prepare(op string, types dtypeSet, dt DType, dev backend.Device, s backend.
 // maxBytes bounds an operation's bytes so that n*size never overflows.
 const maxBytes = 1 << 62
 
-// checkPtr checks that a pointer argument is not nil and is aligned.
-//
-// With the stream checker on it also declares the argument, as n elements
-// (prepare's n): exact for elementwise operations. An argument checked
-// after prepare (a matrix of an operation whose n is its row count) is
-// declared as n elements too, no more than it has, so the checker may miss
-// a race past them but reports none falsely. An argument given to prepare
-// that is shorter than n elements (one value a row) must be given its
-// length with span, or the checker may report races on the bytes after it.
-func (t *target) checkPtr(a ptrArg) error {
-	if t.hs.checking {
-		t.hs.declare(host.Access{Ptr: a.p, Bytes: t.hs.n, Write: writes(t.op, a.name)})
-	}
+// checkPtr checks that a pointer argument is not nil and is aligned, and
+// declares it to the stream checker as prepare's n elements: exact for
+// elementwise operations. An argument of another length (a row vector, one
+// value a row, the whole matrix of an operation whose n is its row count)
+// goes through checkSpan with its own.
+func (t *target) checkPtr(a ptrArg) error { return t.checkSpan(a, t.hs.n) }
+
+// checkSpan is checkPtr for an argument that spans bytes bytes.
+func (t *target) checkSpan(a ptrArg, bytes uint64) error {
+	t.declare(a.name, a.p, bytes)
 	if a.p == 0 {
 		return t.errorf("pointer %s is nil: %w", a.name, backend.ErrInvalidValue)
 	}
@@ -134,13 +131,13 @@ func (t *target) checkPtr(a ptrArg) error {
 	return nil
 }
 
-// span declares to the stream checker that the argument named name (at p)
-// spans bytes bytes, replacing what prepare or checkPtr declared for it;
-// for arguments that are not n elements long (a row vector, one value a
-// row, int32 labels).
-func (t *target) span(name string, p backend.Ptr, bytes uint64) {
+// declare tells the stream checker, when it is on, that the argument named
+// name spans bytes bytes at p (written or read, as writes says). Arguments
+// that share memory (dst = x in place) are declared each with its own
+// extent.
+func (t *target) declare(name string, p backend.Ptr, bytes uint64) {
 	if t.hs.checking {
-		t.hs.replace(p, host.Access{Ptr: p, Bytes: bytes, Write: writes(t.op, name)})
+		t.hs.declare(host.Access{Ptr: p, Bytes: bytes, Write: writes(t.op, name)})
 	}
 }
 

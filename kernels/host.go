@@ -37,12 +37,6 @@ func (h *hostStream) declare(a host.Access) {
 	}
 }
 
-// replace drops what was declared at p and declares a instead.
-func (h *hostStream) replace(p backend.Ptr, a host.Access) {
-	h.acc = slices.DeleteFunc(h.acc, func(x host.Access) bool { return x.Ptr == p })
-	h.declare(a)
-}
-
 // Enqueue queues a host kernel. An operation that writes none of its
 // arguments hands its result to the host (a reduction), whose caller
 // waits for it: the checker orders later work after it.

@@ -18,12 +18,12 @@ import (
 // every row of a batch. dst may be x (in place); b must not overlap dst.
 func AddRowVector[T Elem](dev backend.Device, s backend.Stream, dst, x, b backend.Ptr, rows, cols int) error {
 	dt := DTypeOf[T]()
-	t, err := matrixOp("AddRowVector", dt, dev, s, rows, cols, ptrArg{"dst", dst}, ptrArg{"x", x}, ptrArg{"b", b})
+	t, err := matrixOp("AddRowVector", dt, dev, s, rows, cols, ptrArg{"dst", dst}, ptrArg{"x", x})
 	if err != nil || rows == 0 || cols == 0 {
 		return err
 	}
-	if b != x && b != dst { // else the matrix's own extent covers it
-		t.span("b", b, uint64(cols)*uint64(dt.Size()))
+	if err := t.checkSpan(ptrArg{"b", b}, uint64(cols)*uint64(dt.Size())); err != nil {
+		return err
 	}
 	if t.cu != nil {
 		return t.launch(kAddRowVec, 0, rowsGrid(rows, t.sms), dptr(dst), dptr(x), dptr(b), int64(rows), int64(cols))
@@ -53,11 +53,8 @@ func SumCols[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, r
 		return err
 	}
 	if rows > 0 {
-		if err := t.checkPtr(ptrArg{"x", x}); err != nil {
+		if err := t.checkSpan(ptrArg{"x", x}, uint64(rows)*uint64(cols)*uint64(dt.Size())); err != nil {
 			return err
-		}
-		if x != dst {
-			t.span("x", x, uint64(rows)*uint64(cols)*uint64(dt.Size()))
 		}
 	}
 	// Checked on both backends, though only the GPU uses it, so that a
@@ -148,16 +145,24 @@ func sumColsPlan(rows, cols, sms, scratchBytes int) (grid uint32, chunks int) {
 // overlap x.
 func SoftmaxCrossEntropy[T Elem](dev backend.Device, s backend.Stream, loss, dx, x, labels backend.Ptr, rows, cols int, scale T) error {
 	dt := DTypeOf[T]()
-	ptrs := []ptrArg{{"loss", loss}, {"x", x}}
-	if dx != 0 {
-		ptrs = append(ptrs, ptrArg{"dx", dx})
-	}
-	t, err := matrixOp("SoftmaxCrossEntropy", dt, dev, s, rows, cols, ptrs...)
+	t, err := matrixOp("SoftmaxCrossEntropy", dt, dev, s, rows, cols)
 	if err != nil || rows == 0 {
 		return err
 	}
 	if cols == 0 {
 		return t.errorf("rows of no classes have no softmax; cols must be at least 1: %w", ErrEmpty)
+	}
+	// loss is one value a row; x and dx are the whole matrix, prepare's n.
+	if err := t.checkSpan(ptrArg{"loss", loss}, uint64(rows)*uint64(dt.Size())); err != nil {
+		return err
+	}
+	if err := t.checkPtr(ptrArg{"x", x}); err != nil {
+		return err
+	}
+	if dx != 0 {
+		if err := t.checkPtr(ptrArg{"dx", dx}); err != nil {
+			return err
+		}
 	}
 	// labels are int32 whatever T is: checked by hand, not by checkPtr's
 	// T-sized alignment.
@@ -167,14 +172,7 @@ func SoftmaxCrossEntropy[T Elem](dev backend.Device, s backend.Stream, loss, dx,
 	if labels%4 != 0 {
 		return t.errorf("pointer labels = %#x is not 4-byte aligned, as int32 labels must be: %w", uintptr(labels), backend.ErrInvalidValue)
 	}
-	// matrixOp declared every pointer as the whole matrix; loss is one
-	// value a row, and the labels are read too.
-	if loss != x && loss != dx {
-		t.span("loss", loss, uint64(rows)*uint64(dt.Size()))
-	}
-	if labels != loss && labels != x && labels != dx {
-		t.span("labels", labels, uint64(rows)*4)
-	}
+	t.declare("labels", labels, uint64(rows)*4)
 	bits := bitsOf(scale)
 	if t.cu != nil {
 		return t.launch(kSoftmaxXent, 0, rowsGrid(rows, t.sms),

@@ -348,11 +348,8 @@ func rowsOp(op string, k kop, dt DType, dev backend.Device, s backend.Stream, ds
 		if n > maxBytes/dt.Size() {
 			return t.errorf("shape %d × %d is more than any device holds: %w", rows, cols, backend.ErrInvalidValue)
 		}
-		if err := t.checkPtr(ptrArg{"x", x}); err != nil {
+		if err := t.checkSpan(ptrArg{"x", x}, uint64(n)*uint64(dt.Size())); err != nil {
 			return err
-		}
-		if x != dst {
-			t.span("x", x, uint64(n)*uint64(dt.Size()))
 		}
 	}
 	if t.cu != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
 )
 
@@ -30,9 +31,11 @@ func TestWritesFollowsTheNamingRule(t *testing.T) {
 	}
 }
 
-// TestSpanReplacesTheDeclaredLength: an argument shorter than n is given
-// its own length, so the bytes after it are not claimed.
-func TestSpanReplacesTheDeclaredLength(t *testing.T) {
+// TestCheckSpanDeclaresTheArgumentsOwnLength: an argument shorter or
+// longer than n is declared with its own length, so the bytes after a
+// short one are not claimed and a long one is claimed whole; arguments
+// sharing a pointer (in place) each keep their own declaration.
+func TestCheckSpanDeclaresTheArgumentsOwnLength(t *testing.T) {
 	b := host.New(host.Options{StreamCheck: host.StreamCheckReport, StreamCheckLog: io.Discard}).(*host.Backend)
 	dev, err := b.Device(0)
 	require.NoError(t, err)
@@ -46,8 +49,13 @@ func TestSpanReplacesTheDeclaredLength(t *testing.T) {
 	tg, err := prepare("Test", floatTypes, Float32, dev, s, 100, ptrArg{"dst", p}, ptrArg{"x", p + 1024})
 	require.NoError(t, err)
 	assert.Equal(t, []host.Access{{Ptr: p, Bytes: 400, Write: true}, {Ptr: p + 1024, Bytes: 400}}, tg.hs.acc)
-	tg.span("dst", p, 40)
-	assert.Equal(t, []host.Access{{Ptr: p + 1024, Bytes: 400}, {Ptr: p, Bytes: 40, Write: true}}, tg.hs.acc)
+	require.NoError(t, tg.checkSpan(ptrArg{"b", p + 2048}, 40))
+	require.NoError(t, tg.checkSpan(ptrArg{"y", p}, 1600))
+	assert.Equal(t, []host.Access{
+		{Ptr: p, Bytes: 400, Write: true}, {Ptr: p + 1024, Bytes: 400},
+		{Ptr: p + 2048, Bytes: 40}, {Ptr: p, Bytes: 1600},
+	}, tg.hs.acc)
+	require.ErrorIs(t, tg.checkSpan(ptrArg{"c", p + 2}, 40), backend.ErrInvalidValue, "checked as checkPtr checks")
 
 	off := host.New(host.Options{StreamCheck: host.StreamCheckOff})
 	dev2, _ := off.Device(0)
