@@ -64,19 +64,21 @@ func (o Ops[T]) SumCols(dst, x *Array[T]) error {
 // given back on s at once: the pool's free is ordered on s, so the memory
 // is not handed out again before the kernels that use it have run.
 func sumColsScratched[T Elem](dev backend.Device, s backend.Stream, pl pool.Pool, dst, x backend.Ptr, rows, cols int) error {
-	n := kernels.SumColsScratch(dev, rows, cols)
-	if n == 0 {
-		return kernels.SumCols[T](dev, s, dst, x, rows, cols, kernels.Scratch{})
+	var scratch kernels.Scratch
+	var blk *pool.Block
+	if n := kernels.SumColsScratch(dev, rows, cols); n > 0 {
+		// If the pool cannot lend it, SumCols runs without: slower but as
+		// right; failing the operation for want of a few hundred KiB of
+		// speed-up would not be.
+		if b, err := pl.Alloc(uint64(n), s); err == nil {
+			blk, scratch = b, kernels.Scratch{Ptr: b.Ptr, Bytes: n}
+		}
 	}
-	blk, err := pl.Alloc(uint64(n), s)
-	if err != nil {
-		// Without scratch SumCols is slower but as right; failing the
-		// operation for want of a few hundred KiB of speed-up would not be.
-		return kernels.SumCols[T](dev, s, dst, x, rows, cols, kernels.Scratch{})
-	}
-	err = kernels.SumCols[T](dev, s, dst, x, rows, cols, kernels.Scratch{Ptr: blk.Ptr, Bytes: n})
-	if ferr := pl.Free(blk, s); err == nil && ferr != nil {
-		err = fmt.Errorf("giving back SumCols' scratch: %w", ferr)
+	err := kernels.SumCols[T](dev, s, dst, x, rows, cols, scratch)
+	if blk != nil {
+		if ferr := pl.Free(blk, s); err == nil && ferr != nil {
+			err = fmt.Errorf("giving back SumCols' scratch: %w", ferr)
+		}
 	}
 	return err
 }
