@@ -150,14 +150,7 @@ func TestGemmMatchesReference(t *testing.T) {
 func runGemm[T blas.Float](t *testing.T, dev backend.Device, s backend.Stream, tc gemmCase) {
 	rng := rand.New(rand.NewPCG(uint64(tc.m), uint64(tc.n*100+tc.k)))
 	nan := T(math.NaN())
-	ar, ac := tc.m, tc.k
-	if tc.ta {
-		ar, ac = tc.k, tc.m
-	}
-	br, bc := tc.k, tc.n
-	if tc.tb {
-		br, bc = tc.n, tc.k
-	}
+	ar, ac, br, bc := blasref.Shapes(tc.ta, tc.tb, tc.m, tc.n, tc.k)
 	lda, ldb, ldc := max(1, ac)+tc.padA, max(1, bc)+tc.padB, max(1, tc.n)+tc.padC
 	a := stored(rng, ar, ac, lda, nan) // NaN padding: reading it would show
 	b := stored(rng, br, bc, ldb, nan)
@@ -413,14 +406,7 @@ func FuzzGemm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, flags uint8, m8, n8, k8, padA, padB, padC int8) {
 		ta, tb := flags&1 != 0, flags&2 != 0
 		m, n, k := int(m8)%9, int(n8)%9, int(k8)%9 // negative sizes stay negative
-		ar, ac := m, k
-		if ta {
-			ar, ac = k, m
-		}
-		br, bc := k, n
-		if tb {
-			br, bc = n, k
-		}
+		ar, ac, br, bc := blasref.Shapes(ta, tb, m, n, k)
 		lda, ldb, ldc := ac+int(padA)%4, bc+int(padB)%4, n+int(padC)%4
 		rng := rand.New(rand.NewPCG(uint64(flags), uint64(m8)))
 		mk := func(rows, cols, ld int) []float64 { // room for what a valid call reads

@@ -97,14 +97,7 @@ func fmtCase(tc gemmShape) string {
 
 func gemmAgainstNaive[T float32 | float64](t *testing.T, tc gemmShape, tol float64) {
 	rng := rand.New(rand.NewPCG(uint64(tc.m*1000+tc.n), uint64(tc.k)))
-	ar, ac := tc.m, tc.k
-	if tc.ta {
-		ar, ac = tc.k, tc.m
-	}
-	br, bc := tc.k, tc.n
-	if tc.tb {
-		br, bc = tc.n, tc.k
-	}
+	ar, ac, br, bc := blasref.Shapes(tc.ta, tc.tb, tc.m, tc.n, tc.k)
 	ha, hb, hc := randoms[T](rng, ar*ac), randoms[T](rng, br*bc), randoms[T](rng, tc.m*tc.n)
 	a := cuarray.Must(cuarray.FromSlice(ha, ar, ac))
 	b := cuarray.Must(cuarray.FromSlice(hb, br, bc))

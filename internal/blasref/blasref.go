@@ -61,3 +61,17 @@ func Gemv[T float32 | float64](trans bool, alpha T, a []T, lda int, x []T, beta 
 	}
 	return out
 }
+
+// Shapes returns the stored shapes of an m×n×k product's operands: a is
+// ar × ac (m × k, or k × m when ta), b is br × bc (k × n, or n × k when tb).
+func Shapes(ta, tb bool, m, n, k int) (ar, ac, br, bc int) {
+	ar, ac = m, k
+	if ta {
+		ar, ac = k, m
+	}
+	br, bc = k, n
+	if tb {
+		br, bc = n, k
+	}
+	return ar, ac, br, bc
+}
