@@ -54,9 +54,4 @@ func makeHostHeap(bytes uint64, r *rand.Rand) *hostHeap {
 }
 
 // len is the number of records.
-func (h *hostHeap) len() int {
-	if h == nil {
-		return 0
-	}
-	return len(h.index)
-}
+func (h *hostHeap) len() int { return len(h.index) }
