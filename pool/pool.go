@@ -38,11 +38,34 @@ type Pool interface {
 	// driver when it can, and returns how many bytes it gave back.
 	// Reclaim(math.MaxUint64) empties the cache.
 	Reclaim(n uint64) uint64
+	// RetireStream is told that stream gone is going away: all the work
+	// queued on it has finished and no more will be. The pool gives the
+	// memory it caches for gone back to the driver, and hands what it
+	// cannot give back (memory shared with blocks still live) to heir, a
+	// live stream of the same device, which serves it from then on. Blocks
+	// still live that were last used on gone are later freed on another
+	// stream as usual. Afterwards the pool caches nothing for gone, whose
+	// ID a new stream may take. It returns the bytes given back.
+	RetireStream(gone, heir backend.Stream) (uint64, error)
 	// Stats returns the pool's figures, summed over streams.
 	Stats() Stats
 	// Close gives all cached memory back. Blocks still live are reported
 	// in the error and their memory is not touched.
 	Close() error
+}
+
+// CheckRetire is the argument check every RetireStream makes: two
+// distinct streams of dev.
+func CheckRetire(name string, dev backend.Device, gone, heir backend.Stream) error {
+	switch {
+	case gone == nil || heir == nil:
+		return fmt.Errorf("pool %s: RetireStream needs the stream going away and a live heir, got %v and %v: %w", name, gone, heir, backend.ErrInvalidValue)
+	case gone == heir || gone.ID() == heir.ID():
+		return fmt.Errorf("pool %s: RetireStream: stream %d cannot be its own heir: %w", name, gone.ID(), backend.ErrInvalidValue)
+	case gone.Device().Ordinal() != dev.Ordinal() || heir.Device().Ordinal() != dev.Ordinal():
+		return fmt.Errorf("pool %s: RetireStream: streams %d and %d must both be on device %d: %w", name, gone.ID(), heir.ID(), dev.Ordinal(), backend.ErrInvalidValue)
+	}
+	return nil
 }
 
 // All is the argument to Reclaim that empties the cache.

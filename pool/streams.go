@@ -81,6 +81,19 @@ func (t *StreamTable[T]) Get(s backend.Stream) *T {
 	return t.grow(id)
 }
 
+// Lookup returns the state for stream s if one was made, else nil; it
+// never makes one.
+func (t *StreamTable[T]) Lookup(s backend.Stream) *T {
+	var id uint32
+	if s != nil {
+		id = s.ID()
+	}
+	if sl := *t.slots.Load(); int(id) < len(sl) {
+		return sl[id]
+	}
+	return nil
+}
+
 func (t *StreamTable[T]) grow(id uint32) *T {
 	t.mu.Lock()
 	defer t.mu.Unlock()

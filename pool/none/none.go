@@ -83,7 +83,9 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 	// another stream without ordering; this pool is the debugging choice,
 	// so it waits for both rather than trust the caller.
 	if b.Stream != nil && s != nil && b.Stream != s {
-		if err := b.Stream.Synchronize(); err != nil {
+		// A stream destroyed since cannot be synchronized; the device
+		// covers its work.
+		if err := b.Stream.Synchronize(); err != nil && p.dev.Synchronize() != nil {
 			return fmt.Errorf("pool %s: Free of block %#x: synchronizing its stream: %w", Name, uintptr(b.Ptr), err)
 		}
 	}

@@ -71,6 +71,7 @@ func (s Suite) Run(t *testing.T) {
 			{"CrossStreamReuseIsOrdered", s.testCrossStream},
 			{"ConcurrentStreams", s.testConcurrent},
 			{"CloseReportsLiveBlocks", s.testCloseReportsLive},
+			{"RetireStreamGivesBackItsCache", s.testRetireStream},
 		} {
 			t.Run(tc.name, tc.fn)
 		}
@@ -675,4 +676,91 @@ func firstDiff(got, want []byte) string {
 		}
 	}
 	return "no difference"
+}
+
+// testRetireStream: a stream going away leaves no cache behind. After
+// RetireStream(A, B) nothing cached for A stays reserved (beyond what
+// live blocks pin, in pools that fragment), live blocks keep their bytes
+// and are freed on B, A's ID may go to a new stream, and the pool ends
+// with nothing live and nothing reserved.
+func (s Suite) testRetireStream(t *testing.T) {
+	e := s.open(t, pool.Limits{})
+	a, heir := e.dev.NewStream()
+	require.NoError(t, heir)
+	b := NewStream(t, e.dev)
+
+	t.Run("MisuseIsAnError", func(t *testing.T) {
+		for _, tc := range []struct {
+			name       string
+			gone, heir backend.Stream
+		}{
+			{"NilGone", nil, b},
+			{"NilHeir", a, nil},
+			{"OwnHeir", a, a},
+		} {
+			_, err := e.p.RetireStream(tc.gone, tc.heir)
+			require.ErrorIs(t, err, backend.ErrInvalidValue, tc.name)
+		}
+	})
+
+	// A stream never used: nothing to give back.
+	quiet := NewStream(t, e.dev)
+	got, err := e.p.RetireStream(quiet, b)
+	require.NoError(t, err)
+	assert.Zero(t, got, "retiring a stream the pool never saw")
+
+	// Live blocks first, then the cached ones, so that a pool carving
+	// blocks out of segments can give back the large cached one whole.
+	var live, cached []*pool.Block
+	for _, size := range []uint64{100 * kiB, 3 * miB} {
+		live = append(live, e.alloc(size, a))
+	}
+	for _, size := range []uint64{512, miB, 40 * miB} {
+		cached = append(cached, e.alloc(size, a))
+	}
+	wants := make([][]byte, len(live))
+	for i, blk := range live {
+		wants[i] = pattern32(uint32(0xfeed+i), blk.Size)
+		Write(t, e.dev, blk.Ptr, wants[i], a)
+	}
+	for _, blk := range cached {
+		e.free(blk, a)
+	}
+	require.NoError(t, a.Synchronize())
+	before := e.p.Stats()
+	got, err = e.p.RetireStream(a, b)
+	require.NoError(t, err)
+	after := e.p.Stats()
+	assert.Equal(t, before.Reserved-after.Reserved, got, "RetireStream returns the drop in Reserved")
+	assert.Equal(t, before.Live, after.Live, "retiring leaves live blocks live")
+	if !s.Retains && before.Cached() >= 40*miB {
+		assert.GreaterOrEqual(t, got, uint64(32*miB), "%s was cached for the retired stream", humanize.IBytes(before.Cached()))
+		if !s.Fragments {
+			assert.Equal(t, after.Live, after.Reserved, "only live blocks stay reserved")
+		}
+	}
+	assert.Zero(t, e.p.Reclaim(0), "Reclaim(0) after RetireStream")
+
+	// The old stream goes; its ID may come back to a new stream, which
+	// must find no stale cache.
+	require.NoError(t, a.Destroy())
+	c := NewStream(t, e.dev)
+	fresh := e.alloc(miB, c)
+	e.free(fresh, c)
+
+	for i, blk := range live {
+		got := Read(t, e.dev, blk.Ptr, blk.Size, b)
+		if !bytes.Equal(got, wants[i]) {
+			require.Fail(t, "a live block changed when its stream was retired", firstDiff(got, wants[i]))
+		}
+		e.free(blk, b)
+	}
+	// Memory moved to the heir serves it again.
+	again := e.alloc(100*kiB, b)
+	e.free(again, b)
+	st := e.p.Stats()
+	assert.Zero(t, st.Live)
+	assert.Equal(t, st.Allocs, st.Frees)
+	e.p.Reclaim(pool.All)
+	e.close(s)
 }

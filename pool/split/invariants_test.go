@@ -55,7 +55,7 @@ func checkInvariants(p *Pool) error {
 }
 
 func checkSegment(st *streamState, h *heap, seg *segment) error {
-	if seg.owner != st || seg.heap != h || seg.first.Prev != nil || seg.last.Next != nil {
+	if seg.owner.Load() != st || seg.heap != h || seg.first.Prev != nil || seg.last.Next != nil {
 		return fmt.Errorf("segment %#x: wrong owner, heap or ends", uintptr(seg.base))
 	}
 	at, live := seg.base, 0

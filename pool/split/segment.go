@@ -1,6 +1,8 @@
 package split
 
 import (
+	"sync/atomic"
+
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/pool"
 )
@@ -15,9 +17,11 @@ import (
 // split of that block, and a free block at the end of the used part
 // coalesces with it.
 //
-// Every field is guarded by the owning stream's mutex.
+// Every field is guarded by the owning stream's mutex; owner changes only
+// with both the old and the new owner's mutex held (RetireStream), and is
+// atomic so that Free can read it before it knows which lock to take.
 type segment struct {
-	owner *streamState
+	owner atomic.Pointer[streamState]
 	heap  *heap
 	base  backend.Ptr
 	size  uint64
@@ -181,7 +185,8 @@ func (h *heap) removeSeg(s *segment) {
 // newSegment makes a segment over [base, base+size) of one free block and
 // puts that block in the heap's free set.
 func (st *streamState) newSegment(h *heap, base backend.Ptr, size uint64, virtual bool, gran uint64) *segment {
-	seg := &segment{owner: st, heap: h, base: base, size: size, virtual: virtual, gran: gran}
+	seg := &segment{heap: h, base: base, size: size, virtual: virtual, gran: gran}
+	seg.owner.Store(st)
 	b := st.newBlock()
 	b.Ptr, b.Size, b.Seg, b.Free, b.Stream = base, size, seg, true, st.stream
 	seg.first, seg.last = b, b

@@ -262,8 +262,7 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 	if seg == nil {
 		return fmt.Errorf("split: free of block %#x: not allocated by this pool: %w", uintptr(b.Ptr), backend.ErrInvalidValue)
 	}
-	st := seg.owner
-	st.mu.Lock()
+	st := seg.lockOwner()
 	// Checked under the lock: a cached block is Free until it is handed
 	// out again.
 	if b.Free || b.Requested == 0 {

@@ -144,6 +144,30 @@ func (p *ExactPool) Reclaim(n uint64) uint64 {
 	return got
 }
 
+// RetireStream gives the blocks cached for gone back to the source.
+func (p *ExactPool) RetireStream(gone, heir backend.Stream) (uint64, error) {
+	if err := pool.CheckRetire("exact", p.dev, gone, heir); err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	var out []*pool.Block
+	for k, l := range p.free {
+		if k.stream == gone.ID() {
+			out = append(out, l...)
+			delete(p.free, k)
+		}
+	}
+	p.mu.Unlock()
+	var got uint64
+	for _, b := range out {
+		if p.src.Release(b.Ptr, b.Size, nil) == nil {
+			got += b.Size
+		}
+	}
+	p.src.NoteReclaimed(got)
+	return got, nil
+}
+
 // Stats sums the counters and the source's figures.
 func (p *ExactPool) Stats() pool.Stats {
 	var st pool.Stats

@@ -1,0 +1,74 @@
+package split
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/pool"
+	"github.com/gocuda/gocuda/pool/pooltest"
+)
+
+// Frees of blocks in the retiring stream's segments may run while
+// RetireStream moves those segments to the heir: each free must land in
+// the segment's owner of the moment, and the structure must stay whole.
+func TestRetireStreamRacingFreesKeepTheStructureConsistent(t *testing.T) {
+	dev := pooltest.Device(t)
+	for _, tc := range []struct {
+		name string
+		dev  backend.Device
+	}{{"virtual", dev}, {"ordinary", plainDevice{dev}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for round := range 20 {
+				src, err := pool.NewSource(tc.dev, pool.Limits{})
+				require.NoError(t, err)
+				p, err := newPool(tc.dev, src, defaultConfig)
+				require.NoError(t, err)
+				gone, err := dev.NewStream()
+				require.NoError(t, err)
+				heir := pooltest.NewStream(t, dev)
+				var blocks []*pool.Block
+				for i := range 64 {
+					b, err := p.Alloc(uint64(4<<10)<<(i%10), gone)
+					require.NoError(t, err)
+					blocks = append(blocks, b)
+				}
+				for _, b := range blocks[:16] {
+					require.NoError(t, p.Free(b, gone))
+				}
+				require.NoError(t, gone.Synchronize())
+				var wg sync.WaitGroup
+				errs := make(chan error, 2)
+				wg.Add(2)
+				go func() {
+					defer wg.Done()
+					for _, b := range blocks[16:] {
+						if err := p.Free(b, heir); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+				go func() {
+					defer wg.Done()
+					if _, err := p.RetireStream(gone, heir); err != nil {
+						errs <- err
+					}
+				}()
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					require.NoError(t, err, "round %d", round)
+				}
+				require.NoError(t, checkInvariants(p), "round %d", round)
+				require.NoError(t, gone.Destroy())
+				st := p.Stats()
+				require.Zero(t, st.Live, "round %d", round)
+				require.NoError(t, p.Close(), "round %d", round)
+				require.Zero(t, src.Reserved(), "round %d", round)
+			}
+		})
+	}
+}
