@@ -58,8 +58,10 @@ type Pool interface {
 // distinct streams of dev.
 func CheckRetire(name string, dev backend.Device, gone, heir backend.Stream) error {
 	switch {
-	case gone == nil || heir == nil:
-		return fmt.Errorf("pool %s: RetireStream needs the stream going away and a live heir, got %v and %v: %w", name, gone, heir, backend.ErrInvalidValue)
+	case gone == nil:
+		return fmt.Errorf("pool %s: RetireStream of a nil stream: name the stream going away: %w", name, backend.ErrInvalidValue)
+	case heir == nil:
+		return fmt.Errorf("pool %s: RetireStream of stream %d with a nil heir: name a live stream of the device: %w", name, gone.ID(), backend.ErrInvalidValue)
 	case gone == heir || gone.ID() == heir.ID():
 		return fmt.Errorf("pool %s: RetireStream: stream %d cannot be its own heir: %w", name, gone.ID(), backend.ErrInvalidValue)
 	case gone.Device().Ordinal() != dev.Ordinal() || heir.Device().Ordinal() != dev.Ordinal():
