@@ -38,9 +38,10 @@ type Array[T Elem] struct {
 	// of dims: the Array stays in the 96-byte size class (see shape),
 	// against 112 for a slice.
 	long *int
-	// origin is the stream the buffer was made on, for Device: a freed
-	// array must not read its buffer, which may be recycled (see drop).
-	origin *Stream
+	// origin is what the array keeps of the stream the buffer was made on,
+	// for Device: a freed array must not read its buffer, which may be
+	// recycled (see drop).
+	origin *home
 	// anchor keeps the buffer's cleanup from running while a is reachable
 	// (see buffer); nil once a is freed, so that a freed array the program
 	// still holds does not keep a recycled buffer's memory alive.
@@ -106,9 +107,8 @@ func (a *Array[T]) setShape(shape []int) {
 // cleanup finds nothing to free.
 //
 // It is kept to 80 bytes (one size class): the device and pool are
-// reached through the Stream it was made on (streams are immutable and
-// live as long as the process) instead of being copied here as two
-// interfaces.
+// reached through the home of the stream it was made on instead of being
+// copied here as two interfaces.
 type buffer struct {
 	// mu orders operations on the buffer: it is held from the moment an
 	// operation orders its stream after the buffer's last stream until the
@@ -119,12 +119,12 @@ type buffer struct {
 	// that newArray can set the first reference without an atomic
 	// instruction, before any other goroutine can see the buffer.
 	refs   int32
-	origin *Stream        // the stream it was made on: its device and pool
-	size   uint64         // bytes asked for
-	block  *pool.Block    // nil once freed, and for empty arrays
-	ptr    backend.Ptr    // block.Ptr, 0 for empty arrays
-	stream backend.Stream // the stream the buffer was last used on
-	event  backend.Event  // made on first use on another stream, reused
+	origin *home         // of the stream it was made on: its device and pool
+	size   uint64        // bytes asked for
+	block  *pool.Block   // nil once freed, and for empty arrays
+	ptr    backend.Ptr   // block.Ptr, 0 for empty arrays
+	life   *life         // of the stream the buffer was last used on
+	event  backend.Event // made on first use on another stream, reused
 }
 
 // anchor is what the collector watches for a buffer: every array of the
@@ -184,13 +184,14 @@ func (b *buffer) drop(an *anchor) {
 }
 
 // free gives the block back to the pool if it has not been, on the
-// buffer's last stream.
+// buffer's last stream (or, once that has ended, on the device's default
+// stream after its tail).
 func (b *buffer) free() {
 	// The lock orders this after the last operation on the buffer (which
 	// may have run on another goroutine) and makes an operation that races
 	// with UnsafeFree (a misuse) likelier to see block == nil and fail.
 	b.mu.Lock()
-	blk, s, ev, origin := b.block, b.stream, b.event, b.origin
+	blk, l, ev, origin := b.block, b.life, b.event, b.origin
 	b.block, b.ptr, b.event = nil, 0, nil
 	b.mu.Unlock()
 	if ev != nil { // only buffers that moved between streams have one
@@ -200,7 +201,7 @@ func (b *buffer) free() {
 		// A cleanup has no caller to return an error to; the pools fail
 		// Free only for a block that is not theirs or already free, which
 		// taking the block under the lock rules out.
-		_ = origin.pool.Free(blk, s)
+		_, _ = l.live(func(bs backend.Stream) error { return origin.pool.Free(blk, bs) })
 	}
 }
 
@@ -222,7 +223,11 @@ func newArray[T Elem](op string, s *Stream, shape []int) (*Array[T], error) {
 	var blk *pool.Block
 	var ptr backend.Ptr
 	if size > 0 {
+		if s.closed.Load() || !s.life.acquire() {
+			return nil, closedError(op, s)
+		}
 		blk, err = s.pool.Alloc(size, s.bs)
+		s.life.release()
 		if err != nil {
 			return nil, fmt.Errorf("cuarray: %s %s%s: %w", op, dt, fmtShape(shape), err)
 		}
@@ -232,8 +237,8 @@ func newArray[T Elem](op string, s *Stream, shape []int) (*Array[T], error) {
 	b := an.buf // event is nil and mu unlocked, as free left it
 	// The array's reference is set with a plain store: nobody else can
 	// see b yet, so it needs no atomic add (wrap's job for shared buffers).
-	b.refs, b.origin, b.size, b.block, b.ptr, b.stream = 1, s, size, blk, ptr, s.bs
-	a := &Array[T]{buf: b, anchor: an, n: n, origin: s}
+	b.refs, b.origin, b.size, b.block, b.ptr, b.life = 1, s.home, size, blk, ptr, s.life
+	a := &Array[T]{buf: b, anchor: an, n: n, origin: s.home}
 	a.setShape(shape)
 	return a, nil
 }
@@ -444,13 +449,15 @@ func (a *Array[T]) copyTo(op string, dst []T) error {
 		b.mu.Unlock()
 		return fmt.Errorf("cuarray: %s: %s: its buffer was freed: %w", op, a, ErrFreed)
 	}
-	p, s := a.ptr(), b.stream
+	p, l := a.ptr(), b.life
 	b.mu.Unlock()
-	// CopyDtoH is ordered after the work queued on s, the buffer's last
+	// CopyDtoH is ordered after the work queued on the buffer's last
 	// stream, and returns when the bytes are in dst. a (and so the buffer)
 	// stays reachable until it returns.
 	var z T
-	err := a.origin.dev.CopyDtoH(unsafe.Pointer(&dst[0]), p, uint64(a.n)*uint64(unsafe.Sizeof(z)), s)
+	_, err := l.live(func(s backend.Stream) error {
+		return a.origin.dev.CopyDtoH(unsafe.Pointer(&dst[0]), p, uint64(a.n)*uint64(unsafe.Sizeof(z)), s)
+	})
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(dst)
 	if err != nil {

@@ -122,13 +122,14 @@ func uploadStream(s *Stream) (*Stream, error) {
 	if v, ok := uploads.Load(k); ok {
 		return v.(*Stream), nil
 	}
-	bs, err := s.dev.NewStream()
+	l, err := newLife(s.dev)
 	if err != nil {
 		return nil, fmt.Errorf("upload stream of device %d: %w", s.dev.Ordinal(), err)
 	}
-	v, loaded := uploads.LoadOrStore(k, &Stream{dev: s.dev, bs: bs, pool: s.pool, kind: s.kind})
+	l.permanent = true
+	v, loaded := uploads.LoadOrStore(k, &Stream{home: s.home, bs: l.bs, life: l})
 	if loaded {
-		_ = bs.Destroy()
+		_ = l.bs.Destroy()
 	}
 	return v.(*Stream), nil
 }

@@ -94,7 +94,7 @@ func (a *Array[T]) Host() ([]T, error) {
 	}
 	// The buffer's last stream has every operation on it queued before
 	// now (each move to a new stream waited for the old one).
-	if err := b.stream.Synchronize(); err != nil {
+	if _, err := b.life.live(backend.Stream.Synchronize); err != nil {
 		return nil, fmt.Errorf("cuarray: Host: %s: %w", a, err)
 	}
 	p := a.ptr()
@@ -120,7 +120,15 @@ func (s *Stream) of(kind Kind) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	sib := &Stream{dev: s.dev, bs: s.bs, pool: p, kind: kind}
+	notePool(s.dev, p)
+	root := s
+	if s.root != nil {
+		root = s.root
+	}
+	sib := &Stream{home: &home{dev: s.dev, pool: p, kind: kind}, bs: s.bs, life: s.life, root: root}
+	if s.life.permanent {
+		sib.root = nil // nothing to keep reachable: a default stream never ends
+	}
 	if !s.kinds[kind-1].CompareAndSwap(nil, sib) {
 		return s.kinds[kind-1].Load(), nil
 	}

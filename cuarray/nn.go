@@ -170,7 +170,11 @@ func (o Ops[T]) SoftmaxCrossEntropy(loss, dlogits, logits *Array[T], labels *Arr
 		names += ",dlogits"
 	}
 	return o.do(op, names, true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
-		lp, unlock, err := orderForeign(op, "labels", labels, s)
+		st, err := o.streamFor(op, dev) // do's stream, for its life
+		if err != nil {
+			return err
+		}
+		lp, unlock, err := orderForeign(op, "labels", labels, st.life)
 		if err != nil {
 			return err
 		}
@@ -211,7 +215,7 @@ func SoftmaxCrossEntropy[T Elem](loss, dlogits, logits *Array[T], labels *Array[
 // one), so a is never among do's buffers, and no two operations ever
 // wait for each other's locks in opposite orders. The caller must make
 // sure U differs from the operation's element type.
-func orderForeign[U Elem](op, name string, a *Array[U], s backend.Stream) (backend.Ptr, func(), error) {
+func orderForeign[U Elem](op, name string, a *Array[U], s *life) (backend.Ptr, func(), error) {
 	b := a.buf
 	if b.size == 0 {
 		return 0, func() {}, nil // empty: nothing reads it
@@ -227,7 +231,7 @@ func orderForeign[U Elem](op, name string, a *Array[U], s backend.Stream) (backe
 	}
 	if err := b.orderOn(s); err != nil {
 		unlock()
-		return 0, nil, fmt.Errorf("%s: ordering stream %d after %s's stream %d: %w", op, s.ID(), name, b.stream.ID(), err)
+		return 0, nil, fmt.Errorf("%s: ordering stream %d after %s's stream %d: %w", op, s.bs.ID(), name, b.life.bs.ID(), err)
 	}
 	return a.ptr(), unlock, nil
 }

@@ -109,11 +109,16 @@ func (o Ops[T]) FromSlice(data []T, shape ...int) (*Array[T], error) {
 	}
 	if n > 0 {
 		b := a.buf
+		if !b.life.acquire() { // s was closed since newArray
+			a.UnsafeFree()
+			return nil, closedError("FromSlice", s)
+		}
 		b.mu.Lock()
 		// CopyHtoD returns once data may be reused; the copy is queued on
 		// the buffer's stream, s.
-		err = b.dev().CopyHtoD(b.ptr, unsafe.Pointer(&data[0]), b.size, b.stream)
+		err = b.dev().CopyHtoD(b.ptr, unsafe.Pointer(&data[0]), b.size, b.life.bs)
 		b.mu.Unlock()
+		b.life.release()
 		runtime.KeepAlive(data)
 		if err != nil {
 			a.UnsafeFree()

@@ -44,17 +44,29 @@ func (o Ops[T]) copyAcross(dst, src *Array[T]) error {
 	if db.block == nil || sb.block == nil {
 		return fmt.Errorf("cuarray: %s: dst %s or src %s: its buffer was freed: %w", op, dst, src, ErrFreed)
 	}
-	if err := db.orderOn(s.bs); err != nil {
-		return fmt.Errorf("cuarray: %s: ordering stream %d after stream %d: %w", op, s.bs.ID(), db.stream.ID(), err)
+	if s.closed.Load() || !s.life.acquire() {
+		return closedError(op, s)
+	}
+	defer s.life.release()
+	if err := db.orderOn(s.life); err != nil {
+		return fmt.Errorf("cuarray: %s: ordering stream %d after stream %d: %w", op, s.bs.ID(), db.life.bs.ID(), err)
 	}
 	var z T
 	n := uint64(dst.n) * uint64(unsafe.Sizeof(z))
-	if dst.Kind() != Device || src.Kind() != Device {
-		// Unified and pinned memory have one address every device reaches:
-		// a plain copy on dst's stream, ordered both ways like CopyPeer's.
-		err = copyAddressable(dev, s.bs, dst.ptr(), sb.stream, src.ptr(), n)
-	} else {
-		err = pc.CopyPeer(dst.ptr(), s.bs, src.ptr(), sb.stream, n)
+	// The source's stream takes the copy's ordering both ways: while it
+	// lives, its own; once ended, the source's device's default stream
+	// after its tail, which then becomes the source's last stream.
+	used, err := sb.life.live(func(as backend.Stream) error {
+		if dst.Kind() != Device || src.Kind() != Device {
+			// Unified and pinned memory have one address every device
+			// reaches: a plain copy on dst's stream, ordered both ways
+			// like CopyPeer's.
+			return copyAddressable(dev, s.bs, dst.ptr(), as, src.ptr(), n)
+		}
+		return pc.CopyPeer(dst.ptr(), s.bs, src.ptr(), as, n)
+	})
+	if err == nil {
+		sb.life = used
 	}
 	runtime.KeepAlive(dst)
 	runtime.KeepAlive(src)

@@ -33,22 +33,49 @@ var (
 // one stream runs one item at a time: give each goroutine its own stream
 // for concurrency.
 //
-// Streams live as long as the process: arrays and pools keep using the
-// stream their memory was last used on, so there is no Close yet.
+// A stream has a life: Close ends it (and a stream the program no longer
+// references is closed when the collector finds it, as an array is
+// freed). The host never waits for Close: the driver's stream is
+// destroyed in the background once its queued work is done, and the
+// memory its pools cached for it goes back. Arrays last used on a closed
+// stream stay valid and usable on any other stream, ordered after the
+// closed stream's work. Operations on a closed stream fail with ErrClosed.
+//
+// Which stream to use: a long-lived worker goroutine makes its own with
+// NewStream and closes it when it stops; a short-lived goroutine (a
+// request handler) borrows one with BorrowStream and closes it to give
+// it back, so that streams and their cached memory are reused rather than
+// made and given back per request.
 type Stream struct {
-	dev  backend.Device
+	*home
 	bs   backend.Stream
-	pool pool.Pool
-	// kind is the memory its arrays are made in; kinds holds the siblings
-	// for Unified and Pinned (same device and backend stream, that kind's
-	// pool), made on first use by NewKind.
-	kind  Kind
+	life *life
+	// kinds holds the siblings for Unified and Pinned (same device and
+	// backend stream, that kind's pool), made on first use by NewKind.
 	kinds [2]atomic.Pointer[Stream]
+	// root is the stream a sibling was made from, kept reachable by it:
+	// the root's collection ends the backend stream they share.
+	root *Stream
+	// lent is the borrowing of a stream from BorrowStream, nil if it was
+	// not borrowed.
+	lent *lease
+	// closed is this handle's Close (a borrowed stream's life goes on).
+	closed atomic.Bool
+}
+
+// home is what an array keeps of the stream it was made on: its device,
+// pool and memory kind. Not the Stream itself, which the collector may
+// take (and close) while the array lives on.
+type home struct {
+	dev  backend.Device
+	pool pool.Pool
+	kind Kind
 }
 
 // NewStream makes a stream on device ordinal of the process's backend
 // (gocuda.Device), whose arrays come from that device's pool
-// (gocuda.Pool).
+// (gocuda.Pool). Close it when done; see Stream for the alternative for
+// short-lived goroutines.
 func NewStream(device int) (*Stream, error) {
 	p, err := gocuda.Pool(device)
 	if err != nil {
@@ -63,11 +90,60 @@ func NewStreamPool(p pool.Pool) (*Stream, error) {
 		return nil, fmt.Errorf("cuarray: NewStreamPool: nil pool: %w", backend.ErrInvalidValue)
 	}
 	dev := p.Device()
-	bs, err := dev.NewStream()
+	l, err := newLife(dev)
 	if err != nil {
 		return nil, fmt.Errorf("cuarray: NewStreamPool: device %d: %w", dev.Ordinal(), err)
 	}
-	return &Stream{dev: dev, bs: bs, pool: p}, nil
+	notePool(dev, p)
+	return ownStream(&home{dev: dev, pool: p}, l), nil
+}
+
+// ownStream makes the handle that owns l: closing it, or its collection,
+// ends l.
+func ownStream(h *home, l *life) *Stream {
+	s := &Stream{home: h, bs: l.bs, life: l}
+	runtime.AddCleanup(s, func(l *life) { _, _ = l.end() }, l)
+	return s
+}
+
+// Close ends the stream: operations on it afterwards fail with ErrClosed,
+// work already queued runs to its end, and then the driver's stream is
+// destroyed and what the pools cached for it is given back, all without
+// the host waiting. Arrays last used on it stay usable on other streams.
+// A borrowed stream goes back to its set instead, for another goroutine.
+// Closing twice does nothing; a default stream cannot be closed.
+//
+// Close must not race with operations on the stream (as UnsafeFree must
+// not race with uses of an array); an operation that loses such a race
+// fails with ErrClosed or is ordered before the end.
+func (s *Stream) Close() error {
+	if s.root != nil {
+		return s.root.Close()
+	}
+	if s.life.permanent {
+		return fmt.Errorf("cuarray: Close of a default stream of device %d: default streams live as long as the process: %w",
+			s.dev.Ordinal(), backend.ErrInvalidValue)
+	}
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if s.lent != nil {
+		s.lent.giveBack()
+		return nil
+	}
+	if _, err := s.life.end(); err != nil {
+		return fmt.Errorf("cuarray: Close of stream %d: %w", s.bs.ID(), err)
+	}
+	return nil
+}
+
+// Closed reports whether Close was called on s (or on the stream s is a
+// sibling of).
+func (s *Stream) Closed() bool {
+	if s.root != nil {
+		return s.root.Closed()
+	}
+	return s.closed.Load()
 }
 
 // DefaultStream returns device ordinal's default stream: the one that
@@ -88,11 +164,12 @@ func DefaultStream(device int) (*Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuarray: default stream of device %d: %w", device, err)
 	}
-	bs, err := defaultBackendStream(p.Device())
+	l, err := defaultLife(p.Device())
 	if err != nil {
 		return nil, err
 	}
-	v, _ := defaults.byOrdinal.LoadOrStore(device, &Stream{dev: p.Device(), bs: bs, pool: p})
+	notePool(p.Device(), p)
+	v, _ := defaults.byOrdinal.LoadOrStore(device, &Stream{home: &home{dev: p.Device(), pool: p}, bs: l.bs, life: l})
 	s := v.(*Stream)
 	if device == 0 {
 		defaults.stream0.Store(s) // the stored one: every caller sees one stream
@@ -108,44 +185,52 @@ func (s *Stream) Pool() pool.Pool { return s.pool }
 
 // Backend is the backend's stream under s, for code that mixes cuarray
 // with kernels or the backend directly. Work queued on it directly is not
-// tracked by arrays.
+// tracked by arrays, and must not be queued after Close.
 func (s *Stream) Backend() backend.Stream { return s.bs }
 
 // Synchronize blocks until all work queued on s so far has finished.
 // Nothing in cuarray needs it: reads to the host wait by themselves.
-func (s *Stream) Synchronize() error { return s.bs.Synchronize() }
+func (s *Stream) Synchronize() error {
+	if s.Closed() || !s.life.acquire() {
+		return closedError("Synchronize", s)
+	}
+	defer s.life.release()
+	return s.bs.Synchronize()
+}
 
 var defaults struct {
 	mu        sync.Mutex
-	byDevice  sync.Map               // backend.Device → backend.Stream
+	byDevice  sync.Map               // backend.Device → *life (default backend stream)
+	ops       sync.Map               // backend.Device → *Stream (default stream for operations, no pool)
 	byOrdinal sync.Map               // int → *Stream (default stream with gocuda's pool)
 	stream0   atomic.Pointer[Stream] // byOrdinal[0] once stored
 }
 
-// defaultBackendStream is the default backend stream of dev, made on first
-// use. Every default Stream of dev (whatever its pool) shares it.
-func defaultBackendStream(dev backend.Device) (backend.Stream, error) {
+// defaultLife is the default backend stream of dev, made on first use.
+// Every default Stream of dev (whatever its pool) shares it.
+func defaultLife(dev backend.Device) (*life, error) {
 	if v, ok := defaults.byDevice.Load(dev); ok {
-		return v.(backend.Stream), nil
+		return v.(*life), nil
 	}
 	defaults.mu.Lock()
 	defer defaults.mu.Unlock()
 	if v, ok := defaults.byDevice.Load(dev); ok {
-		return v.(backend.Stream), nil
+		return v.(*life), nil
 	}
-	bs, err := dev.NewStream()
+	l, err := newLife(dev)
 	if err != nil {
 		return nil, fmt.Errorf("cuarray: default stream of device %d: %w", dev.Ordinal(), err)
 	}
-	defaults.byDevice.Store(dev, bs)
-	return bs, nil
+	l.permanent = true
+	defaults.byDevice.Store(dev, l)
+	return l, nil
 }
 
 // orderOn makes work queued on s from now on run after all the work
 // queued so far on the buffer's last stream, without blocking the host,
-// and makes s the buffer's last stream. The caller holds b.mu.
-func (b *buffer) orderOn(s backend.Stream) error {
-	if b.stream == s {
+// and makes s the buffer's last stream. The caller holds b.mu and s's life.
+func (b *buffer) orderOn(s *life) error {
+	if b.life == s {
 		return nil
 	}
 	if b.event == nil {
@@ -155,10 +240,10 @@ func (b *buffer) orderOn(s backend.Stream) error {
 		}
 		b.event = ev
 	}
-	if err := backend.OrderAfter(s, b.stream, b.event); err != nil {
+	if err := b.life.orderAfter(s.bs, b.event); err != nil {
 		return err
 	}
-	b.stream = s
+	b.life = s
 	return nil
 }
 
@@ -198,6 +283,12 @@ func (o Ops[T]) do(op, names string, write bool, fn func(dev backend.Device, s b
 	if err != nil {
 		return err
 	}
+	// The stream's life is read-held until the work is queued: Close
+	// cannot end it in between.
+	if s.closed.Load() || !s.life.acquire() {
+		return closedError(op, s)
+	}
+	defer s.life.release()
 
 	var bufs [maxOperands]*buffer
 	nb := 0
@@ -234,8 +325,8 @@ func (o Ops[T]) do(op, names string, write bool, fn func(dev backend.Device, s b
 		}
 	}
 	for _, b := range bufs[:nb] {
-		if err := b.orderOn(s.bs); err != nil {
-			return fmt.Errorf("cuarray: %s: ordering stream %d after stream %d: %w", op, s.bs.ID(), b.stream.ID(), err)
+		if err := b.orderOn(s.life); err != nil {
+			return fmt.Errorf("cuarray: %s: ordering stream %d after stream %d: %w", op, s.bs.ID(), b.life.bs.ID(), err)
 		}
 	}
 	var p [maxOperands]backend.Ptr
@@ -263,11 +354,21 @@ func (o Ops[T]) streamFor(op string, dev backend.Device) (*Stream, error) {
 		}
 		return o.s, nil
 	}
-	bs, err := defaultBackendStream(dev)
+	return opsStream(dev)
+}
+
+// opsStream is dev's default stream for operations that make no arrays
+// (so it needs no pool), made once per device.
+func opsStream(dev backend.Device) (*Stream, error) {
+	if v, ok := defaults.ops.Load(dev); ok {
+		return v.(*Stream), nil
+	}
+	l, err := defaultLife(dev)
 	if err != nil {
 		return nil, err
 	}
-	return &Stream{dev: dev, bs: bs}, nil
+	v, _ := defaults.ops.LoadOrStore(dev, &Stream{home: &home{dev: dev}, bs: l.bs, life: l})
+	return v.(*Stream), nil
 }
 
 // checkOverlap rejects a destination that shares memory with an input

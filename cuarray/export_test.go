@@ -1,0 +1,23 @@
+package cuarray
+
+import "github.com/gocuda/gocuda/pool"
+
+// idleStreams is how many streams the set of p holds unborrowed: at most
+// MaxIdleStreams.
+func idleStreams(p pool.Pool) int {
+	v, ok := sets.Load(p)
+	if !ok {
+		return 0
+	}
+	t := v.(*streamSet)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.idle)
+}
+
+// Exported for the package's external tests.
+var IdleStreams = idleStreams
+
+// WaitRetired waits until every ended stream has been retired: its work
+// done, its cache given back, its backend stream destroyed.
+func WaitRetired() { retiring.Wait() }

@@ -1,0 +1,201 @@
+package cuarray
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/pool"
+)
+
+// ErrClosed: an operation on a stream after its Close.
+var ErrClosed = errors.New("stream closed")
+
+// life is one backend stream and its end. Every cuarray Stream on the
+// backend stream (the sibling kinds, each handle lent by BorrowStream)
+// shares it, and so does every buffer last used on it: a buffer points to
+// the life, not to a Stream, so that the Stream the program holds can be
+// collected while arrays last used on it live on.
+//
+// After the end (Close, or the collection of the last handle) the backend
+// stream takes no more work: what buffers still need of it, ordering
+// after its work, they take from tail, an event recorded on it at the end.
+// Once its work is done the pools give back what they cached for it and
+// the backend stream is destroyed (retire), without the host waiting.
+type life struct {
+	bs  backend.Stream
+	dev backend.Device
+	// permanent lives are the default and upload streams: never closed,
+	// so used without the lock.
+	permanent bool
+	// mu is read-held while work is queued on bs (by an operation on the
+	// stream, or by a buffer ordering another stream after it) and
+	// write-held by end, so that no work reaches bs after its end.
+	mu     sync.RWMutex
+	closed atomic.Bool
+	// tail is recorded on bs at the end, nil where recording failed and
+	// the host waited for bs instead; immutable once closed is set.
+	tail backend.Event
+}
+
+// newLife makes a backend stream on dev and its life.
+func newLife(dev backend.Device) (*life, error) {
+	bs, err := dev.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	return &life{bs: bs, dev: dev}, nil
+}
+
+// acquire read-locks l for queuing work on bs; it fails once l has ended.
+// release undoes it.
+func (l *life) acquire() bool {
+	if l.permanent {
+		return true
+	}
+	l.mu.RLock()
+	if l.closed.Load() {
+		l.mu.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (l *life) release() {
+	if !l.permanent {
+		l.mu.RUnlock()
+	}
+}
+
+// orderAfter makes later work on waiter (a live stream the caller holds)
+// wait for all the work queued on l so far, using ev (recorded on l's
+// stream while it lives) or l's tail once it has ended.
+func (l *life) orderAfter(waiter backend.Stream, ev backend.Event) error {
+	if l.acquire() {
+		err := backend.OrderAfter(waiter, l.bs, ev)
+		l.release()
+		return err
+	}
+	if l.tail == nil {
+		return nil // the host waited for the stream at its end
+	}
+	return waiter.WaitEvent(l.tail)
+}
+
+// end ends l: no work reaches its stream afterwards, and retire runs in
+// the background. It reports whether this call ended it (false if it had
+// ended already).
+func (l *life) end() (bool, error) {
+	l.mu.Lock()
+	if l.closed.Load() {
+		l.mu.Unlock()
+		return false, nil
+	}
+	var err error
+	ev, rerr := backend.NewEvent(l.dev)
+	if rerr == nil {
+		if rerr = ev.Record(l.bs); rerr != nil {
+			backend.RecycleEvent(l.dev, ev)
+		}
+	}
+	if rerr == nil {
+		l.tail = ev
+		// The event outlives the stream for as long as buffers last used
+		// on it may need to wait on it: until l itself is collected.
+		runtime.AddCleanup(l, func(t tailEvent) { backend.RecycleEvent(t.dev, t.ev) }, tailEvent{l.dev, ev})
+	} else if serr := l.bs.Synchronize(); serr != nil {
+		// No event, and the stream cannot be waited for: nothing later
+		// can be ordered after its work but through the device.
+		err = errors.Join(rerr, serr, l.dev.Synchronize())
+	}
+	l.closed.Store(true)
+	l.mu.Unlock()
+	retiring.Add(1)
+	go l.retire()
+	return true, err
+}
+
+// retire waits for the ended stream's work, has every pool of its device
+// give back what it cached for the stream (handing what live blocks pin
+// to the device's default stream), and destroys the stream.
+func (l *life) retire() {
+	defer retiring.Done()
+	if l.tail == nil || l.tail.Synchronize() != nil {
+		if l.bs.Synchronize() != nil {
+			_ = l.dev.Synchronize()
+		}
+	}
+	if heir, err := defaultLife(l.dev); err == nil {
+		for _, p := range poolsOf(l.dev) {
+			_, _ = p.RetireStream(l.bs, heir.bs)
+		}
+	}
+	_ = l.bs.Destroy()
+}
+
+// retiring counts retirements under way, for tests that wait for them.
+var retiring sync.WaitGroup
+
+// tailEvent is a tail and its device, for recycling it (the cleanup's
+// argument must not reach the life).
+type tailEvent struct {
+	dev backend.Device
+	ev  backend.Event
+}
+
+// knownPools are the pools arrays take memory from, per device: a stream's
+// end asks each to give back what it cached for the stream.
+var knownPools struct {
+	sync.Mutex
+	m map[backend.Device][]pool.Pool
+}
+
+// notePool records that arrays of dev may take memory from p (whose own
+// Device may be a wrapper of dev, as the unified and pinned pools' are).
+func notePool(dev backend.Device, p pool.Pool) {
+	knownPools.Lock()
+	defer knownPools.Unlock()
+	for _, q := range knownPools.m[dev] {
+		if q == p {
+			return
+		}
+	}
+	if knownPools.m == nil {
+		knownPools.m = map[backend.Device][]pool.Pool{}
+	}
+	knownPools.m[dev] = append(knownPools.m[dev], p)
+}
+
+func poolsOf(dev backend.Device) []pool.Pool {
+	knownPools.Lock()
+	defer knownPools.Unlock()
+	return append([]pool.Pool(nil), knownPools.m[dev]...)
+}
+
+// closedError is the error of an operation on a closed stream.
+func closedError(op string, s *Stream) error {
+	return fmt.Errorf("cuarray: %s: stream %d of device %d was closed: %w", op, s.bs.ID(), s.dev.Ordinal(), ErrClosed)
+}
+
+// live runs fn on a stream ordered after all of l's work: l's own while
+// it lives (read-held meanwhile), else the device's default stream after a
+// wait for l's tail. It returns the life of the stream fn ran on.
+func (l *life) live(fn func(bs backend.Stream) error) (*life, error) {
+	if l.acquire() {
+		defer l.release()
+		return l, fn(l.bs)
+	}
+	heir, err := defaultLife(l.dev)
+	if err != nil {
+		return nil, err
+	}
+	if l.tail != nil {
+		if err := heir.bs.WaitEvent(l.tail); err != nil {
+			return nil, err
+		}
+	}
+	return heir, fn(heir.bs)
+}
