@@ -20,4 +20,4 @@ var IdleStreams = idleStreams
 
 // WaitRetired waits until every ended stream has been retired: its work
 // done, its cache given back, its backend stream destroyed.
-func WaitRetired() { retiring.Wait() }
+func WaitRetired() { retiring.wait() }

@@ -113,7 +113,7 @@ func (l *life) end() (bool, error) {
 	}
 	l.closed.Store(true)
 	l.mu.Unlock()
-	retiring.Add(1)
+	retiring.add(1)
 	go l.retire()
 	return true, err
 }
@@ -122,7 +122,7 @@ func (l *life) end() (bool, error) {
 // give back what it cached for the stream (handing what live blocks pin
 // to the device's default stream), and destroys the stream.
 func (l *life) retire() {
-	defer retiring.Done()
+	defer retiring.add(-1)
 	if l.tail == nil || l.tail.Synchronize() != nil {
 		if l.bs.Synchronize() != nil {
 			_ = l.dev.Synchronize()
@@ -137,7 +137,32 @@ func (l *life) retire() {
 }
 
 // retiring counts retirements under way, for tests that wait for them.
-var retiring sync.WaitGroup
+// Not a WaitGroup: cleanups start retirements while a test waits.
+var retiring = func() *counter { c := &counter{}; c.zero.L = &c.mu; return c }()
+
+type counter struct {
+	mu   sync.Mutex
+	n    int
+	zero sync.Cond
+}
+
+func (c *counter) add(d int) {
+	c.mu.Lock()
+	c.n += d
+	if c.n == 0 {
+		c.zero.Broadcast()
+	}
+	c.mu.Unlock()
+}
+
+// wait returns once no retirement is under way.
+func (c *counter) wait() {
+	c.mu.Lock()
+	for c.n > 0 {
+		c.zero.Wait()
+	}
+	c.mu.Unlock()
+}
 
 // tailEvent is a tail and its device, for recycling it (the cleanup's
 // argument must not reach the life).
@@ -192,9 +217,14 @@ func (l *life) live(fn func(bs backend.Stream) error) (*life, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A tail already reached needs no wait (the common case: the stream
+	// ended a while ago), which leaves the default stream idle for the
+	// pools, whose giving back of an ended stream's memory waits for that.
 	if l.tail != nil {
-		if err := heir.bs.WaitEvent(l.tail); err != nil {
-			return nil, err
+		if done, qerr := l.tail.Query(); qerr != nil || !done {
+			if err := heir.bs.WaitEvent(l.tail); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return heir, fn(heir.bs)

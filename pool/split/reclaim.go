@@ -49,6 +49,12 @@ type run struct {
 // them (still charged) to *moving instead of releasing them, for the
 // caller to map elsewhere.
 func (p *Pool) reclaimStream(st *streamState, want uint64, moving *[]chunk) uint64 {
+	return p.reclaimWhere(st, want, moving, nil)
+}
+
+// reclaimWhere is reclaimStream for the segments pick accepts (all when
+// pick is nil).
+func (p *Pool) reclaimWhere(st *streamState, want uint64, moving *[]chunk, pick func(*segment) bool) uint64 {
 	var segs []*segment
 	var runs []run
 	var planned uint64
@@ -58,6 +64,10 @@ func (p *Pool) reclaimStream(st *streamState, want uint64, moving *[]chunk) uint
 		h := &st.heaps[k]
 		for i := 0; i < len(h.segs) && planned < want; {
 			seg := h.segs[i]
+			if pick != nil && !pick(seg) {
+				i++
+				continue
+			}
 			if !seg.virtual {
 				if b := seg.first; moving == nil && b.Free && b.Size == seg.size {
 					h.free.remove(b)
@@ -209,14 +219,18 @@ func (p *Pool) unmapRun(r *run, moving *[]chunk) uint64 {
 
 // releaseEmpty gives back the address space of st's virtual segments that
 // have nothing mapped and nothing live.
-func (p *Pool) releaseEmpty(st *streamState) {
+func (p *Pool) releaseEmpty(st *streamState) { p.releaseEmptyWhere(st, nil) }
+
+// releaseEmptyWhere is releaseEmpty for the segments pick accepts (all
+// when pick is nil).
+func (p *Pool) releaseEmptyWhere(st *streamState, pick func(*segment) bool) {
 	var empty []*segment
 	st.mu.Lock()
 	for k := range st.heaps {
 		h := &st.heaps[k]
 		for i := 0; i < len(h.segs); {
 			seg := h.segs[i]
-			if seg.virtual && seg.live == 0 && seg.mapped == 0 && seg.first == seg.last && seg.first.Free {
+			if (pick == nil || pick(seg)) && seg.virtual && seg.live == 0 && seg.mapped == 0 && seg.first == seg.last && seg.first.Free {
 				h.free.remove(seg.first)
 				st.recycle(seg.first)
 				h.removeSeg(seg)

@@ -71,6 +71,7 @@ func (p *Pool) RetireStream(gone, heir backend.Stream) (uint64, error) {
 				to.counts.requested += b.Requested
 			}
 			seg.heap = dst
+			seg.inherited = true
 			seg.owner.Store(to)
 			dst.segs = append(dst.segs, seg)
 		}
@@ -80,5 +81,31 @@ func (p *Pool) RetireStream(gone, heir backend.Stream) (uint64, error) {
 	st.stream = nil
 	second.mu.Unlock()
 	first.mu.Unlock()
+	// What earlier retirements left with heir and is free by now.
+	p.giveBackInherited(to)
 	return got, nil
+}
+
+// giveBackInherited gives back the inherited segments of st with nothing
+// live in them, if st's stream has no work queued (blocks of them freed on
+// it may still be in use by that work otherwise); a busy stream keeps them
+// until the next such free, Reclaim or retirement. The driver may be
+// asked per retired stream that had live blocks, not per free.
+func (p *Pool) giveBackInherited(st *streamState) {
+	st.mu.Lock()
+	s := st.stream
+	st.mu.Unlock()
+	if s != nil {
+		if done, err := s.Query(); err != nil || !done {
+			return
+		}
+	}
+	empty := func(seg *segment) bool { return seg.inherited && seg.live == 0 }
+	got := p.reclaimWhere(st, pool.All, nil, empty)
+	if p.vm != nil {
+		p.releaseEmptyWhere(st, empty)
+	}
+	if got > 0 {
+		p.src.NoteReclaimed(got)
+	}
 }

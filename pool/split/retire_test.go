@@ -72,3 +72,44 @@ func TestRetireStreamRacingFreesKeepTheStructureConsistent(t *testing.T) {
 		})
 	}
 }
+
+// Segments a retired stream hands to its heir go back to the driver once
+// nothing in them is live, rather than staying in the heir's cache: a
+// server whose requests each have a stream would otherwise pile one
+// segment per request up on the heir.
+func TestInheritedSegmentsGoBackWhenTheyEmpty(t *testing.T) {
+	dev := pooltest.Device(t)
+	for _, tc := range []struct {
+		name string
+		dev  backend.Device
+	}{{"virtual", dev}, {"ordinary", plainDevice{dev}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := pool.NewSource(tc.dev, pool.Limits{})
+			require.NoError(t, err)
+			p, err := newPool(tc.dev, src, defaultConfig)
+			require.NoError(t, err)
+			heir := pooltest.NewStream(t, dev)
+			own, err := p.Alloc(4<<10, heir) // the heir's own cache stays
+			require.NoError(t, err)
+			require.NoError(t, p.Free(own, heir))
+			ownReserved := src.Reserved()
+			for round := range 50 {
+				gone, err := dev.NewStream()
+				require.NoError(t, err)
+				small, err := p.Alloc(16<<10, gone)
+				require.NoError(t, err)
+				large, err := p.Alloc(3<<20, gone)
+				require.NoError(t, err)
+				require.NoError(t, gone.Synchronize())
+				_, err = p.RetireStream(gone, heir)
+				require.NoError(t, err)
+				require.NoError(t, gone.Destroy())
+				require.NoError(t, p.Free(small, heir))
+				require.NoError(t, p.Free(large, heir))
+				require.NoError(t, checkInvariants(p), "round %d", round)
+				require.Equal(t, ownReserved, src.Reserved(), "round %d: the inherited segments should be given back: %v", round, p.Stats())
+			}
+			require.NoError(t, p.Close())
+		})
+	}
+}

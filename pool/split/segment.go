@@ -29,6 +29,11 @@ type segment struct {
 	first, last *pool.Block
 	// live counts blocks handed out and not yet freed.
 	live int
+	// inherited marks a segment moved from a retired stream to its heir
+	// (RetireStream): it goes back to the driver once nothing in it is
+	// live, instead of staying in the heir's cache, so that streams that
+	// come and go do not pile their segments up on the heir.
+	inherited bool
 
 	// Virtual segments only.
 	virtual bool

@@ -279,7 +279,11 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 	st.counts.frees++
 	seg.live--
 	st.putBack(seg.heap, seg, b)
+	orphan := seg.inherited && seg.live == 0
 	st.mu.Unlock()
+	if orphan {
+		p.giveBackInherited(st)
+	}
 	// Soft limit: one atomic load when under it.
 	if over := p.src.OverSoft(); over > 0 {
 		p.Reclaim(over)

@@ -1,0 +1,278 @@
+package cuarray_test
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/kernels"
+	"github.com/gocuda/gocuda/pool"
+)
+
+// TestStreamCloseIsIdempotentAndEndsTheStream: Close twice is fine, and
+// every later use of the stream fails with ErrClosed.
+func TestStreamCloseIsIdempotentAndEndsTheStream(t *testing.T) {
+	p := freshPool(t)
+	s := newStream(t, p)
+	f := cuarray.On[float32](s)
+	x := cuarray.Must(f.Full(1, 16))
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "a second Close does nothing")
+	assert.True(t, s.Closed())
+
+	_, err := f.New(4)
+	assert.ErrorIs(t, err, cuarray.ErrClosed)
+	assert.ErrorIs(t, f.Fill(x, 2), cuarray.ErrClosed)
+	_, err = f.Sum(x)
+	assert.ErrorIs(t, err, cuarray.ErrClosed)
+	assert.ErrorIs(t, s.Synchronize(), cuarray.ErrClosed)
+	_, err = f.NewKind(cuarray.Unified, 4) // a sibling shares its root's end
+	assert.ErrorIs(t, err, cuarray.ErrClosed)
+	// The array lives on and reads back what the closed stream wrote.
+	assert.Equal(t, filled[float32](16, 1), read(t, x))
+
+	d, err := cuarray.DefaultStream(0)
+	require.NoError(t, err)
+	assert.ErrorContains(t, d.Close(), "default streams live as long as the process")
+}
+
+// TestArrayOutlivesClosedStream: arrays whose last work is still queued
+// on a stream when it is closed are usable on other streams, ordered after
+// that work; Close does not wait for it.
+func TestArrayOutlivesClosedStream(t *testing.T) {
+	p := freshPool(t)
+	sa, sb := newStream(t, p), newStream(t, p)
+	fa, fb := cuarray.On[float32](sa), cuarray.On[float32](sb)
+	const n = 1 << 14
+	x := cuarray.Must(fa.New(n))
+	y := cuarray.Must(fa.New(n))
+	z := cuarray.Must(fa.New(n))
+	const slow = 300 * time.Millisecond
+	require.NoError(t, kernels.Spin(p.Device(), sa.Backend(), slow))
+	require.NoError(t, fa.Fill(x, 3))
+	require.NoError(t, fa.Fill(y, 4))
+	require.NoError(t, fa.Fill(z, 5))
+	start := time.Now()
+	require.NoError(t, sa.Close())
+	assert.Less(t, time.Since(start), slow/2, "Close must not wait for the stream's work")
+
+	// x moves to B: B waits for A's fill through the tail event.
+	out := cuarray.Must(fb.New(n))
+	require.NoError(t, fb.Add(out, x, x))
+	assert.Equal(t, filled[float32](n, 6), read(t, out))
+	// y is read straight to the host: the copy waits for A's work.
+	assert.Equal(t, filled[float32](n, 4), read(t, y))
+	// z is freed where it was last used: on a stream after A's work.
+	z.UnsafeFree()
+	w := cuarray.Must(fb.Full(7, n)) // may get z's block
+	assert.Equal(t, filled[float32](n, 7), read(t, w))
+	cuarray.WaitRetired()
+	for _, a := range []*cuarray.Array[float32]{x, y, out, w} {
+		a.UnsafeFree()
+	}
+	st := p.Stats()
+	assert.Zero(t, st.Live, "every block freed: %v", st)
+}
+
+// TestUnreferencedStreamIsClosed: a stream the program drops is closed by
+// its cleanup, and what its pool cached for it is given back.
+func TestUnreferencedStreamIsClosed(t *testing.T) {
+	p := freshPool(t)
+	func() {
+		s := newStream(t, p)
+		f := cuarray.On[float32](s)
+		for range 4 {
+			cuarray.Must(f.Full(1, 4096)).UnsafeFree() // cached for s
+		}
+	}()
+	if p.Name() != "none" { // the only pool that caches nothing
+		require.NotZero(t, p.Stats().Reserved, "the test needs a cache to see it go")
+	}
+	waitFor(t, func() bool { return p.Stats().Reserved == 0 },
+		"the dropped stream's cache should be given back: %v", p.Stats)
+}
+
+// waitFor collects until ok holds, for at most 10 s.
+func waitFor(t *testing.T, ok func() bool, msg string, st func() pool.Stats) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() && time.Now().Before(deadline) {
+		runtime.GC()
+		cuarray.WaitRetired()
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.True(t, ok(), msg, st())
+}
+
+// TestBorrowStreamReusesStreams: a stream given back is lent again, at
+// most MaxIdleStreams stay idle, and a closed borrowed handle is unusable
+// while its stream goes on for the next borrower.
+func TestBorrowStreamReusesStreams(t *testing.T) {
+	p := freshPool(t)
+	s1, err := cuarray.BorrowStreamPool(p)
+	require.NoError(t, err)
+	x := cuarray.Must(cuarray.On[float32](s1).Full(2, 64))
+	bs := s1.Backend()
+	require.NoError(t, s1.Close())
+	require.NoError(t, s1.Close())
+	_, err = cuarray.On[float32](s1).New(1)
+	assert.ErrorIs(t, err, cuarray.ErrClosed)
+	assert.Equal(t, 1, cuarray.IdleStreams(p))
+
+	s2, err := cuarray.BorrowStreamPool(p)
+	require.NoError(t, err)
+	assert.Equal(t, bs, s2.Backend(), "the idle stream is lent again")
+	assert.Equal(t, 0, cuarray.IdleStreams(p))
+	sum, err := cuarray.On[float32](s2).Sum(x)
+	require.NoError(t, err)
+	assert.Equal(t, float32(128), sum)
+
+	// Many at once: each borrower has its own stream; the set keeps at
+	// most MaxIdleStreams of them afterwards.
+	const many = cuarray.MaxIdleStreams + 20
+	held := make([]*cuarray.Stream, many)
+	seen := map[any]bool{s2.Backend(): true}
+	for i := range held {
+		held[i], err = cuarray.BorrowStreamPool(p)
+		require.NoError(t, err)
+		require.False(t, seen[held[i].Backend()], "a stream lent twice at once")
+		seen[held[i].Backend()] = true
+	}
+	for _, s := range held {
+		require.NoError(t, s.Close())
+	}
+	assert.Equal(t, cuarray.MaxIdleStreams, cuarray.IdleStreams(p))
+
+	// A borrowed handle dropped without Close goes back when collected.
+	require.NoError(t, s2.Close()) // the set is full: s2's stream is closed
+	before := cuarray.IdleStreams(p)
+	func() {
+		s, err := cuarray.BorrowStreamPool(p)
+		require.NoError(t, err)
+		cuarray.Must(cuarray.On[float32](s).Full(1, 8)).UnsafeFree()
+	}()
+	waitFor(t, func() bool { return cuarray.IdleStreams(p) == before },
+		"a dropped borrowed stream should go back to the set: %v", p.Stats)
+}
+
+// serve is the server pattern of issue 12: n short-lived goroutines, each
+// getting a stream, filling a 16 KiB array and summing it. It checks every
+// sum.
+func serve(t *testing.T, p pool.Pool, n, concurrent int, get func() (*cuarray.Stream, error), closeIt bool) {
+	t.Helper()
+	sem := make(chan struct{}, concurrent)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs <- func() error {
+				s, err := get()
+				if err != nil {
+					return err
+				}
+				if closeIt {
+					defer s.Close()
+				}
+				f := cuarray.On[float32](s)
+				v := float32(i % 64)
+				a, err := f.Full(v, 4096) // 16 KiB
+				if err != nil {
+					return err
+				}
+				sum, err := f.Sum(a)
+				if err != nil {
+					return err
+				}
+				if sum != 4096*v {
+					return fmt.Errorf("request %d: sum %v, want %v", i, sum, 4096*v)
+				}
+				return nil
+			}()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		if err != nil {
+			all = append(all, err)
+		}
+	}
+	require.NoError(t, errors.Join(all...))
+}
+
+// TestShortLivedGoroutinesLeaveNothing is issue 12's measurement: 2000
+// goroutines, each with its own stream, used to leave 2000 goroutines and
+// 4000 MiB reserved behind on the host backend. Closed, dropped or
+// borrowed, the streams now leave a bounded number of goroutines (the
+// borrowing set's idle streams) and their caches go back.
+func TestShortLivedGoroutinesLeaveNothing(t *testing.T) {
+	const n, concurrent = 2000, 64
+	for _, tc := range []struct {
+		name  string
+		close bool
+		get   func(p pool.Pool) (*cuarray.Stream, error)
+		idle  int // streams that may stay after the run
+	}{
+		{"NewStream and Close", true, cuarray.NewStreamPool, 0},
+		{"NewStream dropped", false, cuarray.NewStreamPool, 0},
+		{"BorrowStream and Close", true, cuarray.BorrowStreamPool, cuarray.MaxIdleStreams},
+		{"BorrowStream dropped", false, cuarray.BorrowStreamPool, cuarray.MaxIdleStreams},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := freshPool(t)
+			// The default stream, heir of the others, lives on.
+			_, err := cuarray.DefaultStream(0)
+			require.NoError(t, err)
+			settle(t, func() bool { return true })
+			base := runtime.NumGoroutine()
+			// Each idle stream is a goroutine on the host backend.
+			bound := base + tc.idle
+			// Only idle borrowed streams and the default stream may keep a
+			// cache: each at most one chunk of split's smallest size.
+			cacheBound := uint64(tc.idle+1) * 2 << 20
+			for wave := range 2 {
+				serve(t, p, n, concurrent, func() (*cuarray.Stream, error) { return tc.get(p) }, tc.close)
+				settle(t, func() bool { return runtime.NumGoroutine() <= bound && p.Stats().Live == 0 })
+				st := p.Stats()
+				assert.LessOrEqual(t, runtime.NumGoroutine(), bound, "wave %d: goroutines left: %d before", wave, base)
+				assert.Zero(t, st.Live, "%v", st)
+				if p.Name() == "split" {
+					// Segments of ended streams go back as they empty.
+					assert.LessOrEqual(t, st.Reserved, cacheBound, "wave %d: %v", wave, st)
+				}
+				// Other pools keep the blocks freed after their stream
+				// ended in a live stream's cache, which the next wave's
+				// streams take from: never more than one wave's blocks.
+				assert.LessOrEqual(t, st.Reserved, uint64(n)*16<<10+cacheBound, "wave %d: %v", wave, st)
+				t.Logf("wave %d: %d goroutines (base %d), %v", wave, runtime.NumGoroutine(), base, st)
+			}
+		})
+	}
+}
+
+// settle collects and waits for retirements until ok holds, for at most
+// 20 s.
+func settle(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		runtime.GC()
+		cuarray.WaitRetired()
+		if ok() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
