@@ -88,6 +88,7 @@ func Pool(ordinal int) (pool.Pool, error) {
 		pools.m = map[int]pool.Pool{}
 	}
 	pools.m[ordinal] = p
+	startIdleTrim(c.IdleTrim)
 	return p, nil
 }
 

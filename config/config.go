@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dustin/go-humanize"
 )
@@ -30,6 +31,7 @@ const (
 	EnvGCEarly    = "GOCUDA_GC_EARLY"
 	EnvDebug      = "GOCUDA_DEBUG"
 	EnvStreamRace = "GOCUDA_STREAM_CHECK"
+	EnvIdleTrim   = "GOCUDA_IDLE_TRIM"
 )
 
 // Backends and pools accepted by GOCUDA_BACKEND and GOCUDA_MEMORY_POOL.
@@ -55,6 +57,10 @@ type Config struct {
 	// another stream's work on it is not ordered before.
 	StreamCheck bool
 	Debug       map[string]bool
+	// IdleTrim is GOCUDA_IDLE_TRIM: a device pool that served no
+	// allocation or free for this long gives its cached memory back to the
+	// driver. 0 (the default, or off) never trims for idleness.
+	IdleTrim time.Duration
 	// Invalid names the variable that failed to parse, if Parse failed.
 	Invalid string
 	// Set lists each GOCUDA_ variable present in the environment with its
@@ -132,6 +138,11 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 			return c, &Error{Var: EnvStreamRace, Value: v, Accepted: "true, false, 1, 0, on, off, yes, no"}
 		}
 	}
+	if v, ok := get(EnvIdleTrim); ok {
+		if c.IdleTrim, err = ParseIdleTrim(v); err != nil {
+			return c, &Error{Var: EnvIdleTrim, Value: v, Accepted: IdleTrimForms, Err: err}
+		}
+	}
 	if v, ok := get(EnvDebug); ok {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.ToLower(strings.TrimSpace(w))
@@ -154,7 +165,7 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim}
 	sort.Strings(n)
 	return n
 }
@@ -297,4 +308,26 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// IdleTrimForms is what GOCUDA_IDLE_TRIM accepts.
+const IdleTrimForms = "a Go duration of at least " + minIdleTrim + " (30s, 5m), or off"
+
+const minIdleTrim = "10ms"
+
+// ParseIdleTrim parses GOCUDA_IDLE_TRIM: a duration (time.ParseDuration),
+// or off, none or 0 for no idle trimming.
+func ParseIdleTrim(v string) (time.Duration, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "off", "none", "0":
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil {
+		return 0, err
+	}
+	if min, _ := time.ParseDuration(minIdleTrim); d < min {
+		return 0, fmt.Errorf("%v is shorter than %s: the pool would be trimmed while in use", d, minIdleTrim)
+	}
+	return d, nil
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,6 +45,9 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 		{"gc early off", map[string]string{EnvGCEarly: "false"}, func(t *testing.T, c Config) { assert.False(t, c.GCEarly) }},
 		{"gc early 1", map[string]string{EnvGCEarly: "1"}, func(t *testing.T, c Config) { assert.True(t, c.GCEarly) }},
 		{"debug leaks", map[string]string{EnvDebug: "leaks"}, func(t *testing.T, c Config) { assert.True(t, c.Debug["leaks"]) }},
+		{"idle trim duration", map[string]string{EnvIdleTrim: "30s"}, func(t *testing.T, c Config) { assert.Equal(t, 30*time.Second, c.IdleTrim) }},
+		{"idle trim off", map[string]string{EnvIdleTrim: "off"}, func(t *testing.T, c Config) { assert.Zero(t, c.IdleTrim) }},
+		{"idle trim 0", map[string]string{EnvIdleTrim: "0"}, func(t *testing.T, c Config) { assert.Zero(t, c.IdleTrim) }},
 		{"soft below hard", map[string]string{EnvSoftLimit: "1GiB", EnvHardLimit: "2GiB"}, func(t *testing.T, c Config) {
 			assert.Equal(t, uint64(1<<30), c.SoftLimit.Bytes)
 		}},
@@ -73,6 +77,9 @@ func TestParseRejectsBadValuesNamingVariableValueAndForms(t *testing.T) {
 		{"unknown unit", EnvHardLimit, "4 parsecs", "4GiB"},
 		{"not a bool", EnvGCEarly, "maybe", "true, false"},
 		{"unknown debug flag", EnvDebug, "leaks,everything", "leaks"},
+		{"idle trim without unit", EnvIdleTrim, "30", "30s, 5m"},
+		{"idle trim too short", EnvIdleTrim, "1ms", "at least 10ms"},
+		{"idle trim negative", EnvIdleTrim, "-5s", "or off"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
