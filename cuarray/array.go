@@ -201,7 +201,7 @@ func (b *buffer) free() {
 		// A cleanup has no caller to return an error to; the pools fail
 		// Free only for a block that is not theirs or already free, which
 		// taking the block under the lock rules out.
-		_, _ = l.live(func(bs backend.Stream) error { return origin.pool.Free(blk, bs) })
+		_ = l.freeOn(func(bs backend.Stream) error { return origin.pool.Free(blk, bs) })
 	}
 }
 

@@ -21,3 +21,7 @@ var IdleStreams = idleStreams
 // WaitRetired waits until every ended stream has been retired: its work
 // done, its cache given back, its backend stream destroyed.
 func WaitRetired() { retiring.wait() }
+
+// StreamsMade is how many backend streams cuarray made and has not
+// destroyed yet (default streams included).
+func StreamsMade() int64 { return made.Load() }

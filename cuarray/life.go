@@ -47,8 +47,13 @@ func newLife(dev backend.Device) (*life, error) {
 	if err != nil {
 		return nil, err
 	}
+	made.Add(1)
 	return &life{bs: bs, dev: dev}, nil
 }
+
+// made counts the backend streams cuarray made and has not destroyed, for
+// tests that bound them.
+var made atomic.Int64
 
 // acquire read-locks l for queuing work on bs; it fails once l has ended.
 // release undoes it.
@@ -134,6 +139,7 @@ func (l *life) retire() {
 		}
 	}
 	_ = l.bs.Destroy()
+	made.Add(-1)
 }
 
 // retiring counts retirements under way, for tests that wait for them.
@@ -209,6 +215,20 @@ func closedError(op string, s *Stream) error {
 // it lives (read-held meanwhile), else the device's default stream after a
 // wait for l's tail. It returns the life of the stream fn ran on.
 func (l *life) live(fn func(bs backend.Stream) error) (*life, error) {
+	return l.run(fn, false)
+}
+
+// freeOn is live for giving a block back: once l has ended, the host
+// waits for l's tail instead of the default stream (almost always reached
+// already: the stream ended earlier), so that the default stream, which
+// inherits the block, stays idle and the pool may give the ended stream's
+// memory back at once (split's inherited segments).
+func (l *life) freeOn(fn func(bs backend.Stream) error) error {
+	_, err := l.run(fn, true)
+	return err
+}
+
+func (l *life) run(fn func(bs backend.Stream) error, hostWait bool) (*life, error) {
 	if l.acquire() {
 		defer l.release()
 		return l, fn(l.bs)
@@ -217,13 +237,13 @@ func (l *life) live(fn func(bs backend.Stream) error) (*life, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A tail already reached needs no wait (the common case: the stream
-	// ended a while ago), which leaves the default stream idle for the
-	// pools, whose giving back of an ended stream's memory waits for that.
 	if l.tail != nil {
+		// A tail already reached needs no wait.
 		if done, qerr := l.tail.Query(); qerr != nil || !done {
-			if err := heir.bs.WaitEvent(l.tail); err != nil {
-				return nil, err
+			if !hostWait || l.tail.Synchronize() != nil {
+				if err := heir.bs.WaitEvent(l.tail); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

@@ -89,14 +89,24 @@ func (p *Pool) RetireStream(gone, heir backend.Stream) (uint64, error) {
 // giveBackInherited gives back the inherited segments of st with nothing
 // live in them, if st's stream has no work queued (blocks of them freed on
 // it may still be in use by that work otherwise); a busy stream keeps them
-// until the next such free, Reclaim or retirement. The driver may be
-// asked per retired stream that had live blocks, not per free.
+// until a goroutine has waited for it. The driver may be asked once per
+// retired stream that had live blocks, not per free.
 func (p *Pool) giveBackInherited(st *streamState) {
 	st.mu.Lock()
 	s := st.stream
 	st.mu.Unlock()
 	if s != nil {
 		if done, err := s.Query(); err != nil || !done {
+			// Busy: one goroutine per pool waits for the stream and
+			// tries again, so that the segments do not wait for a next
+			// free that may never come.
+			if p.retryInherited.CompareAndSwap(false, true) {
+				go func() {
+					p.syncStream(s)
+					p.retryInherited.Store(false)
+					p.giveBackInherited(st)
+				}()
+			}
 			return
 		}
 	}

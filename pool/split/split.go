@@ -55,6 +55,9 @@ type Pool struct {
 	// chunkGranules is the most granules one physical allocation holds.
 	chunkGranules uint64
 	cfg           config
+	// retryInherited is set while a goroutine waits to give back
+	// inherited segments (giveBackInherited).
+	retryInherited atomic.Bool
 	// trims counts growths that unmapped cached granules first (tests).
 	trims atomic.Uint64
 	// moved counts granules of physical memory remapped by trims (tests).
