@@ -1,6 +1,8 @@
 package blas
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -129,13 +131,13 @@ func syncStream(b *testing.B, s backend.Stream) {
 	}
 }
 
-// loopCost is SgemmLoopCost's per-call time over 40 batches, synchronized
+// loopCost is sgemmLoopCost's per-call time over 40 batches, synchronized
 // between batches as the Go loop is.
 func loopCost(b *testing.B, dev *cudabackend.Device, s *cudabackend.Stream, n int, p [3]backend.Ptr, setStream bool) float64 {
 	var total float64
 	const rounds = 40
 	for range rounds {
-		ns, err := SgemmLoopCost(dev, s, n, n, n, p[0], p[1], p[2], setStream, batch)
+		ns, err := sgemmLoopCost(dev, s, n, n, n, p[0], p[1], p[2], setStream, batch)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -144,3 +146,42 @@ func loopCost(b *testing.B, dev *cudabackend.Device, s *cudabackend.Stream, n in
 	}
 	return total / rounds
 }
+
+// sgemmLoopCost is the time one cublasSgemm_v2 call takes when made from a
+// C loop of calls, with no Go, cgo or context handling around it: what
+// cuBLAS itself costs to queue a product, to set beside a Go benchmark of
+// Gemm on the same sizes so that the binding's own overhead is a measured
+// difference. The product is column-major C (m × n) = A (m × k) · B (k × n)
+// with tight leading dimensions; a, b and c must hold that many float32.
+// With setStream every call is preceded by cublasSetStream_v2, which is
+// what a handle shared by streams that alternate costs.
+//
+// The calls are queued without waiting for them; keep calls below the
+// stream's queue depth (a few hundred) and synchronize between uses, or the
+// loop measures the GPU's speed instead of the call's.
+func sgemmLoopCost(dev *cudabackend.Device, s *cudabackend.Stream, m, n, k int, a, b, c backend.Ptr, setStream bool, calls int64) (float64, error) {
+	if dev == nil || s == nil || s.Device() != backend.Device(dev) {
+		return 0, fmt.Errorf("blas: sgemmLoopCost: need a CUDA device and one of its streams: %w", errInvalid)
+	}
+	if m <= 0 || n <= 0 || k <= 0 || m > maxDim || n > maxDim || k > maxDim || calls <= 0 || a == 0 || b == 0 || c == 0 {
+		return 0, fmt.Errorf("blas: sgemmLoopCost: m = %d, n = %d, k = %d, calls = %d and the pointers must all be positive: %w",
+			m, n, k, calls, errInvalid)
+	}
+	h, err := handleFor("sgemmLoopCost", dev)
+	if err != nil {
+		return 0, err
+	}
+	cs := s.CUDA().Handle()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ns := cBenchSgemm(h.ctx, h.h, cs, setStream, m, n, k, uintptr(a), uintptr(b), uintptr(c), calls)
+	h.stream = cs // the loop left the handle on s
+	if ns < 0 {
+		h.stream = 0 // unknown after a failure: the next call sets it
+		return 0, fmt.Errorf("blas: sgemmLoopCost on device %d: a cuBLAS call in the loop failed: %w", dev.Ordinal(), errLoopFailed)
+	}
+	return float64(ns) / float64(calls), nil
+}
+
+// errLoopFailed: a call in sgemmLoopCost's C loop returned an error.
+var errLoopFailed = errors.New("cuBLAS call failed in the timing loop")

@@ -30,11 +30,10 @@
 // A call costs, beyond cuBLAS's own, the argument checks, a map lookup of
 // the device's handle, its lock, one cgo call and a cuCtxGetCurrent. The
 // benchmark BenchmarkSgemmOverhead measures it on a GPU against
-// cublasSgemm_v2 called from a C loop on the same stream and sizes
-// (SgemmLoopCost), and reports the difference (overhead-ns/op), the ratio
-// (x-cublas) and what a cublasSetStream_v2 before every call would add
-// (setstream-ns/op), which is what one handle per stream would save when
-// streams alternate; BenchmarkSgemmParallelStreams has goroutines on their
+// cublasSgemm_v2 called from a C loop on the same stream and sizes, and
+// reports the difference (overhead-ns/op), the ratio (x-cublas) and what
+// a cublasSetStream_v2 before every call would add (setstream-ns/op),
+// which is what one handle per stream would save when streams alternate; BenchmarkSgemmParallelStreams has goroutines on their
 // own streams share the handle. The figures, with the device and date,
 // are in docs/benchmarks.md.
 //

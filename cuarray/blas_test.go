@@ -13,6 +13,7 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/internal/blasref"
+	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -229,7 +230,7 @@ func TestGemmCrossStream(t *testing.T) {
 	fa, fb := cuarray.On[float32](sa), cuarray.On[float32](sb)
 	const n = 64
 	a := cuarray.Must(fa.New(n, n))
-	require.NoError(t, kernels.Spin(p.Device(), sa.Backend(), 200*time.Millisecond))
+	require.NoError(t, testhook.Spin(p.Device(), sa.Backend(), 200*time.Millisecond))
 	require.NoError(t, fa.Fill(a, 2))
 
 	ones := cuarray.Must(fb.Ones(n, n))
@@ -238,7 +239,7 @@ func TestGemmCrossStream(t *testing.T) {
 	assert.Equal(t, filled[float32](n*n, 2*n), read(t, c))
 
 	// And back: A overwrites a after B's slow read of it.
-	require.NoError(t, kernels.Spin(p.Device(), sb.Backend(), 100*time.Millisecond))
+	require.NoError(t, testhook.Spin(p.Device(), sb.Backend(), 100*time.Millisecond))
 	require.NoError(t, fb.Gemm(true, false, 1, a, ones, 0, c))
 	require.NoError(t, fa.Fill(a, -1))
 	assert.Equal(t, filled[float32](n*n, 2*n), read(t, c))

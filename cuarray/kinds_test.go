@@ -15,7 +15,7 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/kernels"
+	"github.com/gocuda/gocuda/internal/testhook"
 )
 
 // Unified and pinned arrays are read and written by the host through Host,
@@ -36,7 +36,7 @@ func TestUnifiedAndPinnedArraysAreHostAddressable(t *testing.T) {
 			for i := range h {
 				h[i] = float32(i)
 			}
-			require.NoError(t, kernels.Spin(s.Device(), s.Backend(), 50*time.Millisecond))
+			require.NoError(t, testhook.Spin(s.Device(), s.Backend(), 50*time.Millisecond))
 			require.NoError(t, f.MulScalar(a, a, 2))
 			h, err = a.Host() // waits for the spin and the multiply
 			require.NoError(t, err)
@@ -101,15 +101,15 @@ func TestCopyAcrossDevices(t *testing.T) {
 		for _, n := range []int{1000, 3 << 20} { // 3M floats: 12 MiB, two staging chunks
 			for _, dir := range [][2]int{{0, 1}, {1, 0}} {
 				t.Run(fmt.Sprintf("%s/%d_to_%d/%d", mode, dir[0], dir[1], n), func(t *testing.T) {
-					cudabackend.StagePeerCopies = mode == "staged"
-					defer func() { cudabackend.StagePeerCopies = false }()
+					testhook.StagePeerCopies.Store(mode == "staged")
+					defer testhook.StagePeerCopies.Store(false)
 					ss, err := cuarray.NewStream(dir[0])
 					require.NoError(t, err)
 					ds, err := cuarray.NewStream(dir[1])
 					require.NoError(t, err)
 					fs, fd := cuarray.On[float32](ss), cuarray.On[float32](ds)
 					src := cuarray.Must(fs.FromSlice(iota[float32](n)))
-					require.NoError(t, kernels.Spin(ss.Device(), ss.Backend(), 50*time.Millisecond))
+					require.NoError(t, testhook.Spin(ss.Device(), ss.Backend(), 50*time.Millisecond))
 					require.NoError(t, fs.AddScalar(src, src, 1)) // after the spin
 					dst := cuarray.Must(fd.Zeros(n))
 					require.NoError(t, fd.Copy(dst, src))

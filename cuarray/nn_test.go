@@ -14,6 +14,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -148,7 +149,7 @@ func TestSoftmaxCrossEntropyWaitsForLabels(t *testing.T) {
 	sa, sb := newStream(t, p), newStream(t, p)
 	const rows, classes = 64, 3
 	labels := cuarray.Must(cuarray.On[int32](sa).Zeros(rows))
-	require.NoError(t, kernels.Spin(p.Device(), sa.Backend(), 200*time.Millisecond))
+	require.NoError(t, testhook.Spin(p.Device(), sa.Backend(), 200*time.Millisecond))
 	require.NoError(t, cuarray.On[int32](sa).Fill(labels, 2))
 
 	fb := cuarray.On[float32](sb)

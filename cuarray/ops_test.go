@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -162,7 +163,7 @@ func TestCrossStream(t *testing.T) {
 	fa, fb := cuarray.On[float32](sa), cuarray.On[float32](sb)
 	const n = 1 << 16
 	x := cuarray.Must(fa.New(n))
-	require.NoError(t, kernels.Spin(p.Device(), sa.Backend(), 200*time.Millisecond))
+	require.NoError(t, testhook.Spin(p.Device(), sa.Backend(), 200*time.Millisecond))
 	require.NoError(t, fa.Fill(x, 3))
 
 	y := cuarray.Must(fb.Zeros(n))
@@ -173,7 +174,7 @@ func TestCrossStream(t *testing.T) {
 	assert.Equal(t, filled[float32](n, 6), read(t, y))
 
 	// And back: A overwrites x after B's slow read of it (write after read).
-	require.NoError(t, kernels.Spin(p.Device(), sb.Backend(), 100*time.Millisecond))
+	require.NoError(t, testhook.Spin(p.Device(), sb.Backend(), 100*time.Millisecond))
 	require.NoError(t, fb.Copy(y, x))
 	require.NoError(t, fa.Fill(x, -1))
 	assert.Equal(t, filled[float32](n, 3), read(t, y))
@@ -189,7 +190,7 @@ func TestFreeWhileQueued(t *testing.T) {
 	const n = 1 << 16
 	for range 3 {
 		x := cuarray.Must(fa.New(n))
-		require.NoError(t, kernels.Spin(p.Device(), sa.Backend(), 50*time.Millisecond))
+		require.NoError(t, testhook.Spin(p.Device(), sa.Backend(), 50*time.Millisecond))
 		require.NoError(t, fa.Fill(x, 1))
 		x.UnsafeFree()
 		z := cuarray.Must(fb.New(n)) // likely x's block
@@ -205,7 +206,7 @@ func TestHostReadAfterLongKernel(t *testing.T) {
 	s := newStream(t, p)
 	f := cuarray.On[float64](s)
 	x := cuarray.Must(f.Zeros(1000))
-	require.NoError(t, kernels.Spin(p.Device(), s.Backend(), 200*time.Millisecond))
+	require.NoError(t, testhook.Spin(p.Device(), s.Backend(), 200*time.Millisecond))
 	require.NoError(t, f.Fill(x, 2.5))
 	require.NoError(t, f.Exp(x, x))
 	assert.Equal(t, filled(1000, float64(float32(math.Exp(2.5)))), toF32(read(t, x)))
@@ -250,7 +251,7 @@ func TestGoroutinesOwnStreams(t *testing.T) {
 						return err
 					}
 					if it%4 == 0 {
-						if err := kernels.Spin(s.Device(), s.Backend(), time.Millisecond); err != nil {
+						if err := testhook.Spin(s.Device(), s.Backend(), time.Millisecond); err != nil {
 							return err
 						}
 					}

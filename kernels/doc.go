@@ -1,8 +1,7 @@
 // Package kernels is the array kernels of gocuda, for both backends: fills,
-// elementwise arithmetic, the unary maps and reductions a small training loop
-// needs, and a kernel that keeps a stream busy for tests of ordering. cuarray
-// builds its operations on them; they take raw device pointers and lengths,
-// not arrays.
+// elementwise arithmetic, and the unary maps and reductions a small training
+// loop needs. cuarray builds its operations on them; they take raw device
+// pointers and lengths, not arrays.
 //
 // Every operation takes a backend.Device and one of its streams and is
 // queued on that stream, in order with everything else queued there

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/internal/testhook"
 )
 
 // Every operation takes the device, a stream of that device, device
@@ -242,11 +243,12 @@ func MaxRows[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, r
 	return rowsOp("MaxRows", kMaxRows, DTypeOf[T](), dev, s, dst, x, rows, cols)
 }
 
-// Spin queues work that keeps the stream busy for about d: on a GPU a
+// spin queues work that keeps the stream busy for about d: on a GPU a
 // one-thread kernel that busy-waits on the global nanosecond timer, on the
-// host a sleep on the stream's goroutine. Tests of stream ordering use it
-// to make earlier work slow. d <= 0 queues nothing.
-func Spin(dev backend.Device, s backend.Stream, d time.Duration) error {
+// host a sleep on the stream's goroutine. Tests of stream ordering, here and
+// in other packages, reach it through internal/testhook. d <= 0 queues
+// nothing.
+func spin(dev backend.Device, s backend.Stream, d time.Duration) error {
 	t := target{op: "Spin", s: s}
 	if err := t.resolve(dev, s); err != nil || d <= 0 {
 		return err
@@ -256,6 +258,10 @@ func Spin(dev backend.Device, s backend.Stream, d time.Duration) error {
 	}
 	return t.enqueue(func() { time.Sleep(d) })
 }
+
+// Setting a hook in an internal package is no side effect a program can
+// see; it keeps the test kernel out of the public API.
+func init() { testhook.SetSpin(spin) }
 
 // ---------------------------------------------------------------------------
 // The dynamic layer under the generic API: one function per shape of

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -18,7 +19,7 @@ func TestSpinIsAsynchronousAndLasts(t *testing.T) {
 	e := newEnv(t)
 	require.NoError(t, e.s.Synchronize())
 	start := time.Now()
-	require.NoError(t, kernels.Spin(e.dev, e.s, spin))
+	require.NoError(t, testhook.Spin(e.dev, e.s, spin))
 	queued := time.Since(start)
 	done, err := e.s.Query()
 	require.NoError(t, err)
@@ -38,7 +39,7 @@ func TestOrderingAfterSpin(t *testing.T) {
 	x := alloc[float32](t, e, n, false)
 	y := alloc[float32](t, e, n, false)
 	require.NoError(t, e.s.Synchronize())
-	require.NoError(t, kernels.Spin(e.dev, e.s, spin))
+	require.NoError(t, testhook.Spin(e.dev, e.s, spin))
 	require.NoError(t, kernels.Fill(e.dev, e.s, x.p, float32(1.5), n))
 	require.NoError(t, kernels.Add[float32](e.dev, e.s, y.p, x.p, x.p, n))
 	require.NoError(t, kernels.AddScalar(e.dev, e.s, y.p, y.p, float32(1), n))
@@ -63,7 +64,7 @@ func TestCrossStreamOrderingWithEvent(t *testing.T) {
 	x := alloc[float64](t, e, n, false)
 	y := alloc[float64](t, e, n, false)
 	require.NoError(t, e.s.Synchronize())
-	require.NoError(t, kernels.Spin(e.dev, e.s, spin))
+	require.NoError(t, testhook.Spin(e.dev, e.s, spin))
 	require.NoError(t, kernels.Fill(e.dev, e.s, x.p, 2.0, n))
 	require.NoError(t, ev.Record(e.s))
 	require.NoError(t, b.WaitEvent(ev))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/testhook"
 )
 
 var (
@@ -65,12 +66,6 @@ type peerLink struct {
 }
 
 var links sync.Map // [2]int{dst, src} -> *peerLink
-
-// StagePeerCopies makes peer copies go through pinned host memory even
-// between devices that could reach each other directly, so that tests
-// exercise the staged path on machines whose GPUs are all peers. Set it
-// only while no copy is being queued.
-var StagePeerCopies = false
 
 func (d *Device) link(src *Device) *peerLink {
 	v, _ := links.LoadOrStore([2]int{d.info.Ordinal, src.info.Ordinal}, &peerLink{})
@@ -135,7 +130,7 @@ func (d *Device) copyFrom(bs *Stream, dst backend.Ptr, srcDev *Device, as *Strea
 	switch l := d.link(srcDev); {
 	case l.err != nil:
 		return fmt.Errorf("cuda backend: enabling peer access from device %d to device %d: %w", d.info.Ordinal, srcDev.info.Ordinal, wrap(l.err))
-	case l.direct && !StagePeerCopies:
+	case l.direct && !testhook.StagePeerCopies.Load():
 		return wrap(bs.s.MemcpyPeerAsync(cuda.DevicePtr(dst), d.ctx, cuda.DevicePtr(src), srcDev.ctx, n))
 	default:
 		return l.stage.copy(d, bs, dst, srcDev, as, src, n)

@@ -1,7 +1,3 @@
-// Package blasref is the schoolbook matrix product in float64 on the host:
-// the reference that package blas's and cuarray's tests check cuBLAS and
-// gonum against. Row-major, with leading dimensions, as blas.Gemm takes
-// them.
 package blasref
 
 // Gemm returns c's elements after c = alpha*op(a)@op(b) + beta*c, where

@@ -1,0 +1,15 @@
+// Package gocuda is the entry point of a GPU array runtime for Go: it picks
+// the backend (GOCUDA_BACKEND), gives each device one memory pool of the
+// strategy GOCUDA_MEMORY_POOL names, with the soft and hard limits of
+// GOCUDA_SOFT_MEMORY_LIMIT and GOCUDA_HARD_MEMORY_LIMIT resolved against the
+// device's memory.
+//
+//	dev, err := gocuda.Device(0)
+//	p, err := gocuda.Pool(0)
+//	s, err := dev.NewStream()
+//	b, err := p.Alloc(1<<20, s)
+//	defer p.Free(b, s)
+//
+// A knob that does not parse makes every function here return the error
+// naming the variable, its value and the accepted forms; nothing is ignored.
+package gocuda
