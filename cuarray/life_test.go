@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/kernels"
+	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/pool"
 )
 
@@ -55,7 +55,7 @@ func TestArrayOutlivesClosedStream(t *testing.T) {
 	y := cuarray.Must(fa.New(n))
 	z := cuarray.Must(fa.New(n))
 	const slow = 300 * time.Millisecond
-	require.NoError(t, kernels.Spin(p.Device(), sa.Backend(), slow))
+	require.NoError(t, testhook.Spin(p.Device(), sa.Backend(), slow))
 	require.NoError(t, fa.Fill(x, 3))
 	require.NoError(t, fa.Fill(y, 4))
 	require.NoError(t, fa.Fill(z, 5))
