@@ -92,6 +92,7 @@
 //			defer wg.Done()
 //			s, err := cuarray.NewStream(0)      // this goroutine's stream
 //			if err != nil { ... }
+//			defer s.Close()
 //			f := cuarray.On[float32](s)
 //			x, _ := f.Full(float32(g), len(weights))
 //			_ = f.Mul(x, x, w)                  // waits for w's upload on the GPU
@@ -102,7 +103,39 @@
 //	wg.Wait()
 //
 // NewStreamPool makes a stream whose arrays come from a given pool (tests
-// use it to count one pool's frees). Streams live as long as the process.
+// use it to count one pool's frees).
+//
+// # A stream's life
+//
+// Close ends a stream; a stream the program no longer references is
+// closed by a cleanup, as an array is freed. The host never waits: the
+// driver's stream is destroyed once its queued work is done, and what the
+// pools cached for it goes back to the driver, or to the device's default
+// stream where live arrays still share its memory. Arrays last used on a
+// closed stream stay valid on every other stream, ordered after an event
+// recorded when it closed. Operations on a closed stream fail with
+// ErrClosed. Default streams live as long as the process.
+//
+// Which stream a goroutine should use:
+//
+//   - a short-lived goroutine (a request handler) borrows one with
+//     BorrowStream and gives it back with Close: streams, and the memory
+//     their pools cache for them, are reused by the next request instead of
+//     made and given back per request; at most MaxIdleStreams wait idle per
+//     device;
+//
+//   - a long-lived worker makes its own with NewStream and closes it when
+//     it stops.
+//
+// A handler borrows so:
+//
+//	s, err := cuarray.BorrowStream(0)
+//	if err != nil { ... }
+//	defer s.Close()                             // back to the device's set
+//	f := cuarray.On[float32](s)
+//
+// docs/streams.md has the details, the soak test's figures and the idle
+// trim (GOCUDA_IDLE_TRIM).
 //
 // # Memory kinds
 //
