@@ -263,7 +263,8 @@ func TestShortLivedGoroutinesLeaveNothing(t *testing.T) {
 				// Other pools keep the blocks freed after their stream
 				// ended in a live stream's cache, which the next wave's
 				// streams take from: never more than one wave's blocks.
-				assert.LessOrEqual(t, st.Reserved, uint64(n)*16<<10+cacheBound, "wave %d: %v", wave, st)
+				// (The driver's pool reserves 32 MiB at a time.)
+				assert.LessOrEqual(t, st.Reserved, max(uint64(n)*16<<10+cacheBound, 64<<20), "wave %d: %v", wave, st)
 				t.Logf("wave %d: %d goroutines (base %d), %v", wave, runtime.NumGoroutine(), base, st)
 			}
 		})
