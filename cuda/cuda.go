@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -22,15 +23,22 @@ var state struct {
 	err    error
 }
 
-// Init loads libcuda.so.1 and initializes the driver. It is called by every
-// entry point and does its work once; the result (nil, or an error matching
-// ErrNoDriver, or the driver's own error) is kept.
+// Init loads the driver (libcuda.so.1) and initializes it. It is called by
+// every entry point and does its work once; the result (nil, or an error
+// matching ErrNoDriver, or the driver's own error) is kept. A build that
+// cannot reach a driver at all (cgo off, or an OS without the dlopen
+// binding) fails here too, with an error matching ErrNoDriver that says
+// why and how to rebuild.
 func Init() error {
 	state.once.Do(func() {
 		ok, reason := cLoad()
 		if !ok {
 			state.reason = reason
-			state.err = newError("dlopen(libcuda.so.1)", errNoDriver)
+			op := "dlopen(" + driverLibrary() + ")"
+			if !haveBinding {
+				op = "no driver binding in this build"
+			}
+			state.err = newError(op, errNoDriver)
 			return
 		}
 		state.ok = true
@@ -48,11 +56,22 @@ func Init() error {
 
 func loaded() bool { return state.ok }
 
-func noDriverReason() string {
-	if state.reason == "" {
-		return "libcuda.so.1 could not be loaded"
+// driverLibrary is the file the binding opens first.
+func driverLibrary() string {
+	if runtime.GOOS == "darwin" {
+		return "libcuda.dylib"
 	}
-	return "libcuda.so.1 could not be loaded: " + state.reason
+	return "libcuda.so.1"
+}
+
+func noDriverReason() string {
+	switch {
+	case !haveBinding:
+		return state.reason
+	case state.reason == "":
+		return driverLibrary() + " could not be loaded"
+	}
+	return driverLibrary() + " could not be loaded: " + state.reason
 }
 
 // DriverVersion returns the driver's CUDA version as 1000*major+10*minor

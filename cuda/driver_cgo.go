@@ -1,4 +1,8 @@
-//go:build cgo && (linux || windows)
+//go:build cgo && (linux || darwin || freebsd)
+
+// The binding needs cgo and dlopen: linux, darwin and freebsd have both.
+// Elsewhere (cgo off, windows, ...) driver_nocgo.go stands in and every
+// entry point returns ErrNoDriver with the reason.
 
 package cuda
 
@@ -112,11 +116,19 @@ FUNCS
 static void *lib;
 static char load_error[512];
 
+// The driver's file: macOS drivers (CUDA 10.2 and before) installed a
+// dylib; linux and freebsd install libcuda.so.1.
+#ifdef __APPLE__
+#define GC_LIBS {"libcuda.dylib", "/usr/local/cuda/lib/libcuda.dylib", 0}
+#else
+#define GC_LIBS {"libcuda.so.1", "libcuda.so", 0}
+#endif
+
 // gc_load opens the driver and resolves every entry point. A missing entry
 // point is not fatal: its wrapper reports GC_MISSING, so an older driver
 // still serves everything it has.
 static int gc_load(void) {
-	const char *names[] = {"libcuda.so.1", "libcuda.so", 0};
+	const char *names[] = GC_LIBS;
 	for (int i = 0; names[i] && !lib; i++) {
 		lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 		// Report why the first, canonical name failed: that is the one a
@@ -129,7 +141,7 @@ static int gc_load(void) {
 	FUNCS
 #undef FN
 	if (!p_cuInit || !p_cuCtxSetCurrent) {
-		snprintf(load_error, sizeof load_error, "libcuda.so.1 lacks cuInit or cuCtxSetCurrent");
+		snprintf(load_error, sizeof load_error, "%s lacks cuInit or cuCtxSetCurrent", names[0]);
 		return 0;
 	}
 	return 1;
@@ -373,6 +385,8 @@ import (
 )
 
 type u = C.uintptr_t
+
+const haveBinding = true
 
 func r(x C.CUresult) Result { return Result(x) }
 

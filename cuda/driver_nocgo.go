@@ -1,18 +1,19 @@
-//go:build !cgo || !(linux || windows)
+//go:build !cgo || !(linux || darwin || freebsd)
 
 package cuda
 
-// Without cgo there is no way to reach the driver: every entry point reports
-// ErrNoDriver through Init, and these stand-ins only keep the package
-// compiling. None of them is reachable once Init has failed.
+// Without cgo, or on an OS where the binding does not dlopen the driver,
+// there is no way to reach it: every entry point reports ErrNoDriver
+// through Init, with noBindingReason, and these stand-ins only keep the
+// package compiling. None of them is reachable once Init has failed.
 
 import "unsafe"
 
 var _ unsafe.Pointer
 
-func cLoad() (bool, string) {
-	return false, "this program was built with CGO_ENABLED=0 or for an OS without a CUDA driver"
-}
+const haveBinding = false
+
+func cLoad() (bool, string)                                                  { return false, noBindingReason }
 func errorName(Result) string                                                { return "" }
 func errorString(Result) string                                              { return "" }
 func cInit() Result                                                          { return errNoDriver }
