@@ -658,3 +658,17 @@ func (s *Stream) MemAllocAsync(p *MemPool, n uint64) (DevicePtr, error) {
 func (s *Stream) MemFreeAsync(d DevicePtr) error {
 	return check("cuMemFreeAsync", cFreeAsync(s.ctx.h, d, s.h))
 }
+
+// CallPath says how this build calls the driver's cheap, non-blocking
+// functions (stream and event queries, event records, stream waits):
+//
+//   - "linkname asmcgocall": on the system stack through the Go runtime's
+//     internal asmcgocall, skipping the cgo bookkeeping. Only on the Go
+//     versions this path was verified on (go1.26), and not with the build
+//     tag gocuda_nolinkname.
+//   - "cgo": plain cgo calls, on every other Go version or with the tag.
+//   - "none": this build cannot reach a driver (built without cgo, or for
+//     an OS without the binding); Init says why.
+//
+// Every call that may block is a plain cgo call on every path.
+func CallPath() string { return callPath }

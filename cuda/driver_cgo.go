@@ -178,10 +178,12 @@ static gc_rv gc_raw_ctx_get_current(void) {
 // Fast calls. A cgo call costs about 55 ns on the H100 machine, most of it
 // the runtime's bookkeeping for a call that might block (entersyscall, a
 // possible hand-off of the P). The calls below never block: they read or
-// queue, and return. They take one pointer to an argument block and run on
-// the system stack through runtime.asmcgocall, which skips that bookkeeping
-// (about 9 ns instead of 27 on the build machine). Anything that may wait
-// (synchronize, allocate, free, copy to the host) stays a normal cgo call.
+// queue, and return. They take one pointer to an argument block, so that
+// they can run on the system stack through runtime.asmcgocall, which skips
+// that bookkeeping (about 9 ns instead of 27 on the build machine): see
+// fast_linkname.go for when. Otherwise gc_fast_cgo runs them through a
+// plain cgo call (fast_cgo.go). Anything that may wait (synchronize,
+// allocate, free, copy to the host) is always a plain cgo call.
 typedef struct { uintptr_t ctx, a, b; CUresult r; unsigned long long v; } gc_fast;
 _Static_assert(sizeof(gc_fast) == 40, "gc_fast must match Go's fastArgs");
 #define FAST_CTX(f) do { \
@@ -196,6 +198,9 @@ static void gc_fast_event_query(void *p) { gc_fast *f = p; FAST_NEED(f, cuEventQ
 static void gc_fast_event_record(void *p) { gc_fast *f = p; FAST_NEED(f, cuEventRecord); FAST_CTX(f); f->r = p_cuEventRecord((CUevent)f->a, (CUstream)f->b); }
 static void gc_fast_stream_wait_event(void *p) { gc_fast *f = p; FAST_NEED(f, cuStreamWaitEvent); FAST_CTX(f); f->r = p_cuStreamWaitEvent((CUstream)f->a, (CUevent)f->b, 0); }
 static void gc_fast_ctx_get_device(void *p) { gc_fast *f = p; CUdevice d = 0; FAST_NEED(f, cuCtxGetDevice); FAST_CTX(f); f->r = p_cuCtxGetDevice(&d); f->v = (unsigned long long)d; }
+// gc_fast_sum touches no driver: it returns a+b, so that tests and
+// benchmarks can check and time the call path itself on any machine.
+static void gc_fast_sum(void *p) { gc_fast *f = p; f->r = 0; f->v = (unsigned long long)(f->a + f->b); }
 static void *gc_fast_fn(int which) {
 	switch (which) {
 	case 0: return (void*)gc_fast_stream_query;
@@ -203,8 +208,18 @@ static void *gc_fast_fn(int which) {
 	case 2: return (void*)gc_fast_event_record;
 	case 3: return (void*)gc_fast_stream_wait_event;
 	case 4: return (void*)gc_fast_ctx_get_device;
+	case 5: return (void*)gc_fast_sum;
 	}
 	return 0;
+}
+// gc_fast_cgo runs a gc_fast_ function through a plain cgo call. The
+// argument block lives on the C stack and the result comes back by value:
+// a Go pointer handed to C would escape, one allocation a call.
+static gc_rv gc_fast_cgo(void *fn, uintptr_t ctx, uintptr_t a, uintptr_t b) {
+	gc_fast f = {ctx, a, b, 0, 0};
+	((void (*)(void*))fn)(&f);
+	gc_rv o = {f.r, f.v};
+	return o;
 }
 
 // gc_bench_c times n calls of one driver function made from C, so that
@@ -421,9 +436,8 @@ func cRawCtxGetCurrent() (uintptr, Result) {
 }
 
 func cCtxGetDevice(c uintptr) (int, Result) {
-	f := fastArgs{ctx: c}
-	asmcgocall(fastCtxGetDevice, unsafe.Pointer(&f))
-	return int(f.v), Result(f.r)
+	x, v := fast(fastCtxGetDevice, c, 0, 0)
+	return int(v), x
 }
 
 // fastArgs mirrors gc_fast.
@@ -440,19 +454,14 @@ var (
 	fastEventRecord     = C.gc_fast_fn(2)
 	fastStreamWaitEvent = C.gc_fast_fn(3)
 	fastCtxGetDevice    = C.gc_fast_fn(4)
+	fastSum             = C.gc_fast_fn(5)
 )
 
-// asmcgocall runs fn(arg) on the system stack without the cgo bookkeeping
-// for calls that may block; only for the gc_fast_ functions above.
-//
-//go:linkname asmcgocall runtime.asmcgocall
-//go:noescape
-func asmcgocall(fn, arg unsafe.Pointer) int32
-
-func fast(fn unsafe.Pointer, c, a, b uintptr) Result {
-	f := fastArgs{ctx: c, a: a, b: b}
-	asmcgocall(fn, unsafe.Pointer(&f))
-	return Result(f.r)
+// fastCgo runs one of the gc_fast_ functions through a plain cgo call: the
+// path every Go version supports.
+func fastCgo(fn unsafe.Pointer, c, a, b uintptr) (Result, uint64) {
+	o := C.gc_fast_cgo(fn, u(c), u(a), u(b))
+	return Result(o.r), uint64(o.v)
 }
 
 func cBenchC(which int, c, h uintptr, n int64) int64 {
@@ -594,8 +603,8 @@ func cStreamCreate(c uintptr, flags uint32) (uintptr, Result) {
 
 func cStreamDestroy(c, s uintptr) Result      { return r(C.gc_stream_destroy(u(c), u(s))) }
 func cStreamSync(c, s uintptr) Result         { return r(C.gc_stream_sync(u(c), u(s))) }
-func cStreamQuery(c, s uintptr) Result        { return fast(fastStreamQuery, c, s, 0) }
-func cStreamWaitEvent(c, s, e uintptr) Result { return fast(fastStreamWaitEvent, c, s, e) }
+func cStreamQuery(c, s uintptr) Result        { x, _ := fast(fastStreamQuery, c, s, 0); return x }
+func cStreamWaitEvent(c, s, e uintptr) Result { x, _ := fast(fastStreamWaitEvent, c, s, e); return x }
 
 func cEventCreate(c uintptr, flags uint32) (uintptr, Result) {
 	var e u
@@ -604,8 +613,8 @@ func cEventCreate(c uintptr, flags uint32) (uintptr, Result) {
 }
 
 func cEventDestroy(c, e uintptr) Result   { return r(C.gc_event_destroy(u(c), u(e))) }
-func cEventRecord(c, e, s uintptr) Result { return fast(fastEventRecord, c, e, s) }
-func cEventQuery(c, e uintptr) Result     { return fast(fastEventQuery, c, e, 0) }
+func cEventRecord(c, e, s uintptr) Result { x, _ := fast(fastEventRecord, c, e, s); return x }
+func cEventQuery(c, e uintptr) Result     { x, _ := fast(fastEventQuery, c, e, 0); return x }
 func cEventSync(c, e uintptr) Result      { return r(C.gc_event_sync(u(c), u(e))) }
 
 func cEventElapsed(c, start, end uintptr) (float32, Result) {

@@ -11,7 +11,10 @@ import "unsafe"
 
 var _ unsafe.Pointer
 
-const haveBinding = false
+const (
+	haveBinding = false
+	callPath    = "none"
+)
 
 func cLoad() (bool, string)                                                  { return false, noBindingReason }
 func errorName(Result) string                                                { return "" }

@@ -41,6 +41,7 @@ func doctor(w io.Writer, environ []string) error {
 	fmt.Fprintf(w, "gocuda doctor\n\nGo %s %s/%s, cgo %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, yes(cgoEnabled))
 
 	fmt.Fprintln(w, "\nCUDA driver")
+	fmt.Fprintf(w, "  call path: %s\n", cuda.CallPath())
 	if err := cuda.Init(); err != nil {
 		switch {
 		case errors.Is(err, cuda.ErrNoDriver):

@@ -1,0 +1,5 @@
+//go:build gocuda_nolinkname
+
+package cuda
+
+const tagNoLinkname = true
