@@ -138,6 +138,24 @@ func (d Device) PCIBusID() (string, error) {
 	return s, check("cuDeviceGetPCIBusId", x)
 }
 
+// UUID identifies a device (cuDeviceGetUuid_v2): the GPU's UUID, or on a
+// GPU in MIG mode the UUID of the MIG instance this process sees.
+type UUID [16]byte
+
+// String formats u as nvidia-smi prints a GPU's UUID and as
+// CUDA_VISIBLE_DEVICES accepts it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx,
+// lower-case hexadecimal. nvidia-smi shows a MIG instance as MIG- and the
+// same digits.
+func (u UUID) String() string {
+	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// UUID returns the device's UUID.
+func (d Device) UUID() (UUID, error) {
+	u, x := cDeviceUUID(d.handle)
+	return UUID(u), check("cuDeviceGetUuid_v2", x)
+}
+
 // DeviceAttribute is a CUdevice_attribute.
 type DeviceAttribute int
 

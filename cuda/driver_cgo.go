@@ -22,6 +22,7 @@ typedef int CUdevice;
 typedef void *CUcontext, *CUstream, *CUevent, *CUmodule, *CUfunction, *CUmemoryPool;
 typedef unsigned long long CUdeviceptr;
 typedef unsigned long long CUmemHandle;
+typedef struct { unsigned char bytes[16]; } CUuuid;
 
 typedef struct { int type; int id; } CUmemLocation;
 typedef struct {
@@ -57,6 +58,8 @@ FN(CUresult, cuDeviceGetName, (char*, int, CUdevice)) \
 FN(CUresult, cuDeviceTotalMem_v2, (size_t*, CUdevice)) \
 FN(CUresult, cuDeviceGetAttribute, (int*, int, CUdevice)) \
 FN(CUresult, cuDeviceGetPCIBusId, (char*, int, CUdevice)) \
+FN(CUresult, cuDeviceGetUuid, (CUuuid*, CUdevice)) \
+FN(CUresult, cuDeviceGetUuid_v2, (CUuuid*, CUdevice)) \
 FN(CUresult, cuDeviceCanAccessPeer, (int*, CUdevice, CUdevice)) \
 FN(CUresult, cuDevicePrimaryCtxRetain, (CUcontext*, CUdevice)) \
 FN(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice)) \
@@ -285,6 +288,16 @@ static CUresult gc_device_name(char *b, int n, int d) { NEED(cuDeviceGetName); r
 static CUresult gc_device_total_mem(size_t *s, int d) { NEED(cuDeviceTotalMem_v2); return p_cuDeviceTotalMem_v2(s, d); }
 static CUresult gc_device_attr(int *v, int a, int d) { NEED(cuDeviceGetAttribute); return p_cuDeviceGetAttribute(v, a, d); }
 static CUresult gc_device_pci(char *b, int n, int d) { NEED(cuDeviceGetPCIBusId); return p_cuDeviceGetPCIBusId(b, n, d); }
+// _v2 (CUDA 11.4 and later) gives a MIG instance's own UUID where the
+// first version gives its GPU's; older drivers have only the first.
+static CUresult gc_device_uuid(unsigned char *out, int d) {
+	CUuuid u; CUresult r;
+	if (p_cuDeviceGetUuid_v2) r = p_cuDeviceGetUuid_v2(&u, d);
+	else if (p_cuDeviceGetUuid) r = p_cuDeviceGetUuid(&u, d);
+	else return GC_MISSING;
+	if (!r) memcpy(out, u.bytes, 16);
+	return r;
+}
 static CUresult gc_device_can_access_peer(int *v, int d, int p) { NEED(cuDeviceCanAccessPeer); return p_cuDeviceCanAccessPeer(v, d, p); }
 static CUresult gc_primary_retain(uintptr_t *c, int d) { NEED(cuDevicePrimaryCtxRetain); return p_cuDevicePrimaryCtxRetain((CUcontext*)c, d); }
 static CUresult gc_primary_release(int d) { NEED(cuDevicePrimaryCtxRelease_v2); return p_cuDevicePrimaryCtxRelease_v2(d); }
@@ -512,6 +525,16 @@ func cDevicePCIBusID(d int) (string, Result) {
 	var buf [64]C.char
 	x := C.gc_device_pci(&buf[0], C.int(len(buf)), C.int(d))
 	return C.GoString(&buf[0]), r(x)
+}
+
+func cDeviceUUID(d int) ([16]byte, Result) {
+	var b [16]C.uchar
+	x := C.gc_device_uuid(&b[0], C.int(d))
+	var out [16]byte
+	for i := range b {
+		out[i] = byte(b[i])
+	}
+	return out, r(x)
 }
 
 func cDeviceCanAccessPeer(d, p int) (bool, Result) {

@@ -27,6 +27,7 @@ func cDeviceName(d int) (string, Result)                                     { r
 func cDeviceTotalMem(d int) (uint64, Result)                                 { return 0, errNoDriver }
 func cDeviceAttr(a, d int) (int, Result)                                     { return 0, errNoDriver }
 func cDevicePCIBusID(d int) (string, Result)                                 { return "", errNoDriver }
+func cDeviceUUID(d int) ([16]byte, Result)                                   { return [16]byte{}, errNoDriver }
 func cDeviceCanAccessPeer(d, p int) (bool, Result)                           { return false, errNoDriver }
 func cPrimaryRetain(d int) (uintptr, Result)                                 { return 0, errNoDriver }
 func cPrimaryRelease(d int) Result                                           { return errNoDriver }
