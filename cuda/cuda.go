@@ -54,8 +54,6 @@ func Init() error {
 	return state.err
 }
 
-func loaded() bool { return state.ok }
-
 // driverLibrary is the file the binding opens first.
 func driverLibrary() string {
 	if runtime.GOOS == "darwin" {

@@ -425,6 +425,8 @@ func cLoad() (bool, string) {
 	return true, ""
 }
 
+func loaded() bool { return state.ok }
+
 func errorName(x Result) string {
 	if !loaded() || x < 0 {
 		return ""
@@ -549,7 +551,6 @@ func cPrimaryRetain(d int) (uintptr, Result) {
 	return uintptr(c), r(x)
 }
 
-func cPrimaryRelease(d int) Result { return r(C.gc_primary_release(C.int(d))) }
 
 func cCtxSync(c uintptr) Result { return r(C.gc_ctx_sync(u(c))) }
 

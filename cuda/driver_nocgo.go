@@ -30,7 +30,6 @@ func cDevicePCIBusID(d int) (string, Result)                                 { r
 func cDeviceUUID(d int) ([16]byte, Result)                                   { return [16]byte{}, errNoDriver }
 func cDeviceCanAccessPeer(d, p int) (bool, Result)                           { return false, errNoDriver }
 func cPrimaryRetain(d int) (uintptr, Result)                                 { return 0, errNoDriver }
-func cPrimaryRelease(d int) Result                                           { return errNoDriver }
 func cCtxSync(c uintptr) Result                                              { return errNoDriver }
 func cCtxEnablePeer(c, peer uintptr) Result                                  { return errNoDriver }
 func cMemInfo(c uintptr) (uint64, uint64, Result)                            { return 0, 0, errNoDriver }

@@ -1,4 +1,4 @@
-//go:build gocuda_nolinkname
+//go:build cgo && (linux || darwin || freebsd) && gocuda_nolinkname
 
 package cuda
 
