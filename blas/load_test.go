@@ -11,7 +11,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
-	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/drivertest"
 )
 
 func TestBogusLibraryNameIsAClearError(t *testing.T) {
@@ -77,10 +77,10 @@ func TestContextRestored(t *testing.T) {
 
 	runtime.LockOSThread() // one thread for the whole check
 	defer runtime.UnlockOSThread()
-	_, err = d0.Context().CurrentDevice() // makes device 0's context current here
+	_, _, err = d0.Context().MemGetInfo() // makes device 0's context current here
 	require.NoError(t, err)
 	require.NoError(t, Gemm[float32](d1, s1, false, false, 2, 2, 2, 1, p, 2, p, 2, 0, p+32, 2))
-	cur, err := cuda.RawCtxGetCurrent()
+	cur, err := drivertest.CtxGetCurrent()
 	require.NoError(t, err)
 	assert.Equal(t, d0.Context().Handle(), cur, "the thread's context after a cuBLAS call on device 1")
 	require.NoError(t, s1.Synchronize())

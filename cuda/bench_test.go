@@ -30,6 +30,7 @@ func BenchmarkDriverCall(b *testing.B) {
 	if err := s.Synchronize(); err != nil {
 		b.Fatal(err)
 	}
+	b.Logf("call path: %s", cuda.CallPath())
 	b.Run("anchor=cgo-noop", func(b *testing.B) {
 		for b.Loop() {
 			cuda.NoopCall()
@@ -45,7 +46,7 @@ func BenchmarkDriverCall(b *testing.B) {
 	})
 	b.Run("CtxGetDevice", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := c.CurrentDevice(); err != nil {
+			if _, err := cuda.CurrentDevice(c); err != nil {
 				b.Fatal(err)
 			}
 		}

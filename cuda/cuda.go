@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -22,15 +23,22 @@ var state struct {
 	err    error
 }
 
-// Init loads libcuda.so.1 and initializes the driver. It is called by every
-// entry point and does its work once; the result (nil, or an error matching
-// ErrNoDriver, or the driver's own error) is kept.
+// Init loads the driver (libcuda.so.1) and initializes it. It is called by
+// every entry point and does its work once; the result (nil, or an error
+// matching ErrNoDriver, or the driver's own error) is kept. A build that
+// cannot reach a driver at all (cgo off, or an OS without the dlopen
+// binding) fails here too, with an error matching ErrNoDriver that says
+// why and how to rebuild.
 func Init() error {
 	state.once.Do(func() {
 		ok, reason := cLoad()
 		if !ok {
 			state.reason = reason
-			state.err = newError("dlopen(libcuda.so.1)", errNoDriver)
+			op := "dlopen(" + driverLibrary() + ")"
+			if !haveBinding {
+				op = "no driver binding in this build"
+			}
+			state.err = newError(op, errNoDriver)
 			return
 		}
 		state.ok = true
@@ -46,13 +54,22 @@ func Init() error {
 	return state.err
 }
 
-func loaded() bool { return state.ok }
+// driverLibrary is the file the binding opens first.
+func driverLibrary() string {
+	if runtime.GOOS == "darwin" {
+		return "libcuda.dylib"
+	}
+	return "libcuda.so.1"
+}
 
 func noDriverReason() string {
-	if state.reason == "" {
-		return "libcuda.so.1 could not be loaded"
+	switch {
+	case !haveBinding:
+		return state.reason
+	case state.reason == "":
+		return driverLibrary() + " could not be loaded"
 	}
-	return "libcuda.so.1 could not be loaded: " + state.reason
+	return driverLibrary() + " could not be loaded: " + state.reason
 }
 
 // DriverVersion returns the driver's CUDA version as 1000*major+10*minor
@@ -117,6 +134,24 @@ func (d Device) TotalMem() (uint64, error) {
 func (d Device) PCIBusID() (string, error) {
 	s, x := cDevicePCIBusID(d.handle)
 	return s, check("cuDeviceGetPCIBusId", x)
+}
+
+// UUID identifies a device (cuDeviceGetUuid_v2): the GPU's UUID, or on a
+// GPU in MIG mode the UUID of the MIG instance this process sees.
+type UUID [16]byte
+
+// String formats u as nvidia-smi prints a GPU's UUID and as
+// CUDA_VISIBLE_DEVICES accepts it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx,
+// lower-case hexadecimal. nvidia-smi shows a MIG instance as MIG- and the
+// same digits.
+func (u UUID) String() string {
+	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// UUID returns the device's UUID.
+func (d Device) UUID() (UUID, error) {
+	u, x := cDeviceUUID(d.handle)
+	return UUID(u), check("cuDeviceGetUuid_v2", x)
 }
 
 // DeviceAttribute is a CUdevice_attribute.
@@ -639,3 +674,17 @@ func (s *Stream) MemAllocAsync(p *MemPool, n uint64) (DevicePtr, error) {
 func (s *Stream) MemFreeAsync(d DevicePtr) error {
 	return check("cuMemFreeAsync", cFreeAsync(s.ctx.h, d, s.h))
 }
+
+// CallPath says how this build calls the driver's cheap, non-blocking
+// functions (stream and event queries, event records, stream waits):
+//
+//   - "linkname asmcgocall": on the system stack through the Go runtime's
+//     internal asmcgocall, skipping the cgo bookkeeping. Only on the Go
+//     versions this path was verified on (go1.26), and not with the build
+//     tag gocuda_nolinkname.
+//   - "cgo": plain cgo calls, on every other Go version or with the tag.
+//   - "none": this build cannot reach a driver (built without cgo, or for
+//     an OS without the binding); Init says why.
+//
+// Every call that may block is a plain cgo call on every path.
+func CallPath() string { return callPath }

@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -40,7 +41,7 @@ func TestNoDriverIsAClearError(t *testing.T) {
 		t.Skip("a driver is present")
 	}
 	assert.ErrorIs(t, err, cuda.ErrNoDriver)
-	assert.Contains(t, err.Error(), "libcuda.so.1")
+	assert.Contains(t, err.Error(), noDriverText, "the error says why there is no driver")
 	_, err = cuda.DeviceCount()
 	assert.ErrorIs(t, err, cuda.ErrNoDriver)
 	_, err = cuda.GetDevice(0)
@@ -91,6 +92,28 @@ func TestDeviceFacts(t *testing.T) {
 		cuda.AttrVirtualMemoryManagement, cuda.AttrUnifiedAddressing, cuda.AttrConcurrentManagedAccess} {
 		_, err := d.Attribute(a)
 		assert.NoError(t, err, "attribute %d", a)
+	}
+	u, err := d.UUID()
+	require.NoError(t, err)
+	assert.NotEqual(t, cuda.UUID{}, u, "a device's UUID is not all zeros")
+	assert.Regexp(t, `^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`, u.String())
+	u2, err := d.UUID()
+	require.NoError(t, err)
+	assert.Equal(t, u, u2, "the UUID is stable")
+}
+
+func TestUUIDPrintsAsNvidiaSmiDoes(t *testing.T) {
+	for _, tc := range []struct {
+		u    cuda.UUID
+		want string
+	}{
+		{cuda.UUID{}, "GPU-00000000-0000-0000-0000-000000000000"},
+		{cuda.UUID{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f"},
+		{cuda.UUID{0xde, 0xad, 0xbe, 0xef, 0xAB, 0xCD, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x01, 0xff}, "GPU-deadbeef-abcd-1234-5678-9abcdef001ff"},
+		{cuda.UUID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "GPU-ffffffff-ffff-ffff-ffff-ffffffffffff"},
+	} {
+		assert.Equal(t, tc.want, tc.u.String())
+		assert.Equal(t, tc.want, fmt.Sprint(tc.u), "fmt uses String")
 	}
 }
 

@@ -1,4 +1,8 @@
-//go:build cgo && (linux || windows)
+//go:build cgo && (linux || darwin || freebsd)
+
+// The binding needs cgo and dlopen: linux, darwin and freebsd have both.
+// Elsewhere (cgo off, windows, ...) driver_nocgo.go stands in and every
+// entry point returns ErrNoDriver with the reason.
 
 package cuda
 
@@ -18,6 +22,7 @@ typedef int CUdevice;
 typedef void *CUcontext, *CUstream, *CUevent, *CUmodule, *CUfunction, *CUmemoryPool;
 typedef unsigned long long CUdeviceptr;
 typedef unsigned long long CUmemHandle;
+typedef struct { unsigned char bytes[16]; } CUuuid;
 
 typedef struct { int type; int id; } CUmemLocation;
 typedef struct {
@@ -53,6 +58,8 @@ FN(CUresult, cuDeviceGetName, (char*, int, CUdevice)) \
 FN(CUresult, cuDeviceTotalMem_v2, (size_t*, CUdevice)) \
 FN(CUresult, cuDeviceGetAttribute, (int*, int, CUdevice)) \
 FN(CUresult, cuDeviceGetPCIBusId, (char*, int, CUdevice)) \
+FN(CUresult, cuDeviceGetUuid, (CUuuid*, CUdevice)) \
+FN(CUresult, cuDeviceGetUuid_v2, (CUuuid*, CUdevice)) \
 FN(CUresult, cuDeviceCanAccessPeer, (int*, CUdevice, CUdevice)) \
 FN(CUresult, cuDevicePrimaryCtxRetain, (CUcontext*, CUdevice)) \
 FN(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice)) \
@@ -112,11 +119,19 @@ FUNCS
 static void *lib;
 static char load_error[512];
 
+// The driver's file: macOS drivers (CUDA 10.2 and before) installed a
+// dylib; linux and freebsd install libcuda.so.1.
+#ifdef __APPLE__
+#define GC_LIBS {"libcuda.dylib", "/usr/local/cuda/lib/libcuda.dylib", 0}
+#else
+#define GC_LIBS {"libcuda.so.1", "libcuda.so", 0}
+#endif
+
 // gc_load opens the driver and resolves every entry point. A missing entry
 // point is not fatal: its wrapper reports GC_MISSING, so an older driver
 // still serves everything it has.
 static int gc_load(void) {
-	const char *names[] = {"libcuda.so.1", "libcuda.so", 0};
+	const char *names[] = GC_LIBS;
 	for (int i = 0; names[i] && !lib; i++) {
 		lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 		// Report why the first, canonical name failed: that is the one a
@@ -129,7 +144,7 @@ static int gc_load(void) {
 	FUNCS
 #undef FN
 	if (!p_cuInit || !p_cuCtxSetCurrent) {
-		snprintf(load_error, sizeof load_error, "libcuda.so.1 lacks cuInit or cuCtxSetCurrent");
+		snprintf(load_error, sizeof load_error, "%s lacks cuInit or cuCtxSetCurrent", names[0]);
 		return 0;
 	}
 	return 1;
@@ -166,10 +181,12 @@ static gc_rv gc_raw_ctx_get_current(void) {
 // Fast calls. A cgo call costs about 55 ns on the H100 machine, most of it
 // the runtime's bookkeeping for a call that might block (entersyscall, a
 // possible hand-off of the P). The calls below never block: they read or
-// queue, and return. They take one pointer to an argument block and run on
-// the system stack through runtime.asmcgocall, which skips that bookkeeping
-// (about 9 ns instead of 27 on the build machine). Anything that may wait
-// (synchronize, allocate, free, copy to the host) stays a normal cgo call.
+// queue, and return. They take one pointer to an argument block, so that
+// they can run on the system stack through runtime.asmcgocall, which skips
+// that bookkeeping (about 9 ns instead of 27 on the build machine): see
+// fast_linkname.go for when. Otherwise gc_fast_cgo runs them through a
+// plain cgo call (fast_cgo.go). Anything that may wait (synchronize,
+// allocate, free, copy to the host) is always a plain cgo call.
 typedef struct { uintptr_t ctx, a, b; CUresult r; unsigned long long v; } gc_fast;
 _Static_assert(sizeof(gc_fast) == 40, "gc_fast must match Go's fastArgs");
 #define FAST_CTX(f) do { \
@@ -184,6 +201,9 @@ static void gc_fast_event_query(void *p) { gc_fast *f = p; FAST_NEED(f, cuEventQ
 static void gc_fast_event_record(void *p) { gc_fast *f = p; FAST_NEED(f, cuEventRecord); FAST_CTX(f); f->r = p_cuEventRecord((CUevent)f->a, (CUstream)f->b); }
 static void gc_fast_stream_wait_event(void *p) { gc_fast *f = p; FAST_NEED(f, cuStreamWaitEvent); FAST_CTX(f); f->r = p_cuStreamWaitEvent((CUstream)f->a, (CUevent)f->b, 0); }
 static void gc_fast_ctx_get_device(void *p) { gc_fast *f = p; CUdevice d = 0; FAST_NEED(f, cuCtxGetDevice); FAST_CTX(f); f->r = p_cuCtxGetDevice(&d); f->v = (unsigned long long)d; }
+// gc_fast_sum touches no driver: it returns a+b, so that tests and
+// benchmarks can check and time the call path itself on any machine.
+static void gc_fast_sum(void *p) { gc_fast *f = p; f->r = 0; f->v = (unsigned long long)(f->a + f->b); }
 static void *gc_fast_fn(int which) {
 	switch (which) {
 	case 0: return (void*)gc_fast_stream_query;
@@ -191,8 +211,18 @@ static void *gc_fast_fn(int which) {
 	case 2: return (void*)gc_fast_event_record;
 	case 3: return (void*)gc_fast_stream_wait_event;
 	case 4: return (void*)gc_fast_ctx_get_device;
+	case 5: return (void*)gc_fast_sum;
 	}
 	return 0;
+}
+// gc_fast_cgo runs a gc_fast_ function through a plain cgo call. The
+// argument block lives on the C stack and the result comes back by value:
+// a Go pointer handed to C would escape, one allocation a call.
+static gc_rv gc_fast_cgo(void *fn, uintptr_t ctx, uintptr_t a, uintptr_t b) {
+	gc_fast f = {ctx, a, b, 0, 0};
+	((void (*)(void*))fn)(&f);
+	gc_rv o = {f.r, f.v};
+	return o;
 }
 
 // gc_bench_c times n calls of one driver function made from C, so that
@@ -258,6 +288,16 @@ static CUresult gc_device_name(char *b, int n, int d) { NEED(cuDeviceGetName); r
 static CUresult gc_device_total_mem(size_t *s, int d) { NEED(cuDeviceTotalMem_v2); return p_cuDeviceTotalMem_v2(s, d); }
 static CUresult gc_device_attr(int *v, int a, int d) { NEED(cuDeviceGetAttribute); return p_cuDeviceGetAttribute(v, a, d); }
 static CUresult gc_device_pci(char *b, int n, int d) { NEED(cuDeviceGetPCIBusId); return p_cuDeviceGetPCIBusId(b, n, d); }
+// _v2 (CUDA 11.4 and later) gives a MIG instance's own UUID where the
+// first version gives its GPU's; older drivers have only the first.
+static CUresult gc_device_uuid(unsigned char *out, int d) {
+	CUuuid u; CUresult r;
+	if (p_cuDeviceGetUuid_v2) r = p_cuDeviceGetUuid_v2(&u, d);
+	else if (p_cuDeviceGetUuid) r = p_cuDeviceGetUuid(&u, d);
+	else return GC_MISSING;
+	if (!r) memcpy(out, u.bytes, 16);
+	return r;
+}
 static CUresult gc_device_can_access_peer(int *v, int d, int p) { NEED(cuDeviceCanAccessPeer); return p_cuDeviceCanAccessPeer(v, d, p); }
 static CUresult gc_primary_retain(uintptr_t *c, int d) { NEED(cuDevicePrimaryCtxRetain); return p_cuDevicePrimaryCtxRetain((CUcontext*)c, d); }
 static CUresult gc_primary_release(int d) { NEED(cuDevicePrimaryCtxRelease_v2); return p_cuDevicePrimaryCtxRelease_v2(d); }
@@ -374,6 +414,8 @@ import (
 
 type u = C.uintptr_t
 
+const haveBinding = true
+
 func r(x C.CUresult) Result { return Result(x) }
 
 func cLoad() (bool, string) {
@@ -382,6 +424,8 @@ func cLoad() (bool, string) {
 	}
 	return true, ""
 }
+
+func loaded() bool { return state.ok }
 
 func errorName(x Result) string {
 	if !loaded() || x < 0 {
@@ -407,9 +451,8 @@ func cRawCtxGetCurrent() (uintptr, Result) {
 }
 
 func cCtxGetDevice(c uintptr) (int, Result) {
-	f := fastArgs{ctx: c}
-	asmcgocall(fastCtxGetDevice, unsafe.Pointer(&f))
-	return int(f.v), Result(f.r)
+	x, v := fast(fastCtxGetDevice, c, 0, 0)
+	return int(v), x
 }
 
 // fastArgs mirrors gc_fast.
@@ -426,19 +469,14 @@ var (
 	fastEventRecord     = C.gc_fast_fn(2)
 	fastStreamWaitEvent = C.gc_fast_fn(3)
 	fastCtxGetDevice    = C.gc_fast_fn(4)
+	fastSum             = C.gc_fast_fn(5)
 )
 
-// asmcgocall runs fn(arg) on the system stack without the cgo bookkeeping
-// for calls that may block; only for the gc_fast_ functions above.
-//
-//go:linkname asmcgocall runtime.asmcgocall
-//go:noescape
-func asmcgocall(fn, arg unsafe.Pointer) int32
-
-func fast(fn unsafe.Pointer, c, a, b uintptr) Result {
-	f := fastArgs{ctx: c, a: a, b: b}
-	asmcgocall(fn, unsafe.Pointer(&f))
-	return Result(f.r)
+// fastCgo runs one of the gc_fast_ functions through a plain cgo call: the
+// path every Go version supports.
+func fastCgo(fn unsafe.Pointer, c, a, b uintptr) (Result, uint64) {
+	o := C.gc_fast_cgo(fn, u(c), u(a), u(b))
+	return Result(o.r), uint64(o.v)
 }
 
 func cBenchC(which int, c, h uintptr, n int64) int64 {
@@ -491,6 +529,16 @@ func cDevicePCIBusID(d int) (string, Result) {
 	return C.GoString(&buf[0]), r(x)
 }
 
+func cDeviceUUID(d int) ([16]byte, Result) {
+	var b [16]C.uchar
+	x := C.gc_device_uuid(&b[0], C.int(d))
+	var out [16]byte
+	for i := range b {
+		out[i] = byte(b[i])
+	}
+	return out, r(x)
+}
+
 func cDeviceCanAccessPeer(d, p int) (bool, Result) {
 	var v C.int
 	x := C.gc_device_can_access_peer(&v, C.int(d), C.int(p))
@@ -503,7 +551,6 @@ func cPrimaryRetain(d int) (uintptr, Result) {
 	return uintptr(c), r(x)
 }
 
-func cPrimaryRelease(d int) Result { return r(C.gc_primary_release(C.int(d))) }
 
 func cCtxSync(c uintptr) Result { return r(C.gc_ctx_sync(u(c))) }
 
@@ -580,8 +627,8 @@ func cStreamCreate(c uintptr, flags uint32) (uintptr, Result) {
 
 func cStreamDestroy(c, s uintptr) Result      { return r(C.gc_stream_destroy(u(c), u(s))) }
 func cStreamSync(c, s uintptr) Result         { return r(C.gc_stream_sync(u(c), u(s))) }
-func cStreamQuery(c, s uintptr) Result        { return fast(fastStreamQuery, c, s, 0) }
-func cStreamWaitEvent(c, s, e uintptr) Result { return fast(fastStreamWaitEvent, c, s, e) }
+func cStreamQuery(c, s uintptr) Result        { x, _ := fast(fastStreamQuery, c, s, 0); return x }
+func cStreamWaitEvent(c, s, e uintptr) Result { x, _ := fast(fastStreamWaitEvent, c, s, e); return x }
 
 func cEventCreate(c uintptr, flags uint32) (uintptr, Result) {
 	var e u
@@ -590,8 +637,8 @@ func cEventCreate(c uintptr, flags uint32) (uintptr, Result) {
 }
 
 func cEventDestroy(c, e uintptr) Result   { return r(C.gc_event_destroy(u(c), u(e))) }
-func cEventRecord(c, e, s uintptr) Result { return fast(fastEventRecord, c, e, s) }
-func cEventQuery(c, e uintptr) Result     { return fast(fastEventQuery, c, e, 0) }
+func cEventRecord(c, e, s uintptr) Result { x, _ := fast(fastEventRecord, c, e, s); return x }
+func cEventQuery(c, e uintptr) Result     { x, _ := fast(fastEventQuery, c, e, 0); return x }
 func cEventSync(c, e uintptr) Result      { return r(C.gc_event_sync(u(c), u(e))) }
 
 func cEventElapsed(c, start, end uintptr) (float32, Result) {

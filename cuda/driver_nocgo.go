@@ -1,18 +1,22 @@
-//go:build !cgo || !(linux || windows)
+//go:build !cgo || !(linux || darwin || freebsd)
 
 package cuda
 
-// Without cgo there is no way to reach the driver: every entry point reports
-// ErrNoDriver through Init, and these stand-ins only keep the package
-// compiling. None of them is reachable once Init has failed.
+// Without cgo, or on an OS where the binding does not dlopen the driver,
+// there is no way to reach it: every entry point reports ErrNoDriver
+// through Init, with noBindingReason, and these stand-ins only keep the
+// package compiling. None of them is reachable once Init has failed.
 
 import "unsafe"
 
 var _ unsafe.Pointer
 
-func cLoad() (bool, string) {
-	return false, "this program was built with CGO_ENABLED=0 or for an OS without a CUDA driver"
-}
+const (
+	haveBinding = false
+	callPath    = "none"
+)
+
+func cLoad() (bool, string)                                                  { return false, noBindingReason }
 func errorName(Result) string                                                { return "" }
 func errorString(Result) string                                              { return "" }
 func cInit() Result                                                          { return errNoDriver }
@@ -23,9 +27,9 @@ func cDeviceName(d int) (string, Result)                                     { r
 func cDeviceTotalMem(d int) (uint64, Result)                                 { return 0, errNoDriver }
 func cDeviceAttr(a, d int) (int, Result)                                     { return 0, errNoDriver }
 func cDevicePCIBusID(d int) (string, Result)                                 { return "", errNoDriver }
+func cDeviceUUID(d int) ([16]byte, Result)                                   { return [16]byte{}, errNoDriver }
 func cDeviceCanAccessPeer(d, p int) (bool, Result)                           { return false, errNoDriver }
 func cPrimaryRetain(d int) (uintptr, Result)                                 { return 0, errNoDriver }
-func cPrimaryRelease(d int) Result                                           { return errNoDriver }
 func cCtxSync(c uintptr) Result                                              { return errNoDriver }
 func cCtxEnablePeer(c, peer uintptr) Result                                  { return errNoDriver }
 func cMemInfo(c uintptr) (uint64, uint64, Result)                            { return 0, 0, errNoDriver }

@@ -52,7 +52,9 @@ func (r Result) name() string {
 }
 
 // ErrNoDriver is returned by every entry point when libcuda.so.1 cannot be
-// loaded or initialized (no driver, no GPU, or a build with CGO_ENABLED=0).
+// loaded or initialized (no driver, no GPU), or when the program was built
+// without a way to reach one (CGO_ENABLED=0, or an OS other than linux,
+// darwin and freebsd); the error's text says which.
 var ErrNoDriver = errors.New("cuda: no CUDA driver")
 
 // Error is a failed driver call: the call, the code, and the driver's own

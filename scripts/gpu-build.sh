@@ -5,6 +5,9 @@
 #   scripts/gpu-build.sh            # all packages with tests
 #   scripts/gpu-build.sh ./pool/... # some packages
 #   RACE=1 scripts/gpu-build.sh     # with the race detector (larger, slower)
+#   GOCUDA_GPU_BUILD_TAGS=gocuda_nolinkname scripts/gpu-build.sh
+#                                   # with build tags (here: the cgo fallback
+#                                   # for cuda's fast calls, not the linkname path)
 #
 # Then on the GPU machine, from the repository root (.gpu carried along):
 #   bash scripts/gpu-run.sh [--bench REGEX] [--sanitizer memcheck|racecheck] [--run REGEX] [PKG...]
@@ -17,6 +20,8 @@ pkgs=("$@")
 rm -rf .gpu/bin && mkdir -p .gpu/bin
 flags=(-ldflags='-s -w' -trimpath)
 [ "${RACE:-}" = 1 ] && flags+=(-race)
+tags=${GOCUDA_GPU_BUILD_TAGS:-}
+[ -n "$tags" ] && flags+=(-tags="$tags")
 manifest=.gpu/bin/MANIFEST
 : >"$manifest"
 module=$(go list -m)
@@ -30,6 +35,8 @@ go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' "${pkgs[
 	echo "$name.test $rel" >>"$manifest"
 done
 go build "${flags[@]}" -o .gpu/bin/gocuda ./cmd/gocuda
+# gpu-run.sh prints these, so that a log says which build it ran.
+echo "${tags:-(none)}" >.gpu/bin/TAGS
 # The training example, for its benchmark beside bench/pytorch_train.py.
 go build "${flags[@]}" -o .gpu/bin/train ./examples/train
 count=$(wc -l <"$manifest")
@@ -37,4 +44,4 @@ count=$(wc -l <"$manifest")
 # of their code (the runtime, testify, gocuda): 3x smaller than the default.
 tar -C .gpu -cf - bin | xz -9 -T0 >.gpu/bundle.tar.xz
 rm -rf .gpu/bin
-echo "built $count test binaries, gocuda and train: .gpu/bundle.tar.xz ($(du -h .gpu/bundle.tar.xz | cut -f1)); carry .gpu to the GPU machine"
+echo "built $count test binaries, gocuda and train (build tags: ${tags:-none}): .gpu/bundle.tar.xz ($(du -h .gpu/bundle.tar.xz | cut -f1)); carry .gpu to the GPU machine"

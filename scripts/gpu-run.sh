@@ -32,6 +32,7 @@ rm -rf .gpu/bin && tar -C .gpu -xJf .gpu/bundle.tar.xz
 logs=${OUT:-$root/.gpu/logs}
 mkdir -p "$logs"
 export GOCUDA_BACKEND=${GOCUDA_BACKEND:-cuda}
+[ -f .gpu/bin/TAGS ] && echo "build tags: $(cat .gpu/bin/TAGS)"
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 args=(-test.count=1 -test.timeout="$timeout")
 [ -n "$run" ] && args+=(-test.run="$run")

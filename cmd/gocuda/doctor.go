@@ -17,10 +17,11 @@ import (
 	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/nvml"
 )
 
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("doctor", "", "Shows the CUDA driver, each GPU with its memory, compute capability and the\nfeatures gocuda uses, the backend chosen, and every GOCUDA_ variable as parsed.\nOn a machine without a GPU it says so and exits 0.", stdout)
+	fs := newFlags("doctor", "", "Shows the CUDA driver and how gocuda calls it, each GPU with its UUID, MIG mode,\nmemory, compute capability and the features gocuda uses, the backend chosen,\nand every GOCUDA_ variable as parsed.\nOn a machine without a GPU it says so and exits 0.", stdout)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -41,8 +42,14 @@ func doctor(w io.Writer, environ []string) error {
 	fmt.Fprintf(w, "gocuda doctor\n\nGo %s %s/%s, cgo %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, yes(cgoEnabled))
 
 	fmt.Fprintln(w, "\nCUDA driver")
+	fmt.Fprintf(w, "  call path: %s\n", cuda.CallPath())
 	if err := cuda.Init(); err != nil {
 		switch {
+		case cuda.CallPath() == "none":
+			// The build is the cause, not the machine: say so, and how to
+			// fix it (the error's text has the fix).
+			fmt.Fprintf(w, "  this build cannot reach a CUDA driver: %v\n", err)
+			fmt.Fprintln(w, "  Whatever driver and GPUs this machine has, this program runs on the host backend.")
 		case errors.Is(err, cuda.ErrNoDriver):
 			fmt.Fprintf(w, "  none: %v\n  This machine has no usable NVIDIA driver; gocuda runs on the host backend.\n", err)
 		case errors.Is(err, cuda.ErrNoDevice):
@@ -109,6 +116,14 @@ func describeDevices(w io.Writer, b *cudabackend.Backend) {
 		}
 		fmt.Fprintf(w, "  %d: %s\n", i, in.Name)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		mig, migErr := nvml.MIGMode(in.PCIBusID)
+		var uuid cuda.UUID
+		cd, uuidErr := cuda.GetDevice(i)
+		if uuidErr == nil {
+			uuid, uuidErr = cd.UUID()
+		}
+		fmt.Fprintf(tw, "     UUID\t%s\n", uuidText(uuid, uuidErr, mig))
+		fmt.Fprintf(tw, "     MIG mode\t%s\n", migText(mig, migErr))
 		fmt.Fprintf(tw, "     memory\t%s\n", mem)
 		fmt.Fprintf(tw, "     compute capability\t%d.%d, %d multiprocessors\n", in.Major, in.Minor, in.MultiProcessors)
 		fmt.Fprintf(tw, "     PCI bus\t%s\n", in.PCIBusID)
@@ -142,6 +157,36 @@ func describeDevices(w io.Writer, b *cudabackend.Backend) {
 			fmt.Fprintf(w, "    %d: %s\n", i, strings.Join(row, " "))
 		}
 	}
+}
+
+// uuidText formats a device's UUID as nvidia-smi -L does: GPU-… for a
+// GPU, MIG-… for a MIG instance, which is what CUDA sees of a GPU whose
+// MIG mode is on.
+func uuidText(u cuda.UUID, err error, mig nvml.MIG) string {
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	if mig.Current {
+		return "MIG-" + strings.TrimPrefix(u.String(), "GPU-") + " (a MIG instance)"
+	}
+	return u.String()
+}
+
+// migText says a GPU's MIG mode, and the mode a reset will bring where
+// someone changed it. The driver API has no attribute for it: NVML
+// (nvmlDeviceGetMigMode) is where it is read.
+func migText(m nvml.MIG, err error) string {
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	if !m.Supported {
+		return "not supported by this GPU"
+	}
+	on := map[bool]string{true: "enabled", false: "disabled"}
+	if m.Pending != m.Current {
+		return on[m.Current] + ", " + on[m.Pending] + " after the next GPU reset"
+	}
+	return on[m.Current]
 }
 
 func parsedValue(c config.Config, name string) string {

@@ -2,11 +2,12 @@ package cuda
 
 import "fmt"
 
-// Anchors for measuring the binding's own overhead in the same run as the
-// calls it wraps: a cgo call that does nothing, and a cgo call into the
-// driver's cuCtxGetCurrent through its function pointer, with none of our
-// context handling. They exist for benchmarks and doctor; they change
-// nothing.
+// Benchmark scaffolding, exported to this package's tests only. Anchors for
+// measuring the binding's own overhead in the same run as the calls it
+// wraps: a cgo call that does nothing, and a cgo call into the driver's
+// cuCtxGetCurrent through its function pointer, with none of our context
+// handling. Their C halves live in driver_cgo.go (a _test file cannot use
+// cgo); they change nothing.
 
 // NoopCall makes one cgo call to an empty C function.
 func NoopCall() { cNoop() }
@@ -18,10 +19,10 @@ func RawCtxGetCurrent() (uintptr, error) {
 	return c, check("cuCtxGetCurrent", x)
 }
 
-// Device returns the context's device as the driver reports it
+// CurrentDevice returns the context's device as the driver reports it
 // (cuCtxGetDevice): a cheap call through the full context path, used to
 // measure the binding.
-func (c *Context) CurrentDevice() (int, error) {
+func CurrentDevice(c *Context) (int, error) {
 	d, x := cCtxGetDevice(c.h)
 	return d, check("cuCtxGetDevice", x)
 }

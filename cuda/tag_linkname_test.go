@@ -1,0 +1,5 @@
+//go:build cgo && (linux || darwin || freebsd) && !gocuda_nolinkname
+
+package cuda
+
+const tagNoLinkname = false
