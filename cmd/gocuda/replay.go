@@ -216,17 +216,19 @@ func replayLimits(hardFlag string, total uint64) (pool.Limits, error) {
 	if err != nil {
 		return pool.Limits{}, fmt.Errorf("%w", err)
 	}
-	limits := pool.Limits{Soft: cfg.SoftLimit.Resolve(total), Hard: cfg.HardLimit.Resolve(total)}
-	if hardFlag != "" {
-		l, err := config.ParseLimit(hardFlag)
-		if err != nil {
-			return limits, fmt.Errorf("--hard-limit %q: %w (accepted: %s)", hardFlag, err, config.LimitForms)
-		}
-		limits.Hard = l.Resolve(total)
+	if hardFlag == "" {
+		soft, hard, err := cfg.ResolveLimits(total, 0)
+		return pool.Limits{Soft: soft, Hard: hard}, err
 	}
+	l, err := config.ParseLimit(hardFlag)
+	if err != nil {
+		return pool.Limits{}, usageErrorf("--hard-limit %q: %v (accepted: %s)", hardFlag, err, config.LimitForms)
+	}
+	limits := pool.Limits{Soft: cfg.SoftLimit.Resolve(total), Hard: l.Resolve(total)}
 	if limits.Hard > 0 && limits.Soft > limits.Hard {
-		return limits, fmt.Errorf("the soft limit %s (%s) is above the hard limit %s",
-			humanize.IBytes(limits.Soft), config.EnvSoftLimit, humanize.IBytes(limits.Hard))
+		return limits, fmt.Errorf("%s=%q (%s of the replay device's %s) is above --hard-limit %q (%s): lower the one or raise the other",
+			config.EnvSoftLimit, cfg.Set[config.EnvSoftLimit], humanize.IBytes(limits.Soft), humanize.IBytes(total),
+			hardFlag, humanize.IBytes(limits.Hard))
 	}
 	return limits, nil
 }

@@ -203,7 +203,15 @@ func TestReplayTakesLimitsFromTheEnvironment(t *testing.T) {
 	t.Setenv("GOCUDA_SOFT_MEMORY_LIMIT", "8KiB")
 	_, _, err = replay(t, "--hard-limit", "4096", tiny)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "soft limit 8.0 KiB (GOCUDA_SOFT_MEMORY_LIMIT) is above the hard limit 4.0 KiB")
+	assert.Contains(t, err.Error(), `GOCUDA_SOFT_MEMORY_LIMIT="8KiB" (8.0 KiB of the replay device's `)
+	assert.Contains(t, err.Error(), `) is above --hard-limit "4096" (4.0 KiB)`)
+
+	// Both from the environment: the error names both variables.
+	t.Setenv("GOCUDA_HARD_MEMORY_LIMIT", "0.001%")
+	t.Setenv("GOCUDA_SOFT_MEMORY_LIMIT", "1%")
+	_, _, err = replay(t, tiny)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `GOCUDA_SOFT_MEMORY_LIMIT="1%" is not valid: accepted values are a limit no larger than GOCUDA_HARD_MEMORY_LIMIT="0.001%"`)
 }
 
 func TestReplayRealTracesThroughEveryPool(t *testing.T) {
