@@ -62,6 +62,11 @@ func Pool(ordinal int) (pool.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Checked here rather than left to pool.New, so that the error names
+	// the variables and their values, not only the bytes they came to.
+	if _, _, err := c.ResolveLimits(dev.Info().TotalMemory, ordinal); err != nil {
+		return nil, fmt.Errorf("gocuda: device %d: %w", ordinal, err)
+	}
 	p, err := pool.New(c.Pool, dev, LimitsFor(c, dev))
 	if err != nil {
 		return nil, fmt.Errorf("gocuda: %s=%s on device %d: %w", config.EnvPool, c.Pool, ordinal, err)

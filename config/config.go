@@ -3,14 +3,18 @@ package config
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dustin/go-humanize"
+
+	"github.com/gocuda/gocuda/internal/suggest"
 )
 
 // Variable names, in one place so doctor, errors and docs agree.
@@ -105,7 +109,16 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 		}
 	}
 	if v, ok := get(EnvPool); ok {
-		if c.Pool, err = oneOf(EnvPool, v, Pools); err != nil {
+		// off is none, as for the limits and GOMEMLIMIT: no pool caching.
+		pv := v
+		if strings.EqualFold(pv, "off") {
+			pv = "none"
+		}
+		if c.Pool, err = oneOf(EnvPool, pv, Pools); err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				e.Value, e.Accepted = v, e.Accepted+" (off is none)"
+			}
 			return c, err
 		}
 	}
@@ -146,12 +159,35 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 			c.Debug[w] = true
 		}
 	}
-	if c.SoftLimit.Set() && c.HardLimit.Set() && c.SoftLimit.Percent == 0 && c.HardLimit.Percent == 0 &&
-		c.SoftLimit.Bytes > c.HardLimit.Bytes {
-		return c, &Error{Var: EnvSoftLimit, Value: c.Set[EnvSoftLimit],
-			Accepted: "a limit no larger than " + EnvHardLimit + " (" + c.Set[EnvHardLimit] + ")"}
+	// Shares are checked against a device's memory in ResolveLimits.
+	if c.SoftLimit.Percent == 0 && c.HardLimit.Percent == 0 {
+		if _, _, err := c.ResolveLimits(0, -1); err != nil {
+			return c, err
+		}
 	}
 	return c, nil
+}
+
+// ResolveLimits turns the soft and hard limits into bytes for device
+// ordinal, which has total bytes of memory (ordinal -1: no device, the
+// limits are absolute); 0 means no limit. A soft limit above the hard
+// limit is an *Error naming both variables, their values as written and
+// what they came to.
+func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err error) {
+	soft, hard = c.SoftLimit.Resolve(total), c.HardLimit.Resolve(total)
+	if hard == 0 || soft <= hard {
+		return soft, hard, nil
+	}
+	softRaw, hardRaw := strings.TrimSpace(c.Set[EnvSoftLimit]), strings.TrimSpace(c.Set[EnvHardLimit])
+	e := &Error{Var: EnvSoftLimit, Value: c.Set[EnvSoftLimit],
+		Accepted: fmt.Sprintf("a limit no larger than %s=%q", EnvHardLimit, c.Set[EnvHardLimit])}
+	if c.SoftLimit.Percent > 0 || c.HardLimit.Percent > 0 {
+		// Say what the shares came to: "80%" is only too large on a
+		// device of a given size.
+		e.Err = fmt.Errorf("on device %d, of %s, %s is %s and %s is %s", ordinal, humanize.IBytes(total),
+			softRaw, humanize.IBytes(soft), hardRaw, humanize.IBytes(hard))
+	}
+	return soft, hard, e
 }
 
 // Names lists every knob, sorted, for doctor.
@@ -159,6 +195,58 @@ func Names() []string {
 	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim}
 	sort.Strings(n)
 	return n
+}
+
+// Nearest returns the known knob closest in spelling to name
+// ("GOCUDA_MEMORY_POOL" for "GOCUDA_MEMROY_POOL"), or "" when none is
+// close.
+func Nearest(name string) string {
+	const prefix = "GOCUDA_"
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return ""
+	}
+	// Compare what follows the prefix: every knob shares it, and it would
+	// make any two names look close.
+	tails := make([]string, 0, len(Names()))
+	for _, n := range Names() {
+		tails = append(tails, strings.TrimPrefix(n, prefix))
+	}
+	if t := suggest.Nearest(rest, tails); t != "" {
+		return prefix + t
+	}
+	return ""
+}
+
+// UnknownMessage is what is said about an unknown GOCUDA_ variable: that
+// it is not a knob, and the knob it may have meant.
+func UnknownMessage(name string) string {
+	msg := name + " is set but gocuda has no such knob, so it has no effect"
+	if n := Nearest(name); n != "" {
+		return msg + "; did you mean " + n + "?"
+	}
+	return msg + "; the knobs are " + strings.Join(Names(), ", ")
+}
+
+// WarnUnknown logs a warning through l for each unknown GOCUDA_ variable
+// in environ (UnknownSet), naming the nearest knob, and returns how many
+// it found.
+func WarnUnknown(l *slog.Logger, environ []string) int {
+	unknown := UnknownSet(environ)
+	for _, name := range unknown {
+		l.Warn("gocuda: "+UnknownMessage(name), "variable", name, "nearest", Nearest(name))
+	}
+	return len(unknown)
+}
+
+var warnedUnknown sync.Once
+
+// WarnUnknownOnce warns through slog.Default, the first time it is called
+// in the process, about each unknown GOCUDA_ variable of the process's
+// environment. The backend calls it on first use, not at import, so that
+// a program has set up its logger by then.
+func WarnUnknownOnce() {
+	warnedUnknown.Do(func() { WarnUnknown(slog.Default(), os.Environ()) })
 }
 
 // UnknownSet returns GOCUDA_ variables in the environment that gocuda does
@@ -208,7 +296,7 @@ func ParseBool(v string) (bool, error) {
 }
 
 // LimitForms describes what ParseLimit accepts, for error messages.
-const LimitForms = `a byte count ("4294967296"), a size with a unit ("4GiB", "12.5GB", "512 MiB"), a share of device memory ("80%"), or "none"`
+const LimitForms = `a byte count ("4294967296"), a size with a unit ("4GiB", "12.5GB", "512 MiB"), a share of device memory ("80%"), or "none" or "off" for no limit`
 
 // Limit is a memory limit: an absolute byte count or a share of the
 // device's memory. The zero Limit means no limit.
@@ -239,12 +327,17 @@ func (l Limit) String() string {
 	return "none"
 }
 
-// ParseLimit parses a memory limit: see LimitForms.
+// ParseLimit parses a memory limit: see LimitForms. "none" and "off" are
+// no limit. "0" and "" are errors: a limit of no bytes would refuse every
+// allocation, and neither reads unambiguously as "no limit" (an unset or
+// empty variable is the environment's way to say that).
 func ParseLimit(s string) (Limit, error) {
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
-	case "", "none", "0":
+	case "none", "off":
 		return Limit{}, nil
+	case "":
+		return Limit{}, errors.New(`empty limit: for no limit write "none" or "off"`)
 	}
 	if p, ok := strings.CutSuffix(s, "%"); ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
@@ -256,6 +349,9 @@ func ParseLimit(s string) (Limit, error) {
 	n, err := ParseSize(s)
 	if err != nil {
 		return Limit{}, err
+	}
+	if n == 0 {
+		return Limit{}, errors.New(`a limit of 0 bytes would refuse every allocation: for no limit write "none" or "off"`)
 	}
 	return Limit{Bytes: n}, nil
 }

@@ -1,7 +1,10 @@
 package config
 
 import (
+	"bytes"
+	"log/slog"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +45,18 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 		}},
 		{"plain bytes", map[string]string{EnvHardLimit: "1048576"}, func(t *testing.T, c Config) { assert.Equal(t, uint64(1<<20), c.HardLimit.Bytes) }},
 		{"none", map[string]string{EnvHardLimit: "none"}, func(t *testing.T, c Config) { assert.False(t, c.HardLimit.Set()) }},
+		{"hard limit off", map[string]string{EnvHardLimit: "off"}, func(t *testing.T, c Config) { assert.False(t, c.HardLimit.Set()) }},
+		{"soft limit OFF", map[string]string{EnvSoftLimit: "OFF"}, func(t *testing.T, c Config) { assert.False(t, c.SoftLimit.Set()) }},
+		{"pool off is none", map[string]string{EnvPool: "off"}, func(t *testing.T, c Config) { assert.Equal(t, "none", c.Pool) }},
+		{"pool none", map[string]string{EnvPool: "none"}, func(t *testing.T, c Config) { assert.Equal(t, "none", c.Pool) }},
+		{"empty hard limit is unset", map[string]string{EnvHardLimit: ""}, func(t *testing.T, c Config) { assert.False(t, c.HardLimit.Set()) }},
+		{"blank soft limit is unset", map[string]string{EnvSoftLimit: "  "}, func(t *testing.T, c Config) { assert.False(t, c.SoftLimit.Set()) }},
+		{"empty backend is auto", map[string]string{EnvBackend: ""}, func(t *testing.T, c Config) { assert.Equal(t, "auto", c.Backend) }},
+		{"empty gc early is on", map[string]string{EnvGCEarly: ""}, func(t *testing.T, c Config) { assert.True(t, c.GCEarly) }},
+		{"idle trim none", map[string]string{EnvIdleTrim: "none"}, func(t *testing.T, c Config) { assert.Zero(t, c.IdleTrim) }},
+		{"soft share and hard bytes wait for a device", map[string]string{EnvSoftLimit: "80%", EnvHardLimit: "1GiB"}, func(t *testing.T, c Config) {
+			assert.Equal(t, 80.0, c.SoftLimit.Percent)
+		}},
 		{"gc early off", map[string]string{EnvGCEarly: "false"}, func(t *testing.T, c Config) { assert.False(t, c.GCEarly) }},
 		{"gc early 1", map[string]string{EnvGCEarly: "1"}, func(t *testing.T, c Config) { assert.True(t, c.GCEarly) }},
 		{"debug leaks", map[string]string{EnvDebug: "leaks"}, func(t *testing.T, c Config) { assert.True(t, c.Debug["leaks"]) }},
@@ -80,6 +95,10 @@ func TestParseRejectsBadValuesNamingVariableValueAndForms(t *testing.T) {
 		{"idle trim without unit", EnvIdleTrim, "30", "30s, 5m"},
 		{"idle trim too short", EnvIdleTrim, "1ms", "at least 10ms"},
 		{"idle trim negative", EnvIdleTrim, "-5s", "or off"},
+		{"hard limit zero", EnvHardLimit, "0", `for no limit write "none" or "off"`},
+		{"soft limit zero", EnvSoftLimit, "0", `for no limit write "none" or "off"`},
+		{"hard limit zero with unit", EnvHardLimit, "0 MiB", `would refuse every allocation`},
+		{"pool typo lists off", EnvPool, "of", "(off is none)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,10 +115,85 @@ func TestParseRejectsBadValuesNamingVariableValueAndForms(t *testing.T) {
 	}
 }
 
-func TestParseRejectsSoftLimitAboveHardLimit(t *testing.T) {
-	_, err := Parse(env(map[string]string{EnvSoftLimit: "8GiB", EnvHardLimit: "4GiB"}))
+func TestParseRejectsSoftLimitAboveHardLimitNamingBoth(t *testing.T) {
+	c, err := Parse(env(map[string]string{EnvSoftLimit: "8GiB", EnvHardLimit: "4 GiB"}))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), EnvHardLimit)
+	assert.Equal(t, EnvSoftLimit, c.Invalid)
+	assert.Equal(t, `GOCUDA_SOFT_MEMORY_LIMIT="8GiB" is not valid: accepted values are a limit no larger than GOCUDA_HARD_MEMORY_LIMIT="4 GiB"`, err.Error())
+}
+
+func TestResolveLimitsNamesBothVariablesTheirValuesAndWhatTheyCameTo(t *testing.T) {
+	tests := []struct {
+		name       string
+		soft, hard string
+		total      uint64
+		wantSoft   uint64
+		wantHard   uint64
+		wantErr    string
+	}{
+		{"share under bytes", "50%", "1GiB", 1 << 30, 1 << 29, 1 << 30, ""},
+		{"shares", "50%", "80%", 1000, 500, 800, ""},
+		{"no hard limit", "80%", "none", 1000, 800, 0, ""},
+		{"share above bytes", "80%", "1GiB", 89 << 30, 89 << 30 * 8 / 10, 1 << 30,
+			`GOCUDA_SOFT_MEMORY_LIMIT="80%" is not valid: accepted values are a limit no larger than GOCUDA_HARD_MEMORY_LIMIT="1GiB" (on device 3, of 89 GiB, 80% is 71 GiB and 1GiB is 1.0 GiB)`},
+		{"bytes above share", "2GiB", "10%", 10 << 30, 2 << 30, 1 << 30,
+			`GOCUDA_SOFT_MEMORY_LIMIT="2GiB" is not valid: accepted values are a limit no larger than GOCUDA_HARD_MEMORY_LIMIT="10%" (on device 3, of 10 GiB, 2GiB is 2.0 GiB and 10% is 1.0 GiB)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse(env(map[string]string{EnvSoftLimit: tt.soft, EnvHardLimit: tt.hard}))
+			require.NoError(t, err, "shares are checked against a device, not at parse")
+			soft, hard, err := c.ResolveLimits(tt.total, 3)
+			assert.Equal(t, tt.wantSoft, soft)
+			assert.Equal(t, tt.wantHard, hard)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, EnvSoftLimit, e.Var)
+			assert.Equal(t, tt.wantErr, err.Error())
+		})
+	}
+}
+
+func TestNearestKnobCatchesTypos(t *testing.T) {
+	for _, tc := range []struct{ typed, want string }{
+		{"GOCUDA_MEMROY_POOL", EnvPool},
+		{"GOCUDA_MEMORY_POL", EnvPool},
+		{"GOCUDA_HARD_LIMIT", ""}, // too far from GOCUDA_HARD_MEMORY_LIMIT
+		{"GOCUDA_HARD_MEMORY_LIMT", EnvHardLimit},
+		{"GOCUDA_BAKCEND", EnvBackend},
+		{"GOCUDA_IDLETRIM", EnvIdleTrim},
+		{"GOCUDA_XYZ", ""},
+		{"CUDA_VISIBLE_DEVICES", ""},
+	} {
+		assert.Equal(t, tc.want, Nearest(tc.typed), tc.typed)
+	}
+}
+
+func TestUnknownMessageSaysWhatToTypeInstead(t *testing.T) {
+	assert.Equal(t, "GOCUDA_MEMROY_POOL is set but gocuda has no such knob, so it has no effect; did you mean GOCUDA_MEMORY_POOL?",
+		UnknownMessage("GOCUDA_MEMROY_POOL"))
+	assert.Equal(t, "GOCUDA_XYZ is set but gocuda has no such knob, so it has no effect; the knobs are "+strings.Join(Names(), ", "),
+		UnknownMessage("GOCUDA_XYZ"))
+}
+
+func TestWarnUnknownLogsEachUnknownVariableAsAWarning(t *testing.T) {
+	var buf bytes.Buffer
+	l := slog.New(slog.NewTextHandler(&buf, nil))
+	n := WarnUnknown(l, []string{"GOCUDA_MEMROY_POOL=binned", "GOCUDA_BACKEND=host", "GOCUDA_XYZ=1", "HOME=/", "GOCUDA_TEST_CHILD=1"})
+	assert.Equal(t, 2, n)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0], `level=WARN msg="gocuda: GOCUDA_MEMROY_POOL is set but gocuda has no such knob, so it has no effect; did you mean GOCUDA_MEMORY_POOL?" variable=GOCUDA_MEMROY_POOL nearest=GOCUDA_MEMORY_POOL`)
+	assert.Contains(t, lines[1], `variable=GOCUDA_XYZ nearest=""`)
+
+	buf.Reset()
+	assert.Zero(t, WarnUnknown(l, []string{"GOCUDA_BACKEND=host"}))
+	assert.Empty(t, buf.String(), "nothing to say when every variable is a knob")
 }
 
 func TestUnknownSetFindsMisspeltKnobs(t *testing.T) {

@@ -49,14 +49,15 @@ func ExampleParse_invalid() {
 	var e *config.Error
 	fmt.Println(errors.As(err, &e), c.Invalid)
 	// Output:
-	// GOCUDA_HARD_MEMORY_LIMIT="-4GiB" is not valid: accepted values are a byte count ("4294967296"), a size with a unit ("4GiB", "12.5GB", "512 MiB"), a share of device memory ("80%"), or "none" (a size must be a positive number of bytes)
+	// GOCUDA_HARD_MEMORY_LIMIT="-4GiB" is not valid: accepted values are a byte count ("4294967296"), a size with a unit ("4GiB", "12.5GB", "512 MiB"), a share of device memory ("80%"), or "none" or "off" for no limit (a size must be a positive number of bytes)
 	// true GOCUDA_HARD_MEMORY_LIMIT
 }
 
 // ParseLimit takes each form the limit knobs accept: bytes with or
-// without a unit (binary or decimal), or a share of the device's memory.
+// without a unit (binary or decimal), or a share of the device's memory;
+// none or off for no limit. 0 is refused rather than read as either.
 func ExampleParseLimit() {
-	for _, s := range []string{"4294967296", "4GiB", "12.5GB", "512 MiB", "80%", "none", "150%"} {
+	for _, s := range []string{"4294967296", "4GiB", "12.5GB", "512 MiB", "80%", "none", "off", "0", "150%"} {
 		l, err := config.ParseLimit(s)
 		if err != nil {
 			fmt.Printf("%s: %v\n", s, err)
@@ -71,5 +72,7 @@ func ExampleParseLimit() {
 	// 512 MiB: 512 MiB, set true, 536870912 bytes of a 16 GiB device
 	// 80%: 80%, set true, 13743895347 bytes of a 16 GiB device
 	// none: none, set false, 0 bytes of a 16 GiB device
+	// off: none, set false, 0 bytes of a 16 GiB device
+	// 0: a limit of 0 bytes would refuse every allocation: for no limit write "none" or "off"
 	// 150%: a share must be a number above 0 and at most 100, followed by %
 }

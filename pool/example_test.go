@@ -96,6 +96,6 @@ func ExampleLimits() {
 		st.Live>>20, st.Reserved>>20, st.Cached()>>20, st.Reclaimed>>20)
 	// Output:
 	// true true
-	// out of device memory on device 0: cannot allocate 2.0 MiB (2097152 bytes) with 8.0 MiB reserved under a hard limit of 8.0 MiB
+	// out of device memory on device 0: cannot allocate 2.0 MiB (2097152 bytes) with 8.0 MiB reserved under a hard limit of 8.0 MiB (0 B left)
 	// live 0 MiB, reserved 4 MiB, cached 4 MiB, given back 4 MiB
 }

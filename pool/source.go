@@ -182,10 +182,20 @@ type OutOfMemoryError struct {
 	// Request is the bytes the caller asked for. Source fills in what it was
 	// asked for (a rounded size or a whole segment); strategies set the
 	// caller's size before returning the error.
-	Request  uint64
-	Limit    uint64 // hard limit in force, 0 if none
-	Reserved uint64 // bytes reserved when it failed
-	Device   int
+	Request uint64
+	// Rounded is what the pool needed from the driver to serve Request:
+	// the request rounded up to the pool's block size, or the segment it
+	// would be cut from. 0 or Request when the pool asked for no more. The
+	// message shows it, since a request that seems to fit under the limit
+	// may not once rounded.
+	Rounded uint64
+	// RoundedTo says what Rounded is, for the message: "block" (also when
+	// empty), "segment" (a new segment the request would be cut from), or
+	// "mapping" (more of a virtual segment mapped).
+	RoundedTo string
+	Limit     uint64 // hard limit in force, 0 if none
+	Reserved  uint64 // bytes reserved when it failed
+	Device    int
 	// Status is the pool's state at failure, filled by the layer that has
 	// it (PoolStatus text); empty if none did.
 	Status string
@@ -193,10 +203,27 @@ type OutOfMemoryError struct {
 }
 
 func (e *OutOfMemoryError) Error() string {
-	msg := fmt.Sprintf("out of device memory on device %d: cannot allocate %s (%d bytes) with %s reserved", e.Device,
-		humanize.IBytes(e.Request), e.Request, humanize.IBytes(e.Reserved))
+	msg := fmt.Sprintf("out of device memory on device %d: cannot allocate %s (%d bytes)", e.Device,
+		humanize.IBytes(e.Request), e.Request)
+	if e.Rounded > e.Request {
+		r := humanize.IBytes(e.Rounded)
+		switch e.RoundedTo {
+		case "segment":
+			msg += " from a new " + r + " segment"
+		case "mapping":
+			msg += " by mapping " + r + " more"
+		default:
+			msg += " as a " + r + " block"
+		}
+	}
+	msg += fmt.Sprintf(" with %s reserved", humanize.IBytes(e.Reserved))
 	if e.Limit > 0 {
 		msg += fmt.Sprintf(" under a hard limit of %s", humanize.IBytes(e.Limit))
+		if e.Reserved <= e.Limit {
+			// The room left, so that "3.0 MiB as a 4.0 MiB block" against
+			// "3.0 MiB left" reads as the reason, not a contradiction.
+			msg += fmt.Sprintf(" (%s left)", humanize.IBytes(e.Limit-e.Reserved))
+		}
 	}
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()

@@ -19,8 +19,12 @@ var chosen struct {
 }
 
 // Default returns the backend chosen by the environment, once per process.
+// The first call also warns, through slog, about each GOCUDA_ variable
+// that is not a knob (config.WarnUnknownOnce): a misspelt knob would
+// otherwise do nothing, silently.
 func Default() (backend.Backend, error) {
 	chosen.once.Do(func() {
+		config.WarnUnknownOnce()
 		cfg, err := config.FromEnv()
 		if err != nil {
 			chosen.err = err

@@ -5,6 +5,12 @@
 //	gocuda replay TRACE...   run recorded allocation traces through the pools
 //	gocuda bench             time allocate+free pairs through each pool
 //
-// Run "gocuda COMMAND --help" for a command's flags. A mistyped command or
-// flag is answered with the nearest one and the help to run.
+// Run "gocuda COMMAND --help" (or "gocuda help COMMAND") for a command's
+// flags; help goes to stdout and exits 0. A mistake in the command line
+// exits 2 with one line naming the nearest command, flag or pool and the
+// help to run. Sizes are read as the GOCUDA_ limit knobs read them
+// (config.ParseSize): "1.5" is refused, not read as 1 byte. bench and
+// replay show progress on stderr when it is a terminal and the run takes
+// over a second (--quiet for none); bench gives each cell's mean and the
+// p50, p99 and p99.9 of single pairs.
 package main

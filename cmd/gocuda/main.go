@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+
+	"github.com/gocuda/gocuda/internal/suggest"
 )
 
 type command struct {
@@ -49,7 +51,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	name := args[0]
 	switch name {
-	case "-h", "--help", "help":
+	case "-h", "-help", "--help", "help":
+		if name == "help" && len(args) > 1 {
+			// "gocuda help replay" is "gocuda replay --help".
+			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
 		usage(stdout)
 		return 0
 	}
@@ -70,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "gocuda %s: %v\n", name, err)
 		var ue usageError
-		if errors.As(err, &ue) || isFlagError(err) {
+		if errors.As(err, &ue) {
 			if !strings.Contains(err.Error(), "--help") {
 				fmt.Fprintf(stderr, "run \"gocuda %s --help\" for its flags and arguments\n", name)
 			}
@@ -81,56 +87,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// isFlagError recognises the flag package's parse errors, from commands
-// that parse their own flags (replay).
-func isFlagError(err error) bool {
-	m := err.Error()
-	return strings.HasPrefix(m, "flag provided but not defined") || strings.HasPrefix(m, "invalid value ") ||
-		strings.HasPrefix(m, "invalid boolean ") || strings.HasPrefix(m, "bad flag syntax") || strings.HasPrefix(m, "flag needs an argument")
-}
-
 // didYouMean returns `; did you mean "X"?` for the candidate nearest to
 // typed (prefix added to both, as in "--"), or "" when none is near: at
 // most a third of the word's letters changed, swapped, added or dropped.
 func didYouMean(typed string, candidates []string, prefix string) string {
-	best, bestD := "", len(typed)/3+1
-	sort.Strings(candidates)
-	for _, c := range candidates {
-		if d := editDistance(typed, c); d < bestD || (best == "" && strings.HasPrefix(c, typed) && typed != "") {
-			best, bestD = c, d
-		}
-	}
+	best := suggest.Nearest(typed, candidates)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean %q?", prefix+best)
-}
-
-// editDistance is the optimal-string-alignment distance: insertions,
-// deletions, substitutions and swaps of neighbours each count one, so
-// "stauts" is one step from "status".
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
 
 // usageError is a mistake in how the command was typed (exit code 2).

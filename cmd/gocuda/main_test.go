@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,7 +53,7 @@ func TestUnknownFlagSaysWhatToTypeInstead(t *testing.T) {
 		{[]string{"bench", "--sizs", "1MiB"}, `gocuda bench: unknown flag "--sizs"; did you mean "--sizes"? run "gocuda bench --help" for its flags`},
 		{[]string{"doctor", "--verbose"}, `gocuda doctor: unknown flag "--verbose"; run "gocuda doctor --help" for its flags`},
 		{[]string{"status", "--warmup", "many"}, `invalid value "many" for flag -warmup`},
-		{[]string{"replay", "--pol", "split"}, `run "gocuda replay --help"`},
+		{[]string{"replay", "--pol", "split"}, `gocuda replay: unknown flag "--pol"; did you mean "--pool"? run "gocuda replay --help" for its flags`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, tc.args...)
@@ -69,23 +70,93 @@ func TestNoArgumentsPrintsUsage(t *testing.T) {
 	assert.Contains(t, stderr, "Usage: gocuda COMMAND")
 }
 
-func TestEachCommandHasHelp(t *testing.T) {
+func TestEveryCommandsHelpGoesToStdoutWithExitZero(t *testing.T) {
 	for _, tc := range []struct{ cmd, flag string }{
-		{"doctor", ""}, {"status", "-warmup"}, {"bench", "-sizes"}, {"replay", "-pool"},
+		{"doctor", ""}, {"status", "-warmup"}, {"bench", "-quiet"}, {"replay", "-quiet"},
 	} {
-		t.Run(tc.cmd, func(t *testing.T) {
-			for _, help := range []string{"--help", "-h"} {
-				code, stdout, stderr := runCLI(t, tc.cmd, help)
+		for _, args := range [][]string{{tc.cmd, "--help"}, {tc.cmd, "-h"}, {tc.cmd, "-help"}, {"help", tc.cmd}} {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				code, stdout, stderr := runCLI(t, args...)
 				assert.Equal(t, 0, code)
-				text := stdout + stderr // replay writes its help to stderr
-				assert.Contains(t, strings.ToLower(text), "usage: gocuda "+tc.cmd)
-				assert.Contains(t, text, tc.flag)
-			}
+				assert.Empty(t, stderr)
+				assert.Contains(t, stdout, "Usage: gocuda "+tc.cmd)
+				assert.Contains(t, stdout, tc.flag)
+			})
+		}
+	}
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		code, stdout, stderr := runCLI(t, args...)
+		assert.Equal(t, 0, code)
+		assert.Empty(t, stderr)
+		assert.Contains(t, stdout, "Usage: gocuda COMMAND")
+	}
+}
+
+func TestUsageMistakesExitTwoWithOneLineAndTheHelpToRun(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay"}, "gocuda replay: no trace given: name one or more trace files"},
+		{[]string{"replay", "--pol", "split", tiny}, `gocuda replay: unknown flag "--pol"; did you mean "--pool"?`},
+		{[]string{"replay", "--pool", "bined", tiny}, `gocuda replay: no pool "bined"; did you mean "binned"? the pools are `},
+		{[]string{"replay", "--hard-limit", "lots", tiny}, `gocuda replay: --hard-limit "lots": `},
+		{[]string{"replay", "--plot", "x.png", tiny}, `--plot "x.png": the picture is written as SVG`},
+		{[]string{"bench", "--pool", "splt"}, `gocuda bench: no pool "splt"; did you mean "split"?`},
+		{[]string{"bench", "--qiet"}, `unknown flag "--qiet"; did you mean "--quiet"?`},
+		{[]string{"bench", "--time", "0s"}, "--time 0s: give a positive duration"},
+		{[]string{"status", "--size", "1.5"}, `gocuda status: --size "1.5" is not a size: a plain byte count must be a whole number`},
+		{[]string{"doctor", "extra"}, `doctor takes no arguments, got ["extra"]`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, stdout)
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			require.LessOrEqual(t, len(lines), 2, "the mistake and the help to run, no usage dump:\n%s", stderr)
+			assert.Contains(t, lines[0], tc.want)
+			assert.Contains(t, stderr, `"gocuda `+tc.args[0]+` --help"`)
 		})
 	}
-	code, stdout, _ := runCLI(t, "--help")
-	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "status")
+}
+
+func TestAMissingTraceFileIsOneLineAndExitOne(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "replay", "no/such.trace.gz")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	assert.Contains(t, stderr, "gocuda replay: ")
+	assert.Contains(t, stderr, "no/such.trace.gz")
+}
+
+func TestSizesAreReadAsTheKnobsReadThem(t *testing.T) {
+	for _, tc := range []struct {
+		size string
+		ok   string // the warm-up line when accepted
+		bad  string // the error when refused
+	}{
+		{"1.5KiB", "arrays of 1.5 KiB", ""},
+		{"2048", "arrays of 2.0 KiB", ""},
+		{"1 MiB", "arrays of 1.0 MiB", ""},
+		{"1.5", "", "a plain byte count must be a whole number"},
+		{"0", "", "a size must be at least 1 byte"},
+		{"-1KiB", "", "a size must be a positive number of bytes"},
+		{"big", "", `--size "big" is not a size`},
+	} {
+		t.Run(tc.size, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "status", "--warmup", "1", "--size", tc.size)
+			if tc.bad != "" {
+				assert.Equal(t, 2, code)
+				assert.Contains(t, stderr, tc.bad)
+				return
+			}
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, tc.ok)
+		})
+	}
+	code, _, stderr := runCLI(t, "bench", "--sizes", "512B,1.5", "--pool", "split")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `--sizes "1.5" is not a size: a plain byte count must be a whole number`)
 }
 
 func TestStatusPrintsPoolStatusAfterWarmup(t *testing.T) {
@@ -129,19 +200,6 @@ func TestStatusRejectsBadArguments(t *testing.T) {
 	}
 }
 
-func TestEditDistanceCountsSwapsAsOneStep(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{
-		{"status", "status", 0}, {"stauts", "status", 1}, {"statu", "status", 1},
-		{"sttus", "status", 1}, {"bench", "doctor", 6}, {"", "abc", 3},
-	} {
-		assert.Equal(t, tc.want, editDistance(tc.a, tc.b), "%q %q", tc.a, tc.b)
-		assert.Equal(t, tc.want, editDistance(tc.b, tc.a), "%q %q", tc.b, tc.a)
-	}
-}
-
 func TestDoctorReportsBackendAndKnobs(t *testing.T) {
 	var out bytes.Buffer
 	err := doctor(&out, []string{"GOCUDA_MEMORY_POOL=split", "GOCUDA_HARD_MEMORY_LIMIT=4GiB", "GOCUDA_MEMORY_POL=x"})
@@ -161,13 +219,33 @@ func TestDoctorFailsOnAKnobThatDoesNotParse(t *testing.T) {
 	assert.Contains(t, out.String(), `GOCUDA_MEMORY_POOL="bined" is not valid: accepted values are cuda, binned, split, simple, none`)
 }
 
-func TestBenchPrintsBothTables(t *testing.T) {
+func TestBenchPrintsBothTablesWithPercentiles(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "bench", "--pool", "binned,split", "--sizes", "512B,1MiB", "--goroutines", "1,2", "--time", "20ms")
 	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr, "no progress when stderr is not a terminal")
 	assert.Contains(t, stdout, "Cached allocate+free pair")
 	assert.Contains(t, stdout, "Throughput")
-	assert.Contains(t, stdout, "binned")
-	assert.Contains(t, stdout, "split")
+	assert.Regexp(t, `percentiles: one pair in 32 timed alone, each time including one clock read \(\d+ ns here\)`, stdout)
+	assert.Regexp(t, `\n +pool +size +mean +p50 +p99 +p99\.9 +samples\n`, stdout)
+	assert.Regexp(t, `\n +pool +goroutines +M pairs/s +p50 +p99 +p99\.9 +samples\n`, stdout)
+	for _, pool := range []string{"binned", "split"} {
+		for _, size := range []string{"512 B", "1.0 MiB"} {
+			assert.Regexp(t, `\n +`+pool+` +`+size+` +\d+ +\d+ +\d+ +\d+ +\d+\n`, stdout, "a row per pool and size")
+		}
+		for _, g := range []string{"1", "2"} {
+			assert.Regexp(t, `\n +`+pool+` +`+g+` +\d+\.\d\d +\d+ +\d+ +\d+ +\d+\n`, stdout, "a row per pool and goroutine count")
+		}
+	}
+}
+
+func TestPercentilesTakeTheRankOfTheSortedSamples(t *testing.T) {
+	r := pairTimes{n: 2000, elapsed: 2000 * 3 * time.Microsecond}
+	for i := 1000; i >= 1; i-- {
+		r.samples = append(r.samples, time.Duration(i))
+	}
+	assert.Equal(t, "500\t990\t999\t1000", r.percentiles())
+	assert.Equal(t, 3000.0, r.meanNs())
+	assert.Equal(t, "-\t-\t-\t0", (&pairTimes{}).percentiles())
 }
 
 func TestBenchRejectsUnknownPoolAndBadSizes(t *testing.T) {

@@ -31,9 +31,7 @@ import (
 	_ "github.com/gocuda/gocuda"
 )
 
-const replayUsage = `usage: gocuda replay [--pool NAME|all] [--streams] [--json] [--hard-limit SIZE] [--continue-on-oom] [--plot FILE.svg] TRACE...
-
-Replays recorded allocation traces (a <id> <bytes> <stream> / f <id> lines,
+const replayUsage = `Replays recorded allocation traces (a <id> <bytes> <stream> / f <id> lines,
 gzip or plain text; see testdata/traces/README.md) through one memory pool or
 every registered one, each on a fresh pool, on the backend GOCUDA_BACKEND
 selects, and prints per trace: events, the trace's peak of live requested
@@ -56,7 +54,8 @@ replay runs far faster than the recorded program did. Each line keeps at
 most 1024 points, a point the maximum over the events it stands for, so no
 peak is lost; allocations that run out of memory are marked.
 
-`
+Progress (the trace being read, the pool replaying it) goes to stderr when
+it is a terminal and the run takes over a second; --quiet turns it off.`
 
 // replayHostMemory is the host device's size for replays: larger than any
 // trace's peak, and free, because the host backend maps memory without
@@ -71,28 +70,28 @@ type replayFlags struct {
 	hardLimit     string
 	continueOnOOM bool
 	plot          string
+	quiet         bool
 	traces        []string
 }
 
-func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
+// parseReplayFlags parses the command line. --help prints the usage on
+// stdout and returns flag.ErrHelp; mistakes are usage errors (exit 2)
+// that name the nearest flag.
+func parseReplayFlags(args []string, stdout io.Writer) (*replayFlags, error) {
 	f := &replayFlags{}
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&f.pool, "pool", "all", "the pool to replay through, or all registered pools")
+	fs := newFlags("replay", "[flags] TRACE...", replayUsage, stdout)
+	fs.StringVar(&f.pool, "pool", "all", "the pool to replay through, or all registered pools (comma-separated list allowed)")
 	fs.BoolVar(&f.perStream, "streams", false, "also print each trace stream's allocations, bytes and peak live bytes")
 	fs.BoolVar(&f.json, "json", false, "print the results as JSON instead of tables")
-	fs.StringVar(&f.hardLimit, "hard-limit", "", `hard memory limit for each pool ("16GiB", "80%" of the device); default GOCUDA_HARD_MEMORY_LIMIT, else none`)
+	fs.StringVar(&f.hardLimit, "hard-limit", "", `hard memory limit for each pool ("16GiB", "80%" of the device, "none"); default GOCUDA_HARD_MEMORY_LIMIT, else none`)
 	fs.BoolVar(&f.continueOnOOM, "continue-on-oom", false, "count allocations that run out of memory and go on, instead of stopping that replay")
 	fs.StringVar(&f.plot, "plot", "", "draw each replay's live and reserved bytes over the trace's events into this SVG file")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), replayUsage)
-		fs.PrintDefaults()
-	}
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	// flag stops at the first non-flag argument; parse again after each
 	// trace so that "gocuda replay a.trace.gz --json" works too.
 	rest := args
 	for {
-		if err := fs.Parse(rest); err != nil {
+		if err := fs.parse(rest); err != nil {
 			return nil, err
 		}
 		rest = fs.Args()
@@ -103,18 +102,17 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 		rest = rest[1:]
 	}
 	if len(f.traces) == 0 {
-		fs.Usage()
-		return nil, errors.New("no trace given")
+		return nil, usageErrorf("no trace given: name one or more trace files (testdata/traces/README.md has the format)")
 	}
 	if f.plot != "" && !strings.EqualFold(filepath.Ext(f.plot), ".svg") {
-		return nil, fmt.Errorf("--plot %q: the picture is written as SVG; give a file name ending in .svg", f.plot)
+		return nil, usageErrorf("--plot %q: the picture is written as SVG; give a file name ending in .svg", f.plot)
 	}
 	return f, nil
 }
 
 // runReplay is "gocuda replay": see replayUsage.
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, err := parseReplayFlags(args, stderr)
+	f, err := parseReplayFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil // usage was asked for and printed
 	}
@@ -122,14 +120,17 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 
-	names, err := replayPools(f.pool)
+	names, err := poolNames(f.pool)
 	if err != nil {
 		return err
 	}
+	prog := newProgress(stderr, f.quiet)
+	defer prog.done()
 	// Parse every trace first, so that a missing or malformed file is
 	// reported before minutes of replays, not after.
 	traces := make([]*trace.Trace, len(f.traces))
 	for i, path := range f.traces {
+		prog.set("replay: reading %s (%d of %d)", path, i+1, len(f.traces))
 		if traces[i], err = trace.ParseFile(path); err != nil {
 			return fmt.Errorf("%w", err)
 		}
@@ -163,6 +164,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				return err
 			}
 			opt := trace.Options{ContinueOnOOM: f.continueOnOOM}
+			prog.set("replay: %s through %s (trace %d of %d)", tres.Name, name, i+1, len(traces))
 			r := replayOne(tr, name, dev, limits, opt)
 			if r.Error != "" {
 				failed++
@@ -177,10 +179,12 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		report.Traces = append(report.Traces, tres)
 		if !f.json {
+			prog.done()
 			fmt.Fprintln(stdout)
 			printTraceTable(stdout, &tres, &report)
 		}
 	}
+	prog.done()
 	if f.plot != "" {
 		if err := writePlot(f.plot, charts); err != nil {
 			return err
@@ -216,36 +220,21 @@ func replayLimits(hardFlag string, total uint64) (pool.Limits, error) {
 	if err != nil {
 		return pool.Limits{}, fmt.Errorf("%w", err)
 	}
-	limits := pool.Limits{Soft: cfg.SoftLimit.Resolve(total), Hard: cfg.HardLimit.Resolve(total)}
-	if hardFlag != "" {
-		l, err := config.ParseLimit(hardFlag)
-		if err != nil {
-			return limits, fmt.Errorf("--hard-limit %q: %w (accepted: %s)", hardFlag, err, config.LimitForms)
-		}
-		limits.Hard = l.Resolve(total)
+	if hardFlag == "" {
+		soft, hard, err := cfg.ResolveLimits(total, 0)
+		return pool.Limits{Soft: soft, Hard: hard}, err
 	}
+	l, err := config.ParseLimit(hardFlag)
+	if err != nil {
+		return pool.Limits{}, usageErrorf("--hard-limit %q: %v (accepted: %s)", hardFlag, err, config.LimitForms)
+	}
+	limits := pool.Limits{Soft: cfg.SoftLimit.Resolve(total), Hard: l.Resolve(total)}
 	if limits.Hard > 0 && limits.Soft > limits.Hard {
-		return limits, fmt.Errorf("the soft limit %s (%s) is above the hard limit %s",
-			humanize.IBytes(limits.Soft), config.EnvSoftLimit, humanize.IBytes(limits.Hard))
+		return limits, fmt.Errorf("%s=%q (%s of the replay device's %s) is above --hard-limit %q (%s): lower the one or raise the other",
+			config.EnvSoftLimit, cfg.Set[config.EnvSoftLimit], humanize.IBytes(limits.Soft), humanize.IBytes(total),
+			hardFlag, humanize.IBytes(limits.Hard))
 	}
 	return limits, nil
-}
-
-// replayPools resolves --pool into the names to replay through.
-func replayPools(name string) ([]string, error) {
-	registered := pool.Registered()
-	if len(registered) == 0 {
-		return nil, errors.New("no pools are compiled into this program")
-	}
-	if name == "" || name == "all" {
-		return registered, nil
-	}
-	for _, r := range registered {
-		if r == name {
-			return []string{name}, nil
-		}
-	}
-	return nil, fmt.Errorf("no pool %q: registered pools are %s (or all)", name, strings.Join(registered, ", "))
 }
 
 // replayBackend is the backend GOCUDA_BACKEND selects, except that a host

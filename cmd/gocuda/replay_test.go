@@ -141,19 +141,20 @@ func TestReplayReportsMissingAndMalformedFiles(t *testing.T) {
 func TestReplayUsage(t *testing.T) {
 	out, errOut, err := replay(t, "--help")
 	require.NoError(t, err, "asking for help is not a failure")
-	assert.Empty(t, out)
-	assert.Contains(t, errOut, "usage: gocuda replay")
-	assert.Contains(t, errOut, "-pool")
-	assert.Contains(t, errOut, "-plot")
-	assert.Contains(t, errOut, "x axis is the trace's\nevent index", "--help says what the plot's x axis is")
+	assert.Empty(t, errOut, "help goes to stdout")
+	assert.Contains(t, out, "Usage: gocuda replay [flags] TRACE...")
+	assert.Contains(t, out, "-pool")
+	assert.Contains(t, out, "-plot")
+	assert.Contains(t, out, "x axis is the trace's\nevent index", "--help says what the plot's x axis is")
 
-	_, errOut, err = replay(t)
-	require.Error(t, err)
+	out, errOut, err = replay(t)
+	var ue usageError
+	require.ErrorAs(t, err, &ue)
 	assert.Contains(t, err.Error(), "no trace given")
-	assert.Contains(t, errOut, "usage: gocuda replay")
+	assert.Empty(t, out+errOut, "no usage dump")
 
 	_, _, err = replay(t, "--bogus", tiny)
-	require.Error(t, err)
+	require.ErrorAs(t, err, &ue)
 	assert.Contains(t, err.Error(), "bogus")
 }
 
@@ -203,7 +204,15 @@ func TestReplayTakesLimitsFromTheEnvironment(t *testing.T) {
 	t.Setenv("GOCUDA_SOFT_MEMORY_LIMIT", "8KiB")
 	_, _, err = replay(t, "--hard-limit", "4096", tiny)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "soft limit 8.0 KiB (GOCUDA_SOFT_MEMORY_LIMIT) is above the hard limit 4.0 KiB")
+	assert.Contains(t, err.Error(), `GOCUDA_SOFT_MEMORY_LIMIT="8KiB" (8.0 KiB of the replay device's `)
+	assert.Contains(t, err.Error(), `) is above --hard-limit "4096" (4.0 KiB)`)
+
+	// Both from the environment: the error names both variables.
+	t.Setenv("GOCUDA_HARD_MEMORY_LIMIT", "0.001%")
+	t.Setenv("GOCUDA_SOFT_MEMORY_LIMIT", "1%")
+	_, _, err = replay(t, tiny)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `GOCUDA_SOFT_MEMORY_LIMIT="1%" is not valid: accepted values are a limit no larger than GOCUDA_HARD_MEMORY_LIMIT="0.001%"`)
 }
 
 func TestReplayRealTracesThroughEveryPool(t *testing.T) {

@@ -19,7 +19,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"the first --keep stay live, the others are freed as soon as they are made\n"+
 		"(the pool caches them).", stdout)
 	warmup := fs.Int("warmup", 0, "allocate this many arrays through cuarray on --device before printing")
-	size := fs.String("size", "1MiB", "size of each warm-up array (forms like 512B, 64KiB, 1MiB)")
+	size := fs.String("size", "1MiB", "size of each warm-up array (forms like 512B, 64KiB, 1MiB, 1.5GiB; as the limit knobs read them)")
 	keep := fs.Int("keep", 0, "leave this many of the warm-up arrays live (at most --warmup)")
 	device := fs.Int("device", 0, "device the warm-up allocates on")
 	leaks := fs.Bool("leaks", false, "trace the warm-up's allocations and print the live buffers by allocation site")
@@ -29,9 +29,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return usageErrorf("status takes no arguments, got %q", fs.Args())
 	}
-	n, err := humanize.ParseBytes(*size)
-	if err != nil || n == 0 {
-		return usageErrorf("--size %q is not a size: use forms like 512B, 64KiB, 1MiB", *size)
+	n, err := parseSizeFlag("--size", *size)
+	if err != nil {
+		return err
 	}
 	if *warmup < 0 || *keep < 0 || *keep > *warmup {
 		return usageErrorf("--warmup %d --keep %d: both must be at least 0, and --keep at most --warmup", *warmup, *keep)

@@ -152,3 +152,46 @@ func TestParseFlags(t *testing.T) {
 		})
 	}
 }
+
+// With no size given the run is sized by backend (hostConfig on the host);
+// any size, from a flag or TRAIN_ variable, or -quick keeps the preset.
+func TestAutoSizeOnlyWhenNoSizeIsGiven(t *testing.T) {
+	t.Setenv("GOCUDA_HARD_MEMORY_LIMIT", os.Getenv("GOCUDA_HARD_MEMORY_LIMIT"))
+	t.Setenv("GOCUDA_GC_EARLY", os.Getenv("GOCUDA_GC_EARLY"))
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		auto bool
+	}{
+		{"nothing", nil, nil, true},
+		{"settings that do not size", nil, []string{"-lr", "0.02", "-seed", "3", "-json", "-hard-limit", "1GiB"}, true},
+		{"quick", nil, []string{"-quick"}, false},
+		{"width flag", nil, []string{"-width", "128"}, false},
+		{"epochs flag", nil, []string{"-epochs", "2"}, false},
+		{"batch from the environment", map[string]string{"TRAIN_BATCH": "64"}, nil, false},
+		{"quick from the environment", map[string]string{"TRAIN_QUICK": "1"}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"TRAIN_QUICK", "TRAIN_BATCH"} {
+				t.Setenv(k, tc.env[k])
+			}
+			_, opts, err := parseFlags(tc.args)
+			require.NoError(t, err)
+			assert.Equal(t, tc.auto, opts.autoSize)
+		})
+	}
+}
+
+func TestWithSizesKeepsTheOtherSettings(t *testing.T) {
+	c := defaultConfig
+	c.LR, c.Seed, c.Plot = 0.5, 7, "x.svg"
+	got := c.withSizes(hostConfig)
+	assert.Equal(t, hostConfig.Width, got.Width)
+	assert.Equal(t, hostConfig.Batch, got.Batch)
+	assert.Equal(t, hostConfig.Epochs, got.Epochs)
+	assert.Equal(t, 0.5, got.LR)
+	assert.Equal(t, uint64(7), got.Seed)
+	assert.Equal(t, "x.svg", got.Plot)
+	assert.NoError(t, got.check())
+}

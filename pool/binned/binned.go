@@ -228,7 +228,9 @@ func (p *Pool) allocDriver(e *entry, c int, blockSize, size uint64, s backend.St
 	if err != nil {
 		var oom *pool.OutOfMemoryError
 		if errors.As(err, &oom) {
-			oom.Request = size // name the caller's request, not the class size
+			// Name the caller's request, and the class size the source
+			// was asked for beside it.
+			oom.Request, oom.Rounded, oom.RoundedTo = size, blockSize, "block"
 		}
 		return nil, err
 	}

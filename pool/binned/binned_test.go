@@ -2,8 +2,10 @@ package binned_test
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
+	"github.com/dustin/go-humanize"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -284,4 +286,23 @@ func TestHardLimitReclaimsOtherClassesBeforeFailing(t *testing.T) {
 	assert.LessOrEqual(t, st.Reserved, uint64(hard))
 	assert.Equal(t, uint64(20*miB), st.Reclaimed, "only what the request needed, largest first")
 	require.NoError(t, p.Free(b, s))
+}
+
+// A request that fits under the limit but whose class (or large rounding)
+// does not: the message names the block it was rounded to.
+func TestOutOfMemoryNamesTheRoundedBlock(t *testing.T) {
+	for _, size := range []uint64{5000, 65<<20 + 1} {
+		t.Run(humanize.IBytes(size), func(t *testing.T) {
+			p := newPool(t, pool.Limits{Hard: size})
+			s := pooltest.NewStream(t, p.Device())
+			_, err := p.Alloc(size, s)
+			require.ErrorIs(t, err, backend.ErrOutOfMemory)
+			var oom *pool.OutOfMemoryError
+			require.ErrorAs(t, err, &oom)
+			assert.Equal(t, size, oom.Request)
+			require.Greater(t, oom.Rounded, size)
+			assert.Contains(t, err.Error(), fmt.Sprintf("cannot allocate %s (%d bytes) as a %s block with 0 B reserved under a hard limit of %s (%s left)",
+				humanize.IBytes(size), size, humanize.IBytes(oom.Rounded), humanize.IBytes(size), humanize.IBytes(size)))
+		})
+	}
 }

@@ -74,7 +74,7 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 	if err := p.src.Charge(size); err != nil {
 		var oom *pool.OutOfMemoryError
 		if errors.As(err, &oom) {
-			oom.Request = req
+			oom.Request, oom.Rounded, oom.RoundedTo = req, size, "block"
 		}
 		return nil, err
 	}
@@ -88,7 +88,8 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 	if err != nil {
 		p.src.Uncharge(size)
 		if errors.Is(err, backend.ErrOutOfMemory) {
-			return nil, &pool.OutOfMemoryError{Request: req, Limit: p.src.Limits().Hard, Reserved: p.src.Reserved(), Device: p.dev.Ordinal(), Err: err}
+			return nil, &pool.OutOfMemoryError{Request: req, Rounded: size, RoundedTo: "block", Limit: p.src.Limits().Hard,
+				Reserved: p.src.Reserved(), Device: p.dev.Ordinal(), Err: err}
 		}
 		return nil, fmt.Errorf("pool cuda: %w", err)
 	}

@@ -123,11 +123,12 @@ func (p *Pool) noteLive() {
 	p.src.NoteLive(live)
 }
 
-// namedRequest makes an out-of-memory error name the caller's request
-// rather than the rounded size the source was asked for.
+// namedRequest makes an out-of-memory error name the caller's request,
+// with the rounded size the source was asked for beside it.
 func namedRequest(err error, size uint64) error {
 	var oom *pool.OutOfMemoryError
 	if errors.As(err, &oom) {
+		oom.Rounded, oom.RoundedTo = oom.Request, "block"
 		oom.Request = size
 	}
 	return err

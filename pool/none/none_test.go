@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/pool"
 	"github.com/gocuda/gocuda/pool/none"
 	"github.com/gocuda/gocuda/pool/pooltest"
@@ -65,4 +66,25 @@ func TestNilSizeNearMaxIsInvalid(t *testing.T) {
 	p, _ := newPool(t)
 	_, err := p.Alloc(^uint64(0)-10, nil)
 	require.Error(t, err)
+}
+
+// none rounds every request to pool.Alignment: a request that fits under
+// the limit only unrounded fails naming the block.
+func TestOutOfMemoryNamesTheRoundedBlock(t *testing.T) {
+	p, _ := pooltest.Open(t, none.New, pool.Limits{Hard: 1000})
+	s := pooltest.NewStream(t, p.Device())
+	_, err := p.Alloc(1000, s)
+	require.ErrorIs(t, err, backend.ErrOutOfMemory)
+	var oom *pool.OutOfMemoryError
+	require.ErrorAs(t, err, &oom)
+	assert.Equal(t, uint64(1000), oom.Request)
+	assert.Equal(t, uint64(1024), oom.Rounded)
+	assert.Equal(t, "out of device memory on device 0: cannot allocate 1000 B (1000 bytes) as a 1.0 KiB block with 0 B reserved under a hard limit of 1000 B (1000 B left)", err.Error())
+
+	b, err := p.Alloc(768, s) // already a multiple: no block named
+	require.NoError(t, err)
+	_, err = p.Alloc(256, s)
+	require.ErrorAs(t, err, &oom)
+	assert.Equal(t, "out of device memory on device 0: cannot allocate 256 B (256 bytes) with 768 B reserved under a hard limit of 1000 B (232 B left)", err.Error())
+	require.NoError(t, p.Free(b, s))
 }

@@ -177,7 +177,9 @@ func (p *Pool) allocSlow(e *stream, size, r uint64, s backend.Stream) (*pool.Blo
 	if err != nil {
 		var oom *pool.OutOfMemoryError
 		if errors.As(err, &oom) {
-			oom.Request = size // name the caller's request, not the rounded size
+			// Name the caller's request, and the rounded size the
+			// source was asked for beside it.
+			oom.Request, oom.Rounded, oom.RoundedTo = size, r, "block"
 		}
 		return nil, err
 	}

@@ -211,3 +211,32 @@ func TestSoftLimitReclaimsOnFree(t *testing.T) {
 	assert.Equal(t, uint64(4*miB), st.Reclaimed)
 	assert.Equal(t, uint64(4), st.DriverFrees)
 }
+
+// The case of issue 14: 3 MiB asked for with 3 MiB left under the limit
+// fails because simple rounds it to a 4 MiB block, and the message must
+// say so or it reads as a contradiction.
+func TestOutOfMemoryNamesTheRoundedBlock(t *testing.T) {
+	p := newPool(t, pool.Limits{Hard: 64 * miB})
+	s := pooltest.NewStream(t, p.Device())
+	a := alloc(t, p, 60*miB, s)
+	b := alloc(t, p, 1*miB, s) // below 2 MiB: rounded to 512 bytes, so 1 MiB
+	require.Equal(t, uint64(61*miB), p.Stats().Reserved)
+
+	_, err := p.Alloc(3*miB, s)
+	require.ErrorIs(t, err, backend.ErrOutOfMemory)
+	var oom *pool.OutOfMemoryError
+	require.ErrorAs(t, err, &oom)
+	assert.Equal(t, uint64(3*miB), oom.Request)
+	assert.Equal(t, uint64(4*miB), oom.Rounded)
+	assert.Equal(t, "out of device memory on device 0: cannot allocate 3.0 MiB (3145728 bytes) as a 4.0 MiB block "+
+		"with 61 MiB reserved under a hard limit of 64 MiB (3.0 MiB left)", err.Error())
+
+	// 2 MiB needs no rounding: it fits, and a failure would not name a block.
+	c := alloc(t, p, 2*miB, s)
+	_, err = p.Alloc(2*miB, s)
+	require.ErrorAs(t, err, &oom)
+	assert.NotContains(t, err.Error(), "block")
+	for _, x := range []*pool.Block{a, b, c} {
+		require.NoError(t, p.Free(x, s))
+	}
+}

@@ -14,10 +14,10 @@ import (
 func (p *Pool) allocSlow(st *streamState, h *heap, size, n uint64, s backend.Stream) (*pool.Block, error) {
 	b, need, err := p.grow(st, h, size, n, s)
 	if err != nil && need > 0 && errors.Is(err, backend.ErrOutOfMemory) && p.Reclaim(need) > 0 {
-		b, _, err = p.grow(st, h, size, n, s)
+		b, need, err = p.grow(st, h, size, n, s)
 	}
 	if err != nil {
-		return nil, p.oom(size, err)
+		return nil, p.oomNeeding(size, need, err)
 	}
 	p.noteLive()
 	return b, nil
@@ -207,6 +207,24 @@ func (p *Pool) mapChunk(seg *segment, at, room uint64, moving *[]chunk) (chunk, 
 	c.phys = ph
 	seg.setMapped(c)
 	return c, nil
+}
+
+// oomNeeding is oom for a failure of grow, which needed mapped bytes of a
+// virtual segment (need > 0) or a new ordinary segment: the message names
+// what the request needed beside the request.
+func (p *Pool) oomNeeding(size, need uint64, err error) error {
+	e := p.oom(size, err)
+	var oom *pool.OutOfMemoryError
+	if errors.As(e, &oom) {
+		var src *pool.OutOfMemoryError
+		switch {
+		case need > 0:
+			oom.Rounded, oom.RoundedTo = need, "mapping"
+		case errors.As(err, &src):
+			oom.Rounded, oom.RoundedTo = src.Request, "segment"
+		}
+	}
+	return e
 }
 
 // oom turns a failure for want of memory into the *pool.OutOfMemoryError

@@ -424,3 +424,23 @@ func TestMisuseIsRefused(t *testing.T) {
 	assert.Equal(t, uint64(2), st.Frees)
 	assert.Zero(t, st.Live)
 }
+
+// A request that fits under the limit but needs a whole segment (ordinary)
+// or granules mapped (virtual) beyond it: the message names what it needed.
+func TestOutOfMemoryNamesTheSegmentOrMapping(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			e := open(t, k.new, pool.Limits{Hard: miB})
+			_, err := e.p.Alloc(miB-100, e.s)
+			require.ErrorIs(t, err, backend.ErrOutOfMemory)
+			var oom *pool.OutOfMemoryError
+			require.ErrorAs(t, err, &oom)
+			assert.Equal(t, uint64(miB-100), oom.Request)
+			want := "cannot allocate 1024 KiB (1048476 bytes) from a new 2.0 MiB segment with 0 B reserved under a hard limit of 1.0 MiB (1.0 MiB left)"
+			if k.virtual {
+				want = "cannot allocate 1024 KiB (1048476 bytes) by mapping 2.0 MiB more with 0 B reserved under a hard limit of 1.0 MiB (1.0 MiB left)"
+			}
+			assert.Contains(t, err.Error(), want)
+		})
+	}
+}
