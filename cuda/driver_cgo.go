@@ -551,7 +551,6 @@ func cPrimaryRetain(d int) (uintptr, Result) {
 	return uintptr(c), r(x)
 }
 
-
 func cCtxSync(c uintptr) Result { return r(C.gc_ctx_sync(u(c))) }
 
 func cCtxEnablePeer(c, peer uintptr) Result { return r(C.gc_ctx_enable_peer(u(c), u(peer))) }
