@@ -68,26 +68,32 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 	if s == nil {
 		return nil, fmt.Errorf("pool cuda: Alloc needs a stream: %w", backend.ErrInvalidValue)
 	}
+	if err := p.src.Fits(size); err != nil {
+		return nil, err // before rounding, which would wrap near 2^64
+	}
 	req := size
 	size = pool.RoundUp(size, pool.Alignment)
-	// The hard limit: bytes handed out through this pool.
-	if err := p.src.Charge(size); err != nil {
-		var oom *pool.OutOfMemoryError
-		if errors.As(err, &oom) {
-			oom.Request = req
-		}
-		return nil, err
-	}
-	ptr, err := p.mp.AllocAsync(size, s)
-	if errors.Is(err, backend.ErrOutOfMemory) {
-		// Frees queued on other streams may not have happened yet:
-		// let them, give cached memory back, and try once more.
-		p.Reclaim(pool.All)
+	// The hard limit: bytes handed out through this pool. A request
+	// beyond it or beyond the device is refused before the driver (and
+	// the Reclaim below, which synchronizes the device) is bothered.
+	var ptr backend.Ptr
+	err := p.src.Take(size, func() (err error) {
 		ptr, err = p.mp.AllocAsync(size, s)
-	}
-	if err != nil {
-		p.src.Uncharge(size)
 		if errors.Is(err, backend.ErrOutOfMemory) {
+			// Frees queued on other streams may not have happened yet:
+			// let them, give cached memory back, and try once more.
+			p.Reclaim(pool.All)
+			ptr, err = p.mp.AllocAsync(size, s)
+		}
+		return err
+	})
+	if err != nil {
+		var oom *pool.OutOfMemoryError
+		switch {
+		case errors.As(err, &oom):
+			oom.Request = req
+			return nil, err
+		case errors.Is(err, backend.ErrOutOfMemory):
 			return nil, &pool.OutOfMemoryError{Request: req, Limit: p.src.Limits().Hard, Reserved: p.src.Reserved(), Device: p.dev.Ordinal(), Err: err}
 		}
 		return nil, fmt.Errorf("pool cuda: %w", err)

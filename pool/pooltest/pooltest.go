@@ -72,6 +72,7 @@ func (s Suite) Run(t *testing.T) {
 			{"ConcurrentStreams", s.testConcurrent},
 			{"CloseReportsLiveBlocks", s.testCloseReportsLive},
 			{"RetireStreamGivesBackItsCache", s.testRetireStream},
+			{"RefusalLeavesNothingBehind", s.testRefusals},
 		} {
 			t.Run(tc.name, tc.fn)
 		}
