@@ -3,6 +3,7 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/dustin/go-humanize"
 	"go.uber.org/atomic"
@@ -38,6 +39,16 @@ type Source struct {
 	charged, reserved, reservedPeak atomic.Uint64
 	driverAllocs, driverFrees       atomic.Uint64
 	reclaimed, livePeak             atomic.Uint64
+
+	// orphans are releases the driver refused: memory still taken (and
+	// still counted in Reserved), given back by RetryOrphans.
+	orphanMu sync.Mutex
+	orphans  []orphan
+}
+
+type orphan struct {
+	size    uint64
+	release func() error
 }
 
 // NewSource makes a source for dev. A soft limit above the hard limit is an
@@ -186,6 +197,53 @@ func (s *Source) Release(p backend.Ptr, size uint64, stream backend.Stream) erro
 	s.Uncharge(size)
 	s.driverFrees.Inc()
 	return nil
+}
+
+// Orphan keeps size bytes that a strategy failed to give back to the
+// driver (a failed free, or a stream that could not be synchronized
+// first): they stay in Reserved, as the driver still has them taken, and
+// RetryOrphans calls release for them later. release only gives the
+// memory back (the Source does the accounting); it runs after the whole
+// device has been synchronized, so no queued work still uses the memory.
+// Size 0 is a strategy's own deferred work that takes nothing from the
+// driver (a block held out of its cache until the device is idle).
+func (s *Source) Orphan(size uint64, release func() error) {
+	s.orphanMu.Lock()
+	s.orphans = append(s.orphans, orphan{size, release})
+	s.orphanMu.Unlock()
+}
+
+// FreeLater is Orphan for memory from Alloc.
+func (s *Source) FreeLater(p backend.Ptr, size uint64) {
+	s.Orphan(size, func() error { return s.dev.Free(p) })
+}
+
+// RetryOrphans tries again to give back what Orphan kept, once the device
+// is synchronized, and returns the bytes it gave back. Strategies call it
+// from Reclaim, so that Close and the out-of-memory path retry too.
+func (s *Source) RetryOrphans() uint64 {
+	s.orphanMu.Lock()
+	defer s.orphanMu.Unlock()
+	if len(s.orphans) == 0 || s.dev.Synchronize() != nil {
+		return 0
+	}
+	var got uint64
+	kept := s.orphans[:0]
+	for _, o := range s.orphans {
+		if o.release() != nil {
+			kept = append(kept, o)
+			continue
+		}
+		if o.size == 0 {
+			continue
+		}
+		s.Uncharge(o.size)
+		s.driverFrees.Inc()
+		got += o.size
+	}
+	clear(s.orphans[len(kept):])
+	s.orphans = kept
+	return got
 }
 
 // OverSoft is how many reserved bytes are above the soft limit (0 if none).

@@ -126,9 +126,14 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 		s = b.Stream
 	}
 	if err := p.mp.FreeAsync(b.Ptr, s); err != nil {
-		return fmt.Errorf("pool cuda: %w", err)
+		// The block is freed for the caller (cuarray's cleanups have
+		// no one to report to); the memory stays charged until a later
+		// Reclaim gets the driver to take it.
+		ptr := b.Ptr
+		p.src.Orphan(b.Size, func() error { return p.mp.FreeAsync(ptr, s) })
+	} else {
+		p.src.Uncharge(b.Size)
 	}
-	p.src.Uncharge(b.Size)
 	st := p.streams.Get(s)
 	st.OnFree(b.Size, b.Requested)
 	b.Free = true
@@ -143,6 +148,9 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 // Reclaim gives at least n bytes of the driver pool's cache back, if it
 // holds that much.
 func (p *Pool) Reclaim(n uint64) uint64 {
+	// Frees the driver refused before are tried again; what they give
+	// back is cached by the driver's pool, where the trim below finds it.
+	p.src.RetryOrphans()
 	// Queued frees only become reusable, and trimmable, once their streams
 	// reach them.
 	if err := p.dev.Synchronize(); err != nil {

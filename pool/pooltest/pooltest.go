@@ -73,6 +73,7 @@ func (s Suite) Run(t *testing.T) {
 			{"CloseReportsLiveBlocks", s.testCloseReportsLive},
 			{"RetireStreamGivesBackItsCache", s.testRetireStream},
 			{"RefusalLeavesNothingBehind", s.testRefusals},
+			{"RefusedReleaseIsRetried", s.testRefusedRelease},
 		} {
 			t.Run(tc.name, tc.fn)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/pool"
 )
 
@@ -148,6 +149,58 @@ func BenchRefusal(b *testing.B, mk pool.Factory) {
 				require.NoError(b, p.Free(blk, st))
 			}
 			require.NoError(b, p.Close())
+		})
+	}
+}
+
+// testRefusedRelease: when the driver refuses to take memory back (a
+// failed free or unmap, or a stream that cannot be synchronized first),
+// the pool's reserved bytes stay exactly what the driver holds, and a
+// later Reclaim gives it all back once the driver takes it. It runs on a
+// host backend of its own with fault injection, whatever backend the
+// other tests use: it tests the pool's bookkeeping, not the device.
+func (s Suite) testRefusedRelease(t *testing.T) {
+	for _, op := range []host.FaultOp{host.FaultFree, host.FaultUnmap, host.FaultSync} {
+		t.Run(op.String(), func(t *testing.T) {
+			hb := host.New(host.Options{TotalMemory: 1 << 30}).(*host.Backend)
+			dev, err := hb.Device(0)
+			require.NoError(t, err)
+			src, err := pool.NewSource(dev, pool.Limits{})
+			require.NoError(t, err)
+			p, err := s.New(dev, src)
+			if errors.Is(err, backend.ErrNotSupported) {
+				t.Skipf("the strategy needs another backend: %v", err)
+			}
+			require.NoError(t, err)
+			st := NewStream(t, dev)
+			used := func() uint64 {
+				free, total, err := dev.MemInfo()
+				require.NoError(t, err)
+				return total - free
+			}
+
+			var blocks []*pool.Block
+			for _, n := range []uint64{4 * kiB, miB, 3 * miB, 40 * miB} {
+				b, err := p.Alloc(n, st)
+				require.NoError(t, err)
+				blocks = append(blocks, b)
+			}
+			require.NoError(t, hb.SetFaults(host.Faults{Rules: []host.FaultRule{{Op: op, Rate: 1}}}))
+			for _, b := range blocks {
+				require.NoError(t, p.Free(b, st), "Free of a live block, with every %s failing", op)
+			}
+			p.Reclaim(pool.All)
+			assert.Equal(t, used(), src.Reserved(), "reserved bytes against what the driver holds, with every %s failing", op)
+			assert.Zero(t, p.Stats().Live)
+
+			require.NoError(t, hb.SetFaults(host.Faults{}))
+			p.Reclaim(pool.All)
+			if !s.Retains {
+				assert.Zero(t, src.Reserved(), "reserved once the driver takes memory back again")
+				assert.Zero(t, used(), "held by the driver once it takes memory back again")
+			}
+			require.NoError(t, p.Close())
+			assert.Equal(t, used(), src.Reserved())
 		})
 	}
 }

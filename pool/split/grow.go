@@ -120,9 +120,7 @@ func (p *Pool) trimBeforeGrowth(st *streamState, need, size uint64) []chunk {
 // needed after all.
 func (p *Pool) releasePhysical(chunks []chunk) {
 	for _, c := range chunks {
-		_ = p.vm.ReleasePhysical(c.phys)
-		p.src.Uncharge(c.n * p.gran)
-		p.src.CountDriverCalls(0, 1)
+		p.releaseChunk(c.phys, c.n*p.gran)
 	}
 }
 
@@ -236,11 +234,7 @@ func (p *Pool) unmapChunks(seg *segment, chunks []chunk) {
 			continue
 		}
 		seg.setUnmapped(c)
-		// Unmapped, the memory is the driver's again even if releasing
-		// the handle fails: nothing can reach it any more.
-		_ = p.vm.ReleasePhysical(c.phys)
-		p.src.Uncharge(c.n * seg.gran)
-		p.src.CountDriverCalls(0, 1)
+		p.releaseChunk(c.phys, c.n*seg.gran)
 	}
 }
 
