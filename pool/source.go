@@ -84,8 +84,13 @@ func (s *Source) Fits(size uint64) error {
 	case s.limits.Hard > 0 && size > s.limits.Hard:
 		return &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.ordinal()}
 	case s.total > 0 && size > s.total:
+		// A refusal's message may cost a driver call: say what is free.
+		what := ""
+		if free, _, err := s.dev.MemInfo(); err == nil {
+			what = fmt.Sprintf(", %s free", humanize.IBytes(free))
+		}
 		return &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.ordinal(),
-			Err: fmt.Errorf("device %d has %s (%d bytes) in all: %w", s.ordinal(), humanize.IBytes(s.total), s.total, backend.ErrOutOfMemory)}
+			Err: fmt.Errorf("device %d has %s (%d bytes) in all%s: %w", s.ordinal(), humanize.IBytes(s.total), s.total, what, backend.ErrOutOfMemory)}
 	}
 	return nil
 }
