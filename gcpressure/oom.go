@@ -23,12 +23,22 @@ import (
 //     happened, and give the cache back again: what step 2 freed went to
 //     the cache, maybe as blocks of the wrong size.
 //
-// Only then does it fail, with an error that matches
+// A request that can never fit (pool.Source.Fits: beyond the hard limit or
+// the device) skips the ladder. Only then does it fail, with an error that matches
 // backend.ErrOutOfMemory and *pool.OutOfMemoryError, whose text has the
 // request, the limit and the pool's status.
 func (w *Pool) retry(size uint64, s backend.Stream, err error) (*pool.Block, error) {
 	if !errors.Is(err, backend.ErrOutOfMemory) {
 		return nil, err
+	}
+	if w.src.Fits(size) != nil {
+		// Beyond the hard limit or the device: no step of the ladder can
+		// make room, and each would cost (a collection, the cache).
+		w.counts.failures.Add(1)
+		if pool.Observed() {
+			pool.Emit(pool.Event{Kind: pool.EventOOM, Device: w.dev.Ordinal(), Bytes: size, Reserved: w.src.Reserved()})
+		}
+		return nil, w.oomError(size, err)
 	}
 	w.oomMu.Lock()
 	defer w.oomMu.Unlock()

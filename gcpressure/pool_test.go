@@ -260,7 +260,12 @@ func TestOOMPathEmitsEvents(t *testing.T) {
 		}
 	})
 	defer cancel()
-	_, err := p.Alloc(16*mib, s)
+	// Fits the limit alone, not beside what is live: the ladder runs (a
+	// request beyond the limit would skip it).
+	live, err := p.Alloc(6*mib, s)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, p.Free(live, s)) }()
+	_, err = p.Alloc(4*mib, s)
 	require.ErrorIs(t, err, backend.ErrOutOfMemory)
 	assert.Positive(t, kinds[pool.EventOOMRetry].Load())
 	assert.Positive(t, kinds[pool.EventCollect].Load())
@@ -299,4 +304,42 @@ func TestWaitForCleanupsCoversEveryCleanupOfTheCollection(t *testing.T) {
 	}()
 	gcpressure.CollectForTest(p)
 	assert.Equal(t, int32(n), ran.Load())
+}
+
+// A request that can never fit (beyond the hard limit or the device) is
+// refused without climbing the ladder: no collection, no retry, and the
+// pool's cache and reserved bytes as they were.
+func TestHopelessRequestSkipsTheLadder(t *testing.T) {
+	const limit = 64 * mib
+	for _, tc := range []struct {
+		name    string
+		hard    uint64
+		request func(dev backend.Device) uint64
+	}{
+		{"BeyondHardLimit", limit, func(backend.Device) uint64 { return 80 * mib }},
+		{"BeyondDeviceTotal", 0, func(d backend.Device) uint64 { return d.Info().TotalMemory + 64*mib }},
+	} {
+		for _, name := range strategies {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				s := pooltest.NewStream(t, pooltest.Device(t))
+				p := newPool(t, name, tc.hard, gcpressure.Options{Early: true})
+				live, err := p.Alloc(mib, s)
+				require.NoError(t, err)
+				cached, err := p.Alloc(4*mib, s)
+				require.NoError(t, err)
+				require.NoError(t, p.Free(cached, s))
+				before := p.Stats()
+
+				_, err = p.Alloc(tc.request(p.Device()), s)
+				require.ErrorIs(t, err, backend.ErrOutOfMemory)
+				st := p.PressureStats()
+				assert.Zero(t, st.OOMCollections, "collected for a request that cannot fit")
+				assert.Zero(t, st.OOMRetries, "climbed the ladder for a request that cannot fit")
+				assert.Equal(t, uint64(1), st.OOMFailures)
+				assert.Zero(t, st.Waited, "an allocation waited")
+				assert.Equal(t, before.Reserved, p.Stats().Reserved, "the cache was given back for a request that cannot fit")
+				require.NoError(t, p.Free(live, s))
+			})
+		}
+	}
 }

@@ -225,9 +225,11 @@ func TestTimelineAndMetricsSeeThePressureLayersOutOfMemoryLadder(t *testing.T) {
 	m := observe.NewMetrics(func() []pool.Pool { return []pool.Pool{p} })
 	defer m.Close()
 
-	bs := alloc(t, p, s, 4<<20)
-	_, err = p.Alloc(256<<20, s)
-	require.ErrorIs(t, err, backend.ErrOutOfMemory, "256 MiB cannot fit under a 64 MiB limit")
+	// 32 MiB fits the 64 MiB limit alone but not beside 40 MiB live, so
+	// the ladder runs (a request beyond the limit is refused without it).
+	bs := alloc(t, p, s, 40<<20)
+	_, err = p.Alloc(32<<20, s)
+	require.ErrorIs(t, err, backend.ErrOutOfMemory, "32 MiB cannot fit beside 40 MiB under a 64 MiB limit")
 	free(t, p, s, bs)
 	tl.Stop()
 

@@ -3,6 +3,7 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/dustin/go-humanize"
 	"go.uber.org/atomic"
@@ -28,10 +29,26 @@ type Limits struct {
 type Source struct {
 	dev    backend.Device
 	limits Limits
+	// total is the device's memory: no request beyond it can succeed.
+	total uint64
 
-	reserved, reservedPeak    atomic.Uint64
-	driverAllocs, driverFrees atomic.Uint64
-	reclaimed, livePeak       atomic.Uint64
+	// charged is what the hard limit is checked against: reserved plus
+	// what driver calls under way (Take) may add. reserved counts only
+	// what the driver gave, so that neither Reserved nor its peak ever
+	// counts bytes the driver refused.
+	charged, reserved, reservedPeak atomic.Uint64
+	driverAllocs, driverFrees       atomic.Uint64
+	reclaimed, livePeak             atomic.Uint64
+
+	// orphans are releases the driver refused: memory still taken (and
+	// still counted in Reserved), given back by RetryOrphans.
+	orphanMu sync.Mutex
+	orphans  []orphan
+}
+
+type orphan struct {
+	size    uint64
+	release func() error
 }
 
 // NewSource makes a source for dev. A soft limit above the hard limit is an
@@ -40,7 +57,11 @@ func NewSource(dev backend.Device, l Limits) (*Source, error) {
 	if l.Hard > 0 && l.Soft > l.Hard {
 		return nil, fmt.Errorf("pool: soft limit %s is above hard limit %s", humanize.IBytes(l.Soft), humanize.IBytes(l.Hard))
 	}
-	return &Source{dev: dev, limits: l}, nil
+	s := &Source{dev: dev, limits: l}
+	if dev != nil {
+		s.total = dev.Info().TotalMemory
+	}
+	return s, nil
 }
 
 // Device is the source's device.
@@ -52,31 +73,75 @@ func (s *Source) Limits() Limits { return s.limits }
 // Reserved is the bytes currently taken from the driver.
 func (s *Source) Reserved() uint64 { return s.reserved.Load() }
 
-// Charge accounts size bytes about to be taken from the driver by other
-// means than Alloc (virtual memory, a driver pool). It fails with an
-// *OutOfMemoryError if that would pass the hard limit.
-func (s *Source) Charge(size uint64) error {
-	for {
-		cur := s.reserved.Load()
-		next := cur + size
-		if s.limits.Hard > 0 && next > s.limits.Hard {
-			return &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: cur, Device: s.dev.Ordinal()}
+// Fits says whether a request of size bytes could ever be served: it is
+// an *OutOfMemoryError when size is beyond the hard limit or beyond the
+// device's total memory, which no reclaiming or collecting can change.
+// Strategies call it before they map or reclaim anything for a request,
+// so that such a request leaves the pool as it was and costs no driver
+// call.
+func (s *Source) Fits(size uint64) error {
+	switch {
+	case s.limits.Hard > 0 && size > s.limits.Hard:
+		return &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.ordinal()}
+	case s.total > 0 && size > s.total:
+		// A refusal's message may cost a driver call: say what is free.
+		what := ""
+		if free, _, err := s.dev.MemInfo(); err == nil {
+			what = fmt.Sprintf(", %s free", humanize.IBytes(free))
 		}
-		if s.reserved.CompareAndSwap(cur, next) {
-			for {
-				p := s.reservedPeak.Load()
-				if next <= p || s.reservedPeak.CompareAndSwap(p, next) {
-					s.emit(EventGrow, size)
-					return nil
-				}
-			}
+		return &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.ordinal(),
+			Err: fmt.Errorf("device %d has %s (%d bytes) in all%s: %w", s.ordinal(), humanize.IBytes(s.total), s.total, what, backend.ErrOutOfMemory)}
+	}
+	return nil
+}
+
+func (s *Source) ordinal() int {
+	if s.dev == nil {
+		return 0
+	}
+	return s.dev.Ordinal()
+}
+
+// Take accounts size bytes that take, a driver call, is about to get by
+// other means than Alloc (virtual memory, a driver pool). It fails with an
+// *OutOfMemoryError, without calling take, if the bytes would pass the
+// hard limit or can never fit (Fits). The bytes count against the hard
+// limit while take runs, so concurrent calls cannot pass it together, but
+// in Reserved and its peak only once take succeeded: a refused call
+// leaves both as they were.
+func (s *Source) Take(size uint64, take func() error) error {
+	if err := s.Fits(size); err != nil {
+		return err
+	}
+	for {
+		cur := s.charged.Load()
+		next := cur + size
+		if next < cur || (s.limits.Hard > 0 && next > s.limits.Hard) {
+			return &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.ordinal()}
+		}
+		if s.charged.CompareAndSwap(cur, next) {
+			break
 		}
 	}
+	if err := take(); err != nil {
+		s.charged.Sub(size)
+		return err
+	}
+	r := s.reserved.Add(size)
+	for {
+		p := s.reservedPeak.Load()
+		if r <= p || s.reservedPeak.CompareAndSwap(p, r) {
+			break
+		}
+	}
+	s.emit(EventGrow, size)
+	return nil
 }
 
 // Uncharge accounts size bytes given back to the driver.
 func (s *Source) Uncharge(size uint64) {
 	s.reserved.Sub(size)
+	s.charged.Sub(size)
 	s.emit(EventRelease, size)
 }
 
@@ -87,11 +152,15 @@ func (s *Source) CountDriverCalls(allocs, frees uint64) {
 	s.driverFrees.Add(frees)
 }
 
-// Alloc takes size bytes from the driver within the hard limit. When the
-// limit or the device is full it calls reclaim (the strategy's own
-// Reclaim) for what is missing and tries once more; only then does it
-// fail, with an *OutOfMemoryError.
+// Alloc takes size bytes from the driver within the hard limit. A request
+// that can never fit (Fits) is refused at once. When the limit or the
+// device is full it calls reclaim (the strategy's own Reclaim) for what is
+// missing and tries once more; only then does it fail, with an
+// *OutOfMemoryError.
 func (s *Source) Alloc(size uint64, reclaim func(uint64) uint64) (backend.Ptr, error) {
+	if err := s.Fits(size); err != nil {
+		return 0, err
+	}
 	p, err := s.alloc(size)
 	if err == nil || !errors.Is(err, backend.ErrOutOfMemory) || reclaim == nil {
 		return p, err
@@ -103,14 +172,15 @@ func (s *Source) Alloc(size uint64, reclaim func(uint64) uint64) (backend.Ptr, e
 }
 
 func (s *Source) alloc(size uint64) (backend.Ptr, error) {
-	if err := s.Charge(size); err != nil {
-		return 0, err
-	}
-	p, err := s.dev.Alloc(size)
+	var p backend.Ptr
+	err := s.Take(size, func() (err error) {
+		p, err = s.dev.Alloc(size)
+		return err
+	})
 	if err != nil {
-		s.Uncharge(size)
-		if errors.Is(err, backend.ErrOutOfMemory) {
-			return 0, &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.dev.Ordinal(), Err: err}
+		var oom *OutOfMemoryError
+		if !errors.As(err, &oom) && errors.Is(err, backend.ErrOutOfMemory) {
+			return 0, &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.ordinal(), Err: err}
 		}
 		return 0, err
 	}
@@ -132,6 +202,53 @@ func (s *Source) Release(p backend.Ptr, size uint64, stream backend.Stream) erro
 	s.Uncharge(size)
 	s.driverFrees.Inc()
 	return nil
+}
+
+// Orphan keeps size bytes that a strategy failed to give back to the
+// driver (a failed free, or a stream that could not be synchronized
+// first): they stay in Reserved, as the driver still has them taken, and
+// RetryOrphans calls release for them later. release only gives the
+// memory back (the Source does the accounting); it runs after the whole
+// device has been synchronized, so no queued work still uses the memory.
+// Size 0 is a strategy's own deferred work that takes nothing from the
+// driver (a block held out of its cache until the device is idle).
+func (s *Source) Orphan(size uint64, release func() error) {
+	s.orphanMu.Lock()
+	s.orphans = append(s.orphans, orphan{size, release})
+	s.orphanMu.Unlock()
+}
+
+// FreeLater is Orphan for memory from Alloc.
+func (s *Source) FreeLater(p backend.Ptr, size uint64) {
+	s.Orphan(size, func() error { return s.dev.Free(p) })
+}
+
+// RetryOrphans tries again to give back what Orphan kept, once the device
+// is synchronized, and returns the bytes it gave back. Strategies call it
+// from Reclaim, so that Close and the out-of-memory path retry too.
+func (s *Source) RetryOrphans() uint64 {
+	s.orphanMu.Lock()
+	defer s.orphanMu.Unlock()
+	if len(s.orphans) == 0 || s.dev.Synchronize() != nil {
+		return 0
+	}
+	var got uint64
+	kept := s.orphans[:0]
+	for _, o := range s.orphans {
+		if o.release() != nil {
+			kept = append(kept, o)
+			continue
+		}
+		if o.size == 0 {
+			continue
+		}
+		s.Uncharge(o.size)
+		s.driverFrees.Inc()
+		got += o.size
+	}
+	clear(s.orphans[len(kept):])
+	s.orphans = kept
+	return got
 }
 
 // OverSoft is how many reserved bytes are above the soft limit (0 if none).

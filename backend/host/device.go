@@ -97,6 +97,9 @@ func (d *Device) Alloc(size uint64) (backend.Ptr, error) {
 	if size == 0 {
 		return 0, fmt.Errorf("host: device %d: alloc of %d bytes: %w", d.ordinal, size, backend.ErrInvalidValue)
 	}
+	if err := d.b.fault(FaultAlloc); err != nil {
+		return 0, d.faulted(err, "alloc of %d bytes", size)
+	}
 	if err := d.charge(size, "alloc"); err != nil {
 		return 0, err
 	}
@@ -117,6 +120,9 @@ func (d *Device) Alloc(size uint64) (backend.Ptr, error) {
 // already freed, is an error rather than a crash, so that pool bugs show up
 // as failing tests.
 func (d *Device) Free(p backend.Ptr) error {
+	if err := d.b.fault(FaultFree); err != nil {
+		return d.faulted(err, "free of %#x", uintptr(p))
+	}
 	d.allocMu.Lock()
 	size, ok := d.allocs[p]
 	delete(d.allocs, p)
@@ -135,6 +141,9 @@ func (d *Device) Free(p backend.Ptr) error {
 
 // NewStream starts a stream: a goroutine running queued work in order.
 func (d *Device) NewStream() (backend.Stream, error) {
+	if err := d.b.fault(FaultStream); err != nil {
+		return nil, d.faulted(err, "NewStream")
+	}
 	s := newStream(d)
 	d.streamMu.Lock()
 	d.streams[s] = struct{}{}
@@ -150,12 +159,18 @@ func (d *Device) forgetStream(s *Stream) {
 
 // NewEvent creates an event.
 func (d *Device) NewEvent(timing bool) (backend.Event, error) {
+	if err := d.b.fault(FaultEvent); err != nil {
+		return nil, d.faulted(err, "NewEvent")
+	}
 	return &Event{dev: d, timing: timing}, nil
 }
 
 // Synchronize waits for the work queued so far on every live stream of the
 // device.
 func (d *Device) Synchronize() error {
+	if err := d.b.fault(FaultSync); err != nil {
+		return d.faulted(err, "Synchronize")
+	}
 	d.streamMu.Lock()
 	streams := make([]*Stream, 0, len(d.streams))
 	for s := range d.streams {
@@ -193,6 +208,9 @@ func (d *Device) CopyHtoD(dst backend.Ptr, src unsafe.Pointer, n uint64, s backe
 	if dst == 0 || src == nil {
 		return d.nilPointer("CopyHtoD", dst, uintptr(src))
 	}
+	if err := d.b.fault(FaultCopy); err != nil {
+		return d.faulted(err, "CopyHtoD of %d bytes", n)
+	}
 	staged := make([]byte, n)
 	copy(staged, unsafe.Slice((*byte)(src), n))
 	return hs.enqueueOp("CopyHtoD", func() { copy(bytesAt(dst, n), staged) }, Access{dst, n, true})
@@ -206,6 +224,9 @@ func (d *Device) CopyDtoH(dst unsafe.Pointer, src backend.Ptr, n uint64, s backe
 	}
 	if dst == nil || src == 0 {
 		return d.nilPointer("CopyDtoH", src, uintptr(dst))
+	}
+	if err := d.b.fault(FaultCopy); err != nil {
+		return d.faulted(err, "CopyDtoH of %d bytes", n)
 	}
 	done := make(chan struct{})
 	fn := func() {
@@ -237,6 +258,9 @@ func (d *Device) CopyDtoD(dst, src backend.Ptr, n uint64, s backend.Stream) erro
 	if dst == 0 || src == 0 {
 		return d.nilPointer("CopyDtoD", dst, uintptr(src))
 	}
+	if err := d.b.fault(FaultCopy); err != nil {
+		return d.faulted(err, "CopyDtoD of %d bytes", n)
+	}
 	return hs.enqueueOp("CopyDtoD", func() { copy(bytesAt(dst, n), bytesAt(src, n)) },
 		Access{src, n, false}, Access{dst, n, true})
 }
@@ -249,6 +273,9 @@ func (d *Device) Memset8(dst backend.Ptr, v uint8, n uint64, s backend.Stream) e
 	}
 	if dst == 0 {
 		return d.nilPointer("Memset8", dst, 1)
+	}
+	if err := d.b.fault(FaultMemset); err != nil {
+		return d.faulted(err, "Memset8 of %d bytes", n)
 	}
 	return hs.enqueueOp("Memset8", func() { fill(bytesAt(dst, n), v) }, Access{dst, n, true})
 }
@@ -265,6 +292,9 @@ func (d *Device) Memset32(dst backend.Ptr, v uint32, n uint64, s backend.Stream)
 	if dst%4 != 0 || n > ^uint64(0)/4 {
 		return fmt.Errorf("host: device %d: Memset32 of %d words at %#x: address not 4-byte aligned or count too large: %w",
 			d.ordinal, n, uintptr(dst), backend.ErrInvalidValue)
+	}
+	if err := d.b.fault(FaultMemset); err != nil {
+		return d.faulted(err, "Memset32 of %d words", n)
 	}
 	return hs.enqueueOp("Memset32", func() { fill(unsafe.Slice((*uint32)(addrOf(dst)), n), v) }, Access{dst, 4 * n, true})
 }

@@ -70,6 +70,25 @@
 // it costs each queued operation one load and branch. docs/stream-check.md
 // has the rules, a report and the cost.
 //
+// # Fault injection
+//
+// Backend.SetFaults makes chosen driver calls fail, so that tests reach
+// the error paths of the code above: each kind of call (FaultOp: alloc,
+// free, reserve, map, unmap, stream and event creation, event record and
+// wait, synchronize, copies, memsets, kernel launches) at a rate drawn
+// from a seeded generator, at its Nth call, or both. A failed call does
+// nothing and returns a *FaultError, which matches ErrInjected and, if the
+// rule says so, another sentinel (backend.ErrOutOfMemory for an
+// allocation that should look like a full device). FaultCounts says how
+// many calls were made and failed. Off, it costs each call one atomic
+// load. docs/testing.md shows how the fuzz tests use it.
+//
+//	b := host.New(host.Options{}).(*host.Backend)
+//	b.SetFaults(host.Faults{Seed: 1, Rules: []host.FaultRule{
+//		{Op: host.FaultAlloc, Rate: 0.05, As: backend.ErrOutOfMemory},
+//		{Op: host.FaultRecord, Nth: 3},
+//	}})
+//
 // # Example
 //
 //	b := host.New(host.Options{Devices: 2})

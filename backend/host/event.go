@@ -62,6 +62,9 @@ func (e *Event) Record(s backend.Stream) error {
 	if err != nil {
 		return err
 	}
+	if err := e.dev.b.fault(FaultRecord); err != nil {
+		return e.dev.faulted(err, "Event.Record on stream %d", hs.id)
+	}
 	m := &marker{done: make(chan struct{})}
 	timing := e.timing
 	// Holding mu across the enqueue makes cur the marker queued last when
@@ -118,6 +121,9 @@ func (e *Event) Query() (bool, error) {
 
 // Synchronize blocks until the newest Record's work is done.
 func (e *Event) Synchronize() error {
+	if err := e.dev.b.fault(FaultSync); err != nil {
+		return e.dev.faulted(err, "Event.Synchronize")
+	}
 	m, err := e.last()
 	if err != nil || m == nil {
 		return err

@@ -46,6 +46,9 @@ type Backend struct {
 	logMu    sync.Mutex
 	checkLog io.Writer // guarded by logMu
 	races    raceList
+
+	// faults is the fault injector, nil when off (see SetFaults).
+	faults atomic.Pointer[faults]
 }
 
 var _ backend.Backend = (*Backend)(nil)

@@ -49,6 +49,9 @@ func (d *Device) CopyPeer(dst backend.Ptr, dstStream backend.Stream, src backend
 	if err != nil {
 		return err
 	}
+	if err := d.b.fault(FaultCopy); err != nil {
+		return d.faulted(err, "CopyPeer of %d bytes", n)
+	}
 	as, ok := srcStream.(*Stream)
 	if !ok || as == nil {
 		return fmt.Errorf("host: device %d: CopyPeer: source stream %T is not a host stream: %w", d.ordinal, srcStream, backend.ErrInvalidValue)

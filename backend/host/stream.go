@@ -53,6 +53,9 @@ func (s *Stream) Enqueue(fn func()) error {
 	if fn == nil {
 		return fmt.Errorf("host: stream %d: Enqueue of nil func: %w", s.id, backend.ErrInvalidValue)
 	}
+	if err := s.dev.b.fault(FaultLaunch); err != nil {
+		return fmt.Errorf("host: stream %d: Enqueue: %w", s.id, err)
+	}
 	return s.enqueueOp("Enqueue", fn)
 }
 
@@ -115,6 +118,9 @@ func (s *Stream) run() {
 // Synchronize waits for the work queued so far; work queued meanwhile by
 // other goroutines is not waited for.
 func (s *Stream) Synchronize() error {
+	if err := s.dev.b.fault(FaultSync); err != nil {
+		return fmt.Errorf("host: stream %d: Synchronize: %w", s.id, err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -172,6 +178,9 @@ func (s *Stream) WaitEvent(e backend.Event) error {
 	}
 	if ev.dev.b != s.dev.b {
 		return fmt.Errorf("host: stream %d: WaitEvent on an event of another host backend: %w", s.id, backend.ErrInvalidValue)
+	}
+	if err := s.dev.b.fault(FaultWait); err != nil {
+		return fmt.Errorf("host: stream %d: WaitEvent: %w", s.id, err)
 	}
 	m, err := ev.last()
 	if err != nil {

@@ -165,6 +165,9 @@ func (s *Stream) EnqueueAccess(name string, acc []Access, hostWaits bool, fn fun
 	if fn == nil {
 		return fmt.Errorf("host: stream %d: EnqueueAccess of nil func: %w", s.id, backend.ErrInvalidValue)
 	}
+	if err := s.dev.b.fault(FaultLaunch); err != nil {
+		return fmt.Errorf("host: stream %d: %s: %w", s.id, name, err)
+	}
 	for _, a := range acc {
 		if a.Ptr == 0 && a.Bytes > 0 || uint64(a.Ptr)+a.Bytes < uint64(a.Ptr) {
 			return fmt.Errorf("host: stream %d: %s: access of %d bytes at %#x: nil or wrapping range: %w",

@@ -242,6 +242,9 @@ func (d *Device) Reserve(size uint64) (backend.Ptr, error) {
 	if !granular(size) {
 		return 0, d.vmmError("Reserve of %d bytes: not a positive multiple of %d", size, granularity)
 	}
+	if err := d.b.fault(FaultReserve); err != nil {
+		return 0, d.faulted(err, "Reserve of %d bytes", size)
+	}
 	span := size + granularity
 	addr, err := unix.MmapPtr(-1, 0, nil, uintptr(span), unix.PROT_NONE,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
@@ -293,6 +296,9 @@ func (v *vmm) findReservation(p backend.Ptr) (int, bool) {
 
 // ReleaseAddress unmaps a whole reservation with nothing mapped in it.
 func (d *Device) ReleaseAddress(p backend.Ptr, size uint64) error {
+	if err := d.b.fault(FaultFree); err != nil {
+		return d.faulted(err, "ReleaseAddress of %#x", uintptr(p))
+	}
 	v := &d.vmm
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -320,6 +326,9 @@ func (d *Device) CreatePhysical(size uint64) (backend.Physical, error) {
 	if !granular(size) {
 		return 0, d.vmmError("CreatePhysical of %d bytes: not a positive multiple of %d", size, granularity)
 	}
+	if err := d.b.fault(FaultAlloc); err != nil {
+		return 0, d.faulted(err, "CreatePhysical of %d bytes", size)
+	}
 	if err := d.charge(size, "CreatePhysical"); err != nil {
 		return 0, err
 	}
@@ -339,6 +348,9 @@ func (d *Device) CreatePhysical(size uint64) (backend.Physical, error) {
 // it keep its pages until they are unmapped; then (or now, if there are
 // none) they are freed.
 func (d *Device) ReleasePhysical(m backend.Physical) error {
+	if err := d.b.fault(FaultFree); err != nil {
+		return d.faulted(err, "ReleasePhysical of handle %d", m)
+	}
 	v := &d.vmm
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -392,6 +404,9 @@ func (d *Device) Map(va backend.Ptr, size uint64, m backend.Physical) error {
 	if !granular(uint64(va)) || !granular(size) {
 		return d.vmmError("Map of %d bytes at %#x: address and size must be multiples of %d", size, uintptr(va), granularity)
 	}
+	if err := d.b.fault(FaultMap); err != nil {
+		return d.faulted(err, "Map of %d bytes at %#x", size, uintptr(va))
+	}
 	v := &d.vmm
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -443,6 +458,9 @@ func (d *Device) Map(va backend.Ptr, size uint64, m backend.Physical) error {
 // or more whole mappings; the reservation stays. Physical memory already
 // released, and now mapped nowhere, is freed.
 func (d *Device) Unmap(va backend.Ptr, size uint64) error {
+	if err := d.b.fault(FaultUnmap); err != nil {
+		return d.faulted(err, "Unmap of %d bytes at %#x", size, uintptr(va))
+	}
 	v := &d.vmm
 	v.mu.Lock()
 	defer v.mu.Unlock()

@@ -29,6 +29,9 @@ func BenchmarkAllocFree(b *testing.B) { pooltest.BenchAllocFree(b, binned.New) }
 
 func BenchmarkParallel(b *testing.B) { pooltest.BenchParallel(b, binned.New) }
 
+// BenchmarkRefusal is how long a request that cannot fit takes to refuse.
+func BenchmarkRefusal(b *testing.B) { pooltest.BenchRefusal(b, binned.New) }
+
 func newPool(t *testing.T, l pool.Limits) pool.Pool {
 	t.Helper()
 	p, _ := pooltest.Open(t, binned.New, l)

@@ -21,7 +21,8 @@ const reclaimIdlePasses = 3
 // block's stream and calls the driver, which must not stall the streams'
 // Alloc and Free.
 func (p *Pool) Reclaim(n uint64) uint64 {
-	var got uint64
+	// Memory the driver refused to take back before comes first.
+	got := p.src.RetryOrphans()
 	var batch []*pool.Block
 	for idle := 0; got < n && idle < reclaimIdlePasses; {
 		top := p.topClass()
@@ -107,9 +108,10 @@ func (p *Pool) release(batch []*pool.Block) uint64 {
 		if st := b.Stream; st != nil && !devSynced && !contains(synced, st) {
 			if err := st.Synchronize(); err != nil {
 				// If the device cannot be synchronized either, nothing is
-				// known to be done with the block: keep it out of the
-				// driver's hands (it stays reserved).
+				// known to be done with the block: the source frees it
+				// once the device is (RetryOrphans).
 				if p.dev.Synchronize() != nil {
+					p.src.FreeLater(b.Ptr, b.Size)
 					continue
 				}
 				devSynced = true
@@ -118,7 +120,8 @@ func (p *Pool) release(batch []*pool.Block) uint64 {
 		}
 		if err := p.src.Release(b.Ptr, b.Size, nil); err != nil {
 			// The driver refused: the memory stays reserved, counted by
-			// the source, and the block is dropped from the cache.
+			// the source, which tries again in a later Reclaim.
+			p.src.FreeLater(b.Ptr, b.Size)
 			continue
 		}
 		got += b.Size

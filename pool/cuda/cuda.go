@@ -68,26 +68,32 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 	if s == nil {
 		return nil, fmt.Errorf("pool cuda: Alloc needs a stream: %w", backend.ErrInvalidValue)
 	}
+	if err := p.src.Fits(size); err != nil {
+		return nil, err // before rounding, which would wrap near 2^64
+	}
 	req := size
 	size = pool.RoundUp(size, pool.Alignment)
-	// The hard limit: bytes handed out through this pool.
-	if err := p.src.Charge(size); err != nil {
-		var oom *pool.OutOfMemoryError
-		if errors.As(err, &oom) {
-			oom.Request, oom.Rounded, oom.RoundedTo = req, size, "block"
-		}
-		return nil, err
-	}
-	ptr, err := p.mp.AllocAsync(size, s)
-	if errors.Is(err, backend.ErrOutOfMemory) {
-		// Frees queued on other streams may not have happened yet:
-		// let them, give cached memory back, and try once more.
-		p.Reclaim(pool.All)
+	// The hard limit: bytes handed out through this pool. A request
+	// beyond it or beyond the device is refused before the driver (and
+	// the Reclaim below, which synchronizes the device) is bothered.
+	var ptr backend.Ptr
+	err := p.src.Take(size, func() (err error) {
 		ptr, err = p.mp.AllocAsync(size, s)
-	}
-	if err != nil {
-		p.src.Uncharge(size)
 		if errors.Is(err, backend.ErrOutOfMemory) {
+			// Frees queued on other streams may not have happened yet:
+			// let them, give cached memory back, and try once more.
+			p.Reclaim(pool.All)
+			ptr, err = p.mp.AllocAsync(size, s)
+		}
+		return err
+	})
+	if err != nil {
+		var oom *pool.OutOfMemoryError
+		switch {
+		case errors.As(err, &oom):
+			oom.Request, oom.Rounded, oom.RoundedTo = req, size, "block"
+			return nil, err
+		case errors.Is(err, backend.ErrOutOfMemory):
 			return nil, &pool.OutOfMemoryError{Request: req, Rounded: size, RoundedTo: "block", Limit: p.src.Limits().Hard,
 				Reserved: p.src.Reserved(), Device: p.dev.Ordinal(), Err: err}
 		}
@@ -121,9 +127,14 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 		s = b.Stream
 	}
 	if err := p.mp.FreeAsync(b.Ptr, s); err != nil {
-		return fmt.Errorf("pool cuda: %w", err)
+		// The block is freed for the caller (cuarray's cleanups have
+		// no one to report to); the memory stays charged until a later
+		// Reclaim gets the driver to take it.
+		ptr := b.Ptr
+		p.src.Orphan(b.Size, func() error { return p.mp.FreeAsync(ptr, s) })
+	} else {
+		p.src.Uncharge(b.Size)
 	}
-	p.src.Uncharge(b.Size)
 	st := p.streams.Get(s)
 	st.OnFree(b.Size, b.Requested)
 	b.Free = true
@@ -138,6 +149,9 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 // Reclaim gives at least n bytes of the driver pool's cache back, if it
 // holds that much.
 func (p *Pool) Reclaim(n uint64) uint64 {
+	// Frees the driver refused before are tried again; what they give
+	// back is cached by the driver's pool, where the trim below finds it.
+	p.src.RetryOrphans()
 	// Queued frees only become reusable, and trimmable, once their streams
 	// reach them.
 	if err := p.dev.Synchronize(); err != nil {

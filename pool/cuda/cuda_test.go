@@ -74,3 +74,8 @@ func BenchmarkParallel(b *testing.B) {
 	needDriverPool(b)
 	pooltest.BenchParallel(b, cuda.New)
 }
+
+func BenchmarkRefusal(b *testing.B) {
+	needDriverPool(b)
+	pooltest.BenchRefusal(b, cuda.New)
+}

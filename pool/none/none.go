@@ -86,7 +86,10 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 		// A stream destroyed since cannot be synchronized; the device
 		// covers its work.
 		if err := b.Stream.Synchronize(); err != nil && p.dev.Synchronize() != nil {
-			return fmt.Errorf("pool %s: Free of block %#x: synchronizing its stream: %w", Name, uintptr(b.Ptr), err)
+			// Nothing is known to be done with the block: the source
+			// frees it once the device is (RetryOrphans).
+			p.src.FreeLater(b.Ptr, b.Size)
+			return nil
 		}
 	}
 	if s == nil {
@@ -94,13 +97,22 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 	}
 	b.Stream = s
 	if err := p.src.Release(b.Ptr, b.Size, s); err != nil {
-		return fmt.Errorf("pool %s: Free of block %#x: %w", Name, uintptr(b.Ptr), err)
+		// The driver refused (or s could not be waited for): the memory
+		// stays reserved and is given back by a later Reclaim.
+		p.src.FreeLater(b.Ptr, b.Size)
 	}
 	return nil
 }
 
-// Reclaim gives nothing back: nothing is cached.
-func (p *Pool) Reclaim(n uint64) uint64 { return 0 }
+// Reclaim caches nothing, so it gives back only what the driver refused
+// to take back at Free, if it takes it now.
+func (p *Pool) Reclaim(n uint64) uint64 {
+	got := p.src.RetryOrphans()
+	if got > 0 {
+		p.src.NoteReclaimed(got)
+	}
+	return got
+}
 
 // Stats sums the per-stream counters.
 func (p *Pool) Stats() pool.Stats {
@@ -110,8 +122,10 @@ func (p *Pool) Stats() pool.Stats {
 	return st
 }
 
-// Close reports blocks still live; there is no cache to empty.
+// Close gives back what the driver refused to take back at Free, if it
+// takes it now, and reports blocks still live; there is no cache to empty.
 func (p *Pool) Close() error {
+	p.Reclaim(pool.All)
 	return pool.LiveError(Name, p.Stats())
 }
 

@@ -20,6 +20,9 @@ func BenchmarkAllocFree(b *testing.B) { pooltest.BenchAllocFree(b, none.New) }
 
 func BenchmarkParallel(b *testing.B) { pooltest.BenchParallel(b, none.New) }
 
+// BenchmarkRefusal is how long a request that cannot fit takes to refuse.
+func BenchmarkRefusal(b *testing.B) { pooltest.BenchRefusal(b, none.New) }
+
 func newPool(t *testing.T) (pool.Pool, *pool.Source) {
 	t.Helper()
 	return pooltest.Open(t, none.New, pool.Limits{})

@@ -28,11 +28,12 @@ var BenchGoroutines = []int{1, 2, 4, 8, 16}
 // ParallelSize is the block size BenchParallel allocates.
 const ParallelSize = miB
 
-// Bench runs BenchAllocFree and BenchParallel as sub-benchmarks AllocFree
-// and Parallel.
+// Bench runs BenchAllocFree, BenchParallel and BenchRefusal as
+// sub-benchmarks AllocFree, Parallel and Refusal.
 func Bench(b *testing.B, mk pool.Factory) {
 	b.Run("AllocFree", func(b *testing.B) { BenchAllocFree(b, mk) })
 	b.Run("Parallel", func(b *testing.B) { BenchParallel(b, mk) })
+	b.Run("Refusal", func(b *testing.B) { BenchRefusal(b, mk) })
 }
 
 // BenchAllocFree measures one Alloc+Free pair of each of BenchSizes on one

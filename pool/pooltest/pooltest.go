@@ -72,6 +72,8 @@ func (s Suite) Run(t *testing.T) {
 			{"ConcurrentStreams", s.testConcurrent},
 			{"CloseReportsLiveBlocks", s.testCloseReportsLive},
 			{"RetireStreamGivesBackItsCache", s.testRetireStream},
+			{"RefusalLeavesNothingBehind", s.testRefusals},
+			{"RefusedReleaseIsRetried", s.testRefusedRelease},
 		} {
 			t.Run(tc.name, tc.fn)
 		}

@@ -298,7 +298,7 @@ func (p *Pool) Reclaim(n uint64) uint64 {
 		}
 		e.mu.Unlock()
 	})
-	var released uint64
+	released := p.src.RetryOrphans()
 	for _, b := range taken {
 		if p.release(b) {
 			released += b.Size
@@ -311,11 +311,14 @@ func (p *Pool) Reclaim(n uint64) uint64 {
 // release gives a cached block back to the driver once its stream's work
 // is done. A stream that can no longer be synchronized (destroyed) is
 // covered by synchronizing the device. A block the driver will not take
-// back is dropped: it cannot be handed out safely either.
+// back goes to the source, which tries again in a later Reclaim.
 func (p *Pool) release(b *pool.Block) bool {
 	err := p.src.Release(b.Ptr, b.Size, b.Stream)
 	if err != nil && b.Stream != nil && p.dev.Synchronize() == nil {
 		err = p.src.Release(b.Ptr, b.Size, nil)
+	}
+	if err != nil {
+		p.src.FreeLater(b.Ptr, b.Size)
 	}
 	return err == nil
 }

@@ -20,6 +20,9 @@ func BenchmarkAllocFree(b *testing.B) { pooltest.BenchAllocFree(b, simple.New) }
 
 func BenchmarkParallel(b *testing.B) { pooltest.BenchParallel(b, simple.New) }
 
+// BenchmarkRefusal is how long a request that cannot fit takes to refuse.
+func BenchmarkRefusal(b *testing.B) { pooltest.BenchRefusal(b, simple.New) }
+
 const (
 	kiB = 1 << 10
 	miB = 1 << 20

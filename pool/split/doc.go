@@ -41,9 +41,15 @@
 // Physical memory is created for what a request needs, in chunks of up to
 // 32 MiB, each one physical allocation mapped by one call (PyTorch uses 20
 // MiB pages for the same reason: mapping costs grow with the number of
-// chunks). Each chunk is charged to the source before it is created, so
-// Stats.Reserved is exactly the mapped bytes (plus any ordinary segments),
-// and DriverAllocs and DriverFrees count chunks.
+// chunks). Each chunk counts against the hard limit while it is created
+// and mapped (pool.Source.Take), and in Stats.Reserved once it is mapped,
+// so Stats.Reserved is exactly the mapped bytes (plus any ordinary
+// segments), and DriverAllocs and DriverFrees count chunks.
+//
+// A request beyond the hard limit or the device's memory is refused before
+// anything is mapped or reclaimed for it. One that fits alone but not
+// beside what is live unmaps the chunks it got before the limit stopped
+// it, so a refusal leaves Reserved where it was.
 //
 // Before growth would take reserved memory past both its high-water mark
 // and live memory plus 1/32 (at least 16 MiB), the pool moves memory

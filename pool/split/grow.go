@@ -12,6 +12,18 @@ import (
 // segment from the source. When the hard limit or the device is full it
 // gives cached memory back (all streams) and tries once more.
 func (p *Pool) allocSlow(st *streamState, h *heap, size, n uint64, s backend.Stream) (*pool.Block, error) {
+	// A request beyond the hard limit or the device is refused before
+	// anything is mapped or reclaimed for it.
+	fit := n
+	if p.vm != nil && !h.noVirtual {
+		fit = roundUp(n, p.gran)
+	}
+	if err := p.src.Fits(fit); err != nil {
+		if fit != n { // rounded up to whole granules to map
+			return nil, p.oomNeeding(size, fit, err)
+		}
+		return nil, p.oom(size, err)
+	}
 	b, need, err := p.grow(st, h, size, n, s)
 	if err != nil && need > 0 && errors.Is(err, backend.ErrOutOfMemory) && p.Reclaim(need) > 0 {
 		b, need, err = p.grow(st, h, size, n, s)
@@ -60,12 +72,15 @@ func (p *Pool) grow(st *streamState, h *heap, size, n uint64, s backend.Stream) 
 			moving = p.trimBeforeGrowth(st, need, b.Size)
 			st.mu.Lock()
 		}
-		err := p.mapRange(seg, b.Ptr, b.Size, &moving)
+		var mapped []chunk
+		err := p.mapRange(seg, b.Ptr, b.Size, &moving, &mapped)
 		p.releasePhysical(moving)
 		if err != nil {
-			// Put the block back; granules mapped before the failure
-			// stay mapped (and charged) in the free block, where
-			// Reclaim finds them.
+			// Undo what this attempt mapped, so that a refusal leaves
+			// reserved memory as it found it, and put the block back.
+			// st.mu has been held since the mapping: nothing else uses
+			// those granules.
+			p.unmapChunks(seg, mapped)
 			seg.live--
 			st.putBack(h, seg, b)
 			st.mu.Unlock()
@@ -108,9 +123,7 @@ func (p *Pool) trimBeforeGrowth(st *streamState, need, size uint64) []chunk {
 // needed after all.
 func (p *Pool) releasePhysical(chunks []chunk) {
 	for _, c := range chunks {
-		_ = p.vm.ReleasePhysical(c.phys)
-		p.src.Uncharge(c.n * p.gran)
-		p.src.CountDriverCalls(0, 1)
+		p.releaseChunk(c.phys, c.n*p.gran)
 	}
 }
 
@@ -143,8 +156,9 @@ func ordinarySize(small bool, n uint64) uint64 {
 // memory, each run of unmapped granules with as few chunks as it can:
 // chunks from *moving that fit (already charged), else new ones of at most
 // chunkGranules granules, charged to the source before they are created.
-// Chunks mapped before a failure stay mapped.
-func (p *Pool) mapRange(seg *segment, ptr backend.Ptr, n uint64, moving *[]chunk) error {
+// It appends the chunks it maps to *mapped, which after a failure are the
+// ones to undo.
+func (p *Pool) mapRange(seg *segment, ptr backend.Ptr, n uint64, moving, mapped *[]chunk) error {
 	off := uint64(ptr - seg.base)
 	lo, hi := off/seg.gran, (off+n+seg.gran-1)/seg.gran
 	for i := lo; i < hi; {
@@ -161,6 +175,7 @@ func (p *Pool) mapRange(seg *segment, ptr backend.Ptr, n uint64, moving *[]chunk
 			if err != nil {
 				return err
 			}
+			*mapped = append(*mapped, c)
 			i += c.n
 		}
 	}
@@ -190,21 +205,25 @@ func (p *Pool) mapChunk(seg *segment, at, room uint64, moving *[]chunk) (chunk, 
 	}
 	c := chunk{head: at, n: min(room, p.chunkGranules)}
 	size := c.n * seg.gran
-	if err := p.src.Charge(size); err != nil {
-		return chunk{}, err
-	}
-	ph, err := p.vm.CreatePhysical(size)
+	// Charged while the driver is asked, counted as reserved only once
+	// the chunk is mapped: a chunk the driver refuses never reaches the
+	// reserved peak.
+	err := p.src.Take(size, func() error {
+		ph, err := p.vm.CreatePhysical(size)
+		if err != nil {
+			return err
+		}
+		if err := p.vm.Map(va, size, ph); err != nil {
+			_ = p.vm.ReleasePhysical(ph)
+			return err
+		}
+		c.phys = ph
+		return nil
+	})
 	if err != nil {
-		p.src.Uncharge(size)
-		return chunk{}, err
-	}
-	if err := p.vm.Map(va, size, ph); err != nil {
-		_ = p.vm.ReleasePhysical(ph)
-		p.src.Uncharge(size)
 		return chunk{}, err
 	}
 	p.src.CountDriverCalls(1, 0)
-	c.phys = ph
 	seg.setMapped(c)
 	return c, nil
 }
@@ -225,6 +244,19 @@ func (p *Pool) oomNeeding(size, need uint64, err error) error {
 		}
 	}
 	return e
+}
+
+// unmapChunks unmaps and releases chunks of seg that a failed growth
+// mapped. A chunk that will not unmap stays mapped and charged, inside
+// the free block the failed request leaves, where Reclaim finds it.
+func (p *Pool) unmapChunks(seg *segment, chunks []chunk) {
+	for _, c := range chunks {
+		if err := p.vm.Unmap(seg.base+backend.Ptr(c.head*seg.gran), c.n*seg.gran); err != nil {
+			continue
+		}
+		seg.setUnmapped(c)
+		p.releaseChunk(c.phys, c.n*seg.gran)
+	}
 }
 
 // oom turns a failure for want of memory into the *pool.OutOfMemoryError

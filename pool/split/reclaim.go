@@ -19,7 +19,8 @@ import (
 // stream is synchronized and the memory released after the lock is let
 // go, so allocations on that stream are held up only for the bookkeeping.
 func (p *Pool) Reclaim(n uint64) uint64 {
-	var got uint64
+	// Memory the driver refused to take back before comes first.
+	got := p.src.RetryOrphans()
 	p.streams.Each(func(st *streamState) {
 		if got < n {
 			got += p.reclaimStream(st, n-got, nil)
@@ -90,20 +91,29 @@ func (p *Pool) reclaimWhere(st *streamState, want uint64, moving *[]chunk, pick 
 		return 0
 	}
 	// The memory may still be read or written by work queued on the
-	// stream before it was freed.
-	p.syncStream(stream)
-
+	// stream before it was freed. If that cannot be waited for, nothing
+	// is given back: it all goes back to the cache.
 	var got uint64
 	var kept []*segment
-	for _, seg := range segs {
-		if err := p.src.Release(seg.base, seg.size, nil); err != nil {
-			kept = append(kept, seg)
-			continue
+	if p.syncStream(stream) != nil {
+		kept = segs
+		for i := range runs {
+			clear(runs[i].failed)
+			for j := range runs[i].failed {
+				runs[i].failed[j] = true
+			}
 		}
-		got += seg.size
-	}
-	for i := range runs {
-		got += p.unmapRun(&runs[i], moving)
+	} else {
+		for _, seg := range segs {
+			if err := p.src.Release(seg.base, seg.size, nil); err != nil {
+				kept = append(kept, seg)
+				continue
+			}
+			got += seg.size
+		}
+		for i := range runs {
+			got += p.unmapRun(&runs[i], moving)
+		}
 	}
 
 	st.mu.Lock()
@@ -208,13 +218,21 @@ func (p *Pool) unmapRun(r *run, moving *[]chunk) uint64 {
 			*moving = append(*moving, c)
 			continue
 		}
-		// Unmapped, the memory is the driver's again even if releasing
-		// the handle fails: nothing can reach it any more.
-		_ = p.vm.ReleasePhysical(c.phys)
-		p.src.Uncharge(c.n * g)
-		p.src.CountDriverCalls(0, 1)
+		p.releaseChunk(c.phys, c.n*g)
 	}
 	return got
+}
+
+// releaseChunk releases an unmapped chunk's physical memory and uncharges
+// it; if the driver refuses, the source keeps it (still charged, as the
+// driver still holds it) and retries in a later Reclaim.
+func (p *Pool) releaseChunk(ph backend.Physical, size uint64) {
+	if err := p.vm.ReleasePhysical(ph); err != nil {
+		p.src.Orphan(size, func() error { return p.vm.ReleasePhysical(ph) })
+		return
+	}
+	p.src.Uncharge(size)
+	p.src.CountDriverCalls(0, 1)
 }
 
 // releaseEmpty gives back the address space of st's virtual segments that
@@ -248,12 +266,10 @@ func (p *Pool) releaseEmptyWhere(st *streamState, pick func(*segment) bool) {
 
 // syncStream waits for the work queued on s. A stream destroyed since
 // (its ID may even be reused) cannot be synchronized; the device is
-// instead.
-func (p *Pool) syncStream(s backend.Stream) {
-	if s == nil {
-		return
+// instead. An error says neither could be waited for.
+func (p *Pool) syncStream(s backend.Stream) error {
+	if s == nil || s.Synchronize() == nil {
+		return nil
 	}
-	if s.Synchronize() != nil {
-		_ = p.dev.Synchronize()
-	}
+	return p.dev.Synchronize()
 }

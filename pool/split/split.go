@@ -272,14 +272,32 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 		st.mu.Unlock()
 		return fmt.Errorf("split: free of block %#x (%d bytes): already free: %w", uintptr(b.Ptr), b.Size, backend.ErrInvalidValue)
 	}
+	ordered := true
 	if s != st.stream && s != nil {
 		// Freed on another stream than the owner's: the owner reuses it
 		// without waiting, so its later work must wait for s's.
-		p.orderAfter(s, st.stream)
+		ordered = p.orderAfter(s, st.stream)
 	}
 	st.counts.live -= b.Size
 	st.counts.requested -= b.Requested
 	st.counts.frees++
+	if !ordered {
+		// Nothing orders the owner after s, and s could not be waited
+		// for: the block stays out of the cache (not Free, so that no
+		// neighbour merges with it; Requested 0, so that a second Free
+		// is refused) until the source, having synchronized the whole
+		// device, hands it back (RetryOrphans, from Reclaim).
+		b.Requested = 0
+		st.mu.Unlock()
+		p.src.Orphan(0, func() error {
+			st := seg.lockOwner()
+			seg.live--
+			st.putBack(seg.heap, seg, b)
+			st.mu.Unlock()
+			return nil
+		})
+		return nil
+	}
 	seg.live--
 	st.putBack(seg.heap, seg, b)
 	orphan := seg.inherited && seg.live == 0
@@ -296,14 +314,12 @@ func (p *Pool) Free(b *pool.Block, s backend.Stream) error {
 
 // orderAfter makes later work on to wait for the work queued on from. When
 // an event cannot do it (a destroyed stream, or none to wait on) it waits
-// on the host instead, which is always safe.
-func (p *Pool) orderAfter(from, to backend.Stream) {
+// on the host instead, which is always safe. false says neither worked.
+func (p *Pool) orderAfter(from, to backend.Stream) bool {
 	if to != nil && pool.Order(from, to) == nil {
-		return
+		return true
 	}
-	if from.Synchronize() != nil {
-		_ = p.dev.Synchronize()
-	}
+	return from.Synchronize() == nil || p.dev.Synchronize() == nil
 }
 
 // Stats sums the per-stream counters and the source's figures.

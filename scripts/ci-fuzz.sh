@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the repository (func Fuzz... in a _test.go
+# file) for a bounded time each: FUZZTIME per target, 30s unless set.
+# An optional argument is a regular expression on "package/Target"
+# (for example 'cuarray|pool/split') to run only some.
+#
+#   scripts/ci-fuzz.sh                   # all, 30 s each (about 15 min on 2 cores)
+#   FUZZTIME=2m scripts/ci-fuzz.sh cuarray
+#
+# A failing input is written to the package's testdata/fuzz/<Target>/, where
+# plain `go test` replays it from then on; commit it with the fix. .ci/run
+# calls this script; docs/testing.md says what the targets check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzztime=${FUZZTIME:-30s}
+only=${1:-.}
+failed=()
+ran=0
+while IFS=: read -r file decl; do
+	name=$(sed -E 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/' <<<"$decl")
+	pkg=$(dirname "$file")
+	if ! grep -Eq -- "$only" <<<"$pkg/$name"; then
+		continue
+	fi
+	echo "== fuzz ./$pkg $name for $fuzztime"
+	start=$SECONDS
+	if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "./$pkg"; then
+		echo "   ok in $((SECONDS - start)) s"
+	else
+		failed+=("./$pkg $name")
+	fi
+	ran=$((ran + 1))
+done < <(git grep -E '^func Fuzz[A-Za-z0-9_]*\(' -- '*_test.go')
+if [ "$ran" -eq 0 ]; then
+	echo "no fuzz target matches $only" >&2
+	exit 1
+fi
+if [ "${#failed[@]}" -gt 0 ]; then
+	echo "fuzz targets that failed:" >&2
+	printf '  %s\n' "${failed[@]}" >&2
+	exit 1
+fi
+echo "== $ran fuzz targets, $fuzztime each: no failure"
