@@ -163,6 +163,25 @@
 // device arrays for a range loop, uploading the next batch while the body
 // works on the current one and freeing each batch when the loop moves on.
 //
+// # Printing
+//
+// fmt prints an array's values (Array.Format), as NumPy and Julia do:
+// fmt.Println(a) and %v give a header naming the shape, element type and
+// device, then the values; any element verb (%g, %.3f, %d, %x, ...)
+// gives the values alone, each formatted with it; %s and String give the
+// short name "float32[2 3]" that error messages use.
+//
+//	fmt.Println(a)        // 2×3 float32 on device 0 (host):
+//	                      // [[1 2 3]
+//	                      //  [4 5 6]]
+//	fmt.Printf("%.1f", a) // [[1.0 2.0 3.0]
+//	                      //  [4.0 5.0 6.0]]
+//	fmt.Printf("%s", a)   // float32[2 3]
+//
+// Arrays of more than PrintThreshold elements show the first and last
+// PrintEdgeItems along each long axis, and only those are copied to the
+// host; the '+' flag (%+v, %+g) prints every element.
+//
 // # Operations
 //
 // Fill, Copy (equal shapes), Add, Sub, Mul, Div and their Scalar forms,
