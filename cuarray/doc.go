@@ -163,6 +163,35 @@
 // device arrays for a range loop, uploading the next batch while the body
 // works on the current one and freeing each batch when the loop moves on.
 //
+// # Allocating forms
+//
+// The elementwise operations, Axpy, Scale and the matrix products, Op(dst,
+// ...) error, each have an allocating twin OpNew(...) (*Array[T], error)
+// that makes the destination and returns it: AddNew, SubNew, MulNew, DivNew, their Scalar forms,
+// ExpNew, LogNew, TanhNew, ReluNew, AxpyNew (alpha*x + y, y untouched),
+// ScaleNew, MatMulNew and GemmNew. Expressions then compose, and Must
+// wraps each step:
+//
+//	h := cuarray.Must(cuarray.ReluNew(cuarray.Must(cuarray.MatMulNew(x, w))))
+//
+// The result has the first operand's shape (for AxpyNew y's; for the
+// matrix products the product's). On(s)'s forms make it from s's pool and
+// queue the work on s; the package-level forms make it from the first
+// operand's pool and memory kind, on the default stream of its device,
+// where they queue the work too. On an error nothing stays allocated.
+//
+// Why a suffix rather than a vocabulary (Plus, Times, ...): Exp, Tanh or
+// Axpy have no second natural name, and one rule is easier to guess; go
+// doc lists each pair side by side. The in-place forms keep the plain
+// names because they came first and are what a loop should use: a
+// training step that reuses its destinations allocates nothing, where
+// each allocating form takes a block from the pool (cheap when cached,
+// but the memory stays taken until the collector or UnsafeFree gives it
+// back). Other libraries mark one side too: NumPy and CuPy allocate by
+// default and take out= for in place, PyTorch marks in place with a
+// trailing underscore (add_), Julia with ! (mul!), and gonum writes into
+// a destination (the receiver) throughout.
+//
 // # Printing
 //
 // fmt prints an array's values (Array.Format), as NumPy and Julia do:
@@ -193,5 +222,7 @@
 // returns an error rather than panicking: wrong shapes wrap ErrShape,
 // arrays of different devices ErrDevice, a freed array ErrFreed, an
 // element type an operation does not take kernels.ErrUnsupportedDType.
-// Must turns an error into a panic for short programs.
+// Must turns an error into a panic for short programs; it wraps the
+// allocating forms (above) as it wraps the constructors. Fill, Copy (see
+// Ops.Clone), Gemv and the neural-network layers have in-place forms only.
 package cuarray
