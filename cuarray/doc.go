@@ -134,6 +134,11 @@
 //	defer s.Close()                             // back to the device's set
 //	f := cuarray.On[float32](s)
 //
+// Nothing needs Stream.Synchronize, but a program that wants to wait for
+// a stream's work with a deadline or cancellation has
+// Stream.SynchronizeContext; giving up stops the host waiting, not the
+// device's work.
+//
 // docs/streams.md has the details, the soak test's figures and the idle
 // trim (GOCUDA_IDLE_TRIM).
 //
@@ -220,8 +225,10 @@
 // need operands of equal length (shapes may differ); the destination may be
 // an input (in place) but may not partly overlap one. Every operation
 // returns an error rather than panicking: wrong shapes wrap ErrShape,
-// arrays of different devices ErrDevice, a freed array ErrFreed, an
-// element type an operation does not take kernels.ErrUnsupportedDType.
+// arrays of different devices ErrDevice, a freed array ErrFreed, a
+// closed stream ErrClosed, no room for an array ErrOutOfMemory (errors.As
+// with *OutOfMemoryError gives the figures), an element type an operation
+// does not take kernels.ErrUnsupportedDType.
 // Must turns an error into a panic for short programs; it wraps the
 // allocating forms (above) as it wraps the constructors. Fill, Copy (see
 // Ops.Clone), Gemv and the neural-network layers have in-place forms only.
