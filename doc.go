@@ -10,6 +10,13 @@
 //	b, err := p.Alloc(1<<20, s)
 //	defer p.Free(b, s)
 //
+// The limits can be changed while the program runs, and the pools' caches
+// given back, from code:
+//
+//	err := gocuda.SetMemoryLimit(0, config.Limit{Percent: 50}, config.Limit{Bytes: 8 << 30})
+//	limits, err := gocuda.MemoryLimits(0) // in bytes, as resolved
+//	freed := gocuda.ReclaimAll()          // every device's cache, to the driver
+//
 // A knob that does not parse makes every function here return the error
 // naming the variable, its value and the accepted forms; nothing is ignored.
 package gocuda

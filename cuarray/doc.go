@@ -134,6 +134,11 @@
 //	defer s.Close()                             // back to the device's set
 //	f := cuarray.On[float32](s)
 //
+// Nothing needs Stream.Synchronize, but a program that wants to wait for
+// a stream's work with a deadline or cancellation has
+// Stream.SynchronizeContext; giving up stops the host waiting, not the
+// device's work.
+//
 // docs/streams.md has the details, the soak test's figures and the idle
 // trim (GOCUDA_IDLE_TRIM).
 //
@@ -163,6 +168,54 @@
 // device arrays for a range loop, uploading the next batch while the body
 // works on the current one and freeing each batch when the loop moves on.
 //
+// # Allocating forms
+//
+// The elementwise operations, Axpy, Scale and the matrix products, Op(dst,
+// ...) error, each have an allocating twin OpNew(...) (*Array[T], error)
+// that makes the destination and returns it: AddNew, SubNew, MulNew, DivNew, their Scalar forms,
+// ExpNew, LogNew, TanhNew, ReluNew, AxpyNew (alpha*x + y, y untouched),
+// ScaleNew, MatMulNew and GemmNew. Expressions then compose, and Must
+// wraps each step:
+//
+//	h := cuarray.Must(cuarray.ReluNew(cuarray.Must(cuarray.MatMulNew(x, w))))
+//
+// The result has the first operand's shape (for AxpyNew y's; for the
+// matrix products the product's). On(s)'s forms make it from s's pool and
+// queue the work on s; the package-level forms make it from the first
+// operand's pool and memory kind, on the default stream of its device,
+// where they queue the work too. On an error nothing stays allocated.
+//
+// Why a suffix rather than a vocabulary (Plus, Times, ...): Exp, Tanh or
+// Axpy have no second natural name, and one rule is easier to guess; go
+// doc lists each pair side by side. The in-place forms keep the plain
+// names because they came first and are what a loop should use: a
+// training step that reuses its destinations allocates nothing, where
+// each allocating form takes a block from the pool (cheap when cached,
+// but the memory stays taken until the collector or UnsafeFree gives it
+// back). Other libraries mark one side too: NumPy and CuPy allocate by
+// default and take out= for in place, PyTorch marks in place with a
+// trailing underscore (add_), Julia with ! (mul!), and gonum writes into
+// a destination (the receiver) throughout.
+//
+// # Printing
+//
+// fmt prints an array's values (Array.Format), as NumPy and Julia do:
+// fmt.Println(a) and %v give a header naming the shape, element type and
+// device, then the values; any element verb (%g, %.3f, %d, %x, ...)
+// gives the values alone, each formatted with it; %s and String give the
+// short name "float32[2 3]" that error messages use.
+//
+//	fmt.Println(a)        // 2×3 float32 on device 0 (host):
+//	                      // [[1 2 3]
+//	                      //  [4 5 6]]
+//	fmt.Printf("%.1f", a) // [[1.0 2.0 3.0]
+//	                      //  [4.0 5.0 6.0]]
+//	fmt.Printf("%s", a)   // float32[2 3]
+//
+// Arrays of more than PrintThreshold elements show the first and last
+// PrintEdgeItems along each long axis, and only those are copied to the
+// host; the '+' flag (%+v, %+g) prints every element.
+//
 // # Operations
 //
 // Fill, Copy (equal shapes), Add, Sub, Mul, Div and their Scalar forms,
@@ -172,7 +225,11 @@
 // need operands of equal length (shapes may differ); the destination may be
 // an input (in place) but may not partly overlap one. Every operation
 // returns an error rather than panicking: wrong shapes wrap ErrShape,
-// arrays of different devices ErrDevice, a freed array ErrFreed, an
-// element type an operation does not take kernels.ErrUnsupportedDType.
-// Must turns an error into a panic for short programs.
+// arrays of different devices ErrDevice, a freed array ErrFreed, a
+// closed stream ErrClosed, no room for an array ErrOutOfMemory (errors.As
+// with *OutOfMemoryError gives the figures), an element type an operation
+// does not take kernels.ErrUnsupportedDType.
+// Must turns an error into a panic for short programs; it wraps the
+// allocating forms (above) as it wraps the constructors. Fill, Copy (see
+// Ops.Clone), Gemv and the neural-network layers have in-place forms only.
 package cuarray

@@ -17,7 +17,8 @@ func Example() {
 		log.Fatal(err)
 	}
 	host, err := y.ToSlice() // waits for the work that wrote y
-	fmt.Println(y, host, err)
+	fmt.Println(host, err)
+	fmt.Printf("%s:\n%g\n", y, y) // the short name, then the values
 
 	col := cuarray.Must(y.Reshape(3, -1))
 	fmt.Println(col.Shape())
@@ -26,7 +27,37 @@ func Example() {
 	_, err = y.ToSlice()
 	fmt.Println(err)
 	// Output:
-	// float32[2 3] [3 5 7 9 11 13] <nil>
+	// [3 5 7 9 11 13] <nil>
+	// float32[2 3]:
+	// [[ 3  5  7]
+	//  [ 9 11 13]]
 	// [3 2]
 	// cuarray: ToSlice: array float32[2 3]: used after UnsafeFree
+}
+
+// fmt prints an array's values: %v (and fmt.Println) with a header naming
+// shape, element type and device, "2×3 float32 on device 0 (host):"; any
+// element verb the values alone; %s the short name that errors use.
+// Large arrays are summarized, and only what is shown is read back.
+func ExampleArray_Format() {
+	a := cuarray.Must(cuarray.FromSlice([]float32{1, -2.5, 3, 4, 5, 6}, 2, 3))
+	fmt.Printf("%g\n", a)
+	fmt.Printf("%.2f\n", a)
+	fmt.Printf("%s\n", a)
+
+	big := cuarray.Must(cuarray.FromSlice(make([]int32, 10000), 100, 100))
+	fmt.Printf("%d\n", big) // 36 elements read back, not 10000
+	// Output:
+	// [[   1 -2.5    3]
+	//  [   4    5    6]]
+	// [[ 1.00 -2.50  3.00]
+	//  [ 4.00  5.00  6.00]]
+	// float32[2 3]
+	// [[0 0 0 … 0 0 0]
+	//  [0 0 0 … 0 0 0]
+	//  [0 0 0 … 0 0 0]
+	//  …
+	//  [0 0 0 … 0 0 0]
+	//  [0 0 0 … 0 0 0]
+	//  [0 0 0 … 0 0 0]]
 }

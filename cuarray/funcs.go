@@ -89,3 +89,59 @@ func Min[T Elem](x *Array[T]) (T, error) { return Ops[T]{}.Min(x) }
 
 // Dot returns the sum of x[i]*y[i].
 func Dot[T Elem](x, y *Array[T]) (T, error) { return Ops[T]{}.Dot(x, y) }
+
+// The allocating forms (see Ops.AddNew): each returns a new array from its
+// first operand's device, pool and memory kind, computed on that device's
+// default stream.
+
+// AddNew returns a + b elementwise, a new array of a's shape.
+func AddNew[T Elem](a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.AddNew(a, b) }
+
+// SubNew returns a - b elementwise.
+func SubNew[T Elem](a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.SubNew(a, b) }
+
+// MulNew returns a * b elementwise.
+func MulNew[T Elem](a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.MulNew(a, b) }
+
+// DivNew returns a / b elementwise.
+func DivNew[T Elem](a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.DivNew(a, b) }
+
+// AddScalarNew returns a + v elementwise.
+func AddScalarNew[T Elem](a *Array[T], v T) (*Array[T], error) { return Ops[T]{}.AddScalarNew(a, v) }
+
+// SubScalarNew returns a - v elementwise.
+func SubScalarNew[T Elem](a *Array[T], v T) (*Array[T], error) { return Ops[T]{}.SubScalarNew(a, v) }
+
+// MulScalarNew returns a * v elementwise.
+func MulScalarNew[T Elem](a *Array[T], v T) (*Array[T], error) { return Ops[T]{}.MulScalarNew(a, v) }
+
+// DivScalarNew returns a / v elementwise.
+func DivScalarNew[T Elem](a *Array[T], v T) (*Array[T], error) { return Ops[T]{}.DivScalarNew(a, v) }
+
+// ExpNew returns e**x elementwise.
+func ExpNew[T Elem](x *Array[T]) (*Array[T], error) { return Ops[T]{}.ExpNew(x) }
+
+// LogNew returns ln(x) elementwise.
+func LogNew[T Elem](x *Array[T]) (*Array[T], error) { return Ops[T]{}.LogNew(x) }
+
+// TanhNew returns tanh(x) elementwise.
+func TanhNew[T Elem](x *Array[T]) (*Array[T], error) { return Ops[T]{}.TanhNew(x) }
+
+// ReluNew returns max(x, 0) elementwise.
+func ReluNew[T Elem](x *Array[T]) (*Array[T], error) { return Ops[T]{}.ReluNew(x) }
+
+// AxpyNew returns alpha*x + y, leaving y as it was.
+func AxpyNew[T Elem](alpha T, x, y *Array[T]) (*Array[T], error) {
+	return Ops[T]{}.AxpyNew(alpha, x, y)
+}
+
+// ScaleNew returns alpha*x.
+func ScaleNew[T Elem](alpha T, x *Array[T]) (*Array[T], error) { return Ops[T]{}.ScaleNew(alpha, x) }
+
+// MatMulNew returns a·b for 2-D arrays (see Ops.MatMulNew).
+func MatMulNew[T Elem](a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.MatMulNew(a, b) }
+
+// GemmNew returns alpha·op(a)·op(b) for 2-D arrays (see Ops.GemmNew).
+func GemmNew[T Elem](transA, transB bool, alpha T, a, b *Array[T]) (*Array[T], error) {
+	return Ops[T]{}.GemmNew(transA, transB, alpha, a, b)
+}

@@ -56,7 +56,8 @@ type Pool struct {
 	// src gives the wrapped pool's reserved bytes (one atomic load). For
 	// a pool without one it is a private, empty Source, and watch is
 	// MaxUint64: only the out-of-memory path runs.
-	src *pool.Source
+	src     *pool.Source
+	sourced bool // src is the wrapped pool's, not a private empty one
 	// watch is the reserved level above which Alloc looks at pressure:
 	// MinPressure of the limit at first, then where the last look was.
 	// It is written on the slow path only, so the load that every Alloc
@@ -119,6 +120,7 @@ func Wrap(p pool.Pool, o Options) (*Pool, error) {
 	}
 	w := &Pool{Pool: p, dev: p.Device(), opts: o, start: time.Now()}
 	w.src = sourceOf(p)
+	w.sourced = w.src != nil
 	if w.src == nil {
 		// Reserved() of a fresh source is 0, and watch below stays at
 		// MaxUint64: Alloc never looks.
@@ -200,6 +202,27 @@ func (w *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 		return w.retry(size, s, err)
 	}
 	return b, nil
+}
+
+// SetLimits sets the wrapped pool's limits at run time (see
+// pool.Source.SetLimits) and measures pressure against them from the next
+// allocation on. A pool with no pool.Source has no limits to set: that is
+// an error wrapping backend.ErrNotSupported.
+func (w *Pool) SetLimits(l pool.Limits) error {
+	if !w.sourced {
+		return fmt.Errorf("gcpressure: pool %s keeps no limits (it has no pool.Source): %w", w.Pool.Name(), backend.ErrNotSupported)
+	}
+	if err := w.src.SetLimits(l); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.limit = 0 // refreshLimit reads it afresh
+	w.refreshLimit(time.Now(), w.src.Reserved())
+	if w.opts.Early {
+		w.setWatch(w.zoneStart())
+	}
+	w.mu.Unlock()
+	return nil
 }
 
 // Close waits for a background collection to end, then closes the

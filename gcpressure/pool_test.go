@@ -343,3 +343,33 @@ func TestHopelessRequestSkipsTheLadder(t *testing.T) {
 		}
 	}
 }
+
+// hidden is a pool whose Source the pressure layer cannot find.
+type hidden struct{ pool.Pool }
+
+func TestSetLimitsHoldsTheNextAllocAndTheHeuristic(t *testing.T) {
+	p := newPool(t, "simple", 0, gcpressure.Options{Early: true})
+	s := pooltest.NewStream(t, pooltest.Device(t))
+	require.NoError(t, p.SetLimits(pool.Limits{Soft: 4 * mib, Hard: 8 * mib}))
+	_, err := p.Alloc(16*mib, s)
+	require.ErrorIs(t, err, backend.ErrOutOfMemory)
+	assert.Contains(t, err.Error(), "hard limit 8.0 MiB")
+
+	err = p.SetLimits(pool.Limits{Soft: 16 * mib, Hard: 8 * mib})
+	require.ErrorIs(t, err, backend.ErrInvalidValue)
+	assert.Equal(t, uint64(8*mib), p.Stats().HardLimit, "a refused change changes nothing")
+
+	require.NoError(t, p.SetLimits(pool.Limits{}))
+	b, err := p.Alloc(16*mib, s)
+	require.NoError(t, err)
+	require.NoError(t, p.Free(b, s))
+
+	inner, err := pool.New("simple", pooltest.Device(t), pool.Limits{})
+	require.NoError(t, err)
+	w, err := gcpressure.Wrap(hidden{inner}, gcpressure.Options{})
+	require.NoError(t, err)
+	defer w.Close()
+	err = w.SetLimits(pool.Limits{Hard: mib})
+	require.ErrorIs(t, err, backend.ErrNotSupported)
+	assert.Contains(t, err.Error(), "keeps no limits")
+}

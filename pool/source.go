@@ -27,8 +27,13 @@ type Limits struct {
 // Source is on the slow path only (a cache miss or a release), so a few
 // shared atomics are fine here.
 type Source struct {
-	dev    backend.Device
-	limits Limits
+	dev backend.Device
+	// limits is replaced whole by SetLimits, so that a reader never sees
+	// one limit old and the other new.
+	limits atomic.Pointer[Limits]
+	// mu orders SetLimits calls and guards watchers.
+	mu       sync.Mutex
+	watchers []func(Limits) error
 	// total is the device's memory: no request beyond it can succeed.
 	total uint64
 
@@ -54,21 +59,63 @@ type orphan struct {
 // NewSource makes a source for dev. A soft limit above the hard limit is an
 // error.
 func NewSource(dev backend.Device, l Limits) (*Source, error) {
-	if l.Hard > 0 && l.Soft > l.Hard {
-		return nil, fmt.Errorf("pool: soft limit %s is above hard limit %s", humanize.IBytes(l.Soft), humanize.IBytes(l.Hard))
+	if err := l.check(); err != nil {
+		return nil, err
 	}
-	s := &Source{dev: dev, limits: l}
+	s := &Source{dev: dev}
+	s.limits.Store(&l)
 	if dev != nil {
 		s.total = dev.Info().TotalMemory
 	}
 	return s, nil
 }
 
+// check rejects a soft limit above the hard limit.
+func (l Limits) check() error {
+	if l.Hard > 0 && l.Soft > l.Hard {
+		return fmt.Errorf("pool: soft limit %s (%d bytes) is above hard limit %s (%d bytes); the soft limit must be at most the hard limit, or the hard limit 0 (none): %w",
+			humanize.IBytes(l.Soft), l.Soft, humanize.IBytes(l.Hard), l.Hard, backend.ErrInvalidValue)
+	}
+	return nil
+}
+
+// SetLimits replaces the limits at run time: the next allocation is held
+// to the new hard limit, and the next free to the new soft limit. Memory
+// already reserved above them is not given back here (the caller may
+// Reclaim it); live memory above a lowered hard limit stays live, and
+// allocations fail until enough of it is freed. A soft limit above the
+// hard limit is an error, and nothing changes. Strategies that keep a
+// limit elsewhere too (the driver pool's release threshold) are told
+// through OnLimits; their errors are returned, joined.
+func (s *Source) SetLimits(l Limits) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limits.Store(&l)
+	var errs []error
+	for _, fn := range s.watchers {
+		if err := fn(l); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// OnLimits has SetLimits call fn with the new limits, after storing them:
+// for strategies that keep a limit elsewhere too.
+func (s *Source) OnLimits(fn func(Limits) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchers = append(s.watchers, fn)
+}
+
 // Device is the source's device.
 func (s *Source) Device() backend.Device { return s.dev }
 
 // Limits returns the limits in force.
-func (s *Source) Limits() Limits { return s.limits }
+func (s *Source) Limits() Limits { return *s.limits.Load() }
 
 // Reserved is the bytes currently taken from the driver.
 func (s *Source) Reserved() uint64 { return s.reserved.Load() }
@@ -80,16 +127,17 @@ func (s *Source) Reserved() uint64 { return s.reserved.Load() }
 // so that such a request leaves the pool as it was and costs no driver
 // call.
 func (s *Source) Fits(size uint64) error {
+	hard := s.Limits().Hard
 	switch {
-	case s.limits.Hard > 0 && size > s.limits.Hard:
-		return &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.ordinal()}
+	case hard > 0 && size > hard:
+		return &OutOfMemoryError{Request: size, Limit: hard, Reserved: s.reserved.Load(), Device: s.ordinal()}
 	case s.total > 0 && size > s.total:
 		// A refusal's message may cost a driver call: say what is free.
 		what := ""
 		if free, _, err := s.dev.MemInfo(); err == nil {
 			what = fmt.Sprintf(", %s free", humanize.IBytes(free))
 		}
-		return &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.ordinal(),
+		return &OutOfMemoryError{Request: size, Limit: s.Limits().Hard, Reserved: s.reserved.Load(), Device: s.ordinal(),
 			Err: fmt.Errorf("device %d has %s (%d bytes) in all%s: %w", s.ordinal(), humanize.IBytes(s.total), s.total, what, backend.ErrOutOfMemory)}
 	}
 	return nil
@@ -113,11 +161,12 @@ func (s *Source) Take(size uint64, take func() error) error {
 	if err := s.Fits(size); err != nil {
 		return err
 	}
+	hard := s.Limits().Hard
 	for {
 		cur := s.charged.Load()
 		next := cur + size
-		if next < cur || (s.limits.Hard > 0 && next > s.limits.Hard) {
-			return &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.ordinal()}
+		if next < cur || (hard > 0 && next > hard) {
+			return &OutOfMemoryError{Request: size, Limit: hard, Reserved: s.reserved.Load(), Device: s.ordinal()}
 		}
 		if s.charged.CompareAndSwap(cur, next) {
 			break
@@ -180,7 +229,7 @@ func (s *Source) alloc(size uint64) (backend.Ptr, error) {
 	if err != nil {
 		var oom *OutOfMemoryError
 		if !errors.As(err, &oom) && errors.Is(err, backend.ErrOutOfMemory) {
-			return 0, &OutOfMemoryError{Request: size, Limit: s.limits.Hard, Reserved: s.reserved.Load(), Device: s.ordinal(), Err: err}
+			return 0, &OutOfMemoryError{Request: size, Limit: s.Limits().Hard, Reserved: s.reserved.Load(), Device: s.ordinal(), Err: err}
 		}
 		return 0, err
 	}
@@ -252,13 +301,14 @@ func (s *Source) RetryOrphans() uint64 {
 }
 
 // OverSoft is how many reserved bytes are above the soft limit (0 if none).
-// It is one atomic load, cheap enough for every Free.
+// It is two atomic loads, cheap enough for every Free.
 func (s *Source) OverSoft() uint64 {
-	if s.limits.Soft == 0 {
+	soft := s.limits.Load().Soft
+	if soft == 0 {
 		return 0
 	}
-	if r := s.reserved.Load(); r > s.limits.Soft {
-		return r - s.limits.Soft
+	if r := s.reserved.Load(); r > soft {
+		return r - soft
 	}
 	return 0
 }
@@ -288,7 +338,8 @@ func (s *Source) Fill(st *Stats) {
 	st.DriverAllocs = s.driverAllocs.Load()
 	st.DriverFrees = s.driverFrees.Load()
 	st.Reclaimed = s.reclaimed.Load()
-	st.SoftLimit, st.HardLimit = s.limits.Soft, s.limits.Hard
+	l := s.Limits()
+	st.SoftLimit, st.HardLimit = l.Soft, l.Hard
 	s.NoteLive(st.Live)
 	st.LivePeak = s.livePeak.Load()
 }

@@ -28,9 +28,10 @@ func main() {
 	}
 	host := cuarray.Must(y.ToSlice()) // waits for the work above, only
 	sum := cuarray.Must(cuarray.Sum(y))
-	fmt.Println(y, host, "sum", sum)
+	fmt.Println(y) // shape, type, device, then the values
+	fmt.Println(host, "sum", sum)
 	y.UnsafeFree() // the row still holds the memory
-	fmt.Println(row, cuarray.Must(row.ToSlice()))
+	fmt.Printf("%s %g\n", row, row)
 
 	// One stream per goroutine; w was uploaded on the default stream and
 	// each goroutine's stream waits for it on the device.

@@ -43,15 +43,35 @@ func New(dev backend.Device, src *pool.Source) (pool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pool cuda: creating the driver pool: %w", err)
 	}
-	threshold := uint64(math.MaxUint64)
-	if soft := src.Limits().Soft; soft > 0 {
-		threshold = soft
-	}
-	if err := mp.SetReleaseThreshold(threshold); err != nil {
+	if err := mp.SetReleaseThreshold(releaseThreshold(src.Limits())); err != nil {
 		_ = mp.Destroy()
 		return nil, fmt.Errorf("pool cuda: setting the release threshold: %w", err)
 	}
-	return &Pool{dev: dev, src: src, mp: mp, streams: pool.NewStreamTable(func() *stream { return &stream{} })}, nil
+	p := &Pool{dev: dev, src: src, mp: mp, streams: pool.NewStreamTable(func() *stream { return &stream{} })}
+	// A soft limit set at run time moves the driver's threshold with it.
+	src.OnLimits(p.limitsChanged)
+	return p, nil
+}
+
+// releaseThreshold is what the driver pool keeps cached: the soft limit,
+// or everything without one.
+func releaseThreshold(l pool.Limits) uint64 {
+	if l.Soft > 0 {
+		return l.Soft
+	}
+	return math.MaxUint64
+}
+
+func (p *Pool) limitsChanged(l pool.Limits) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	if err := p.mp.SetReleaseThreshold(releaseThreshold(l)); err != nil {
+		return fmt.Errorf("pool cuda: setting the release threshold to the soft limit: %w", err)
+	}
+	return nil
 }
 
 // Name is "cuda".

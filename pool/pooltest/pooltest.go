@@ -68,6 +68,7 @@ func (s Suite) Run(t *testing.T) {
 			{"HardLimitIsOutOfMemory", s.testHardLimit},
 			{"ReclaimReturnsDropInReserved", s.testReclaim},
 			{"SoftLimitBoundsReserved", s.testSoftLimit},
+			{"LimitsSetAtRunTimeHoldTheNextAlloc", s.testSetLimits},
 			{"CrossStreamReuseIsOrdered", s.testCrossStream},
 			{"ConcurrentStreams", s.testConcurrent},
 			{"CloseReportsLiveBlocks", s.testCloseReportsLive},
@@ -465,6 +466,39 @@ func (s Suite) testSoftLimit(t *testing.T) {
 		assert.LessOrEqual(t, st.Reserved, uint64(soft), "Reserved once everything is free, soft limit %s", humanize.IBytes(soft))
 	}
 	assert.Equal(t, uint64(soft), st.SoftLimit)
+	e.close(s)
+}
+
+// testSetLimits changes the limits of a pool in use through its Source:
+// the next Alloc is held to the new hard limit, and a soft limit above
+// the hard one is refused without changing anything.
+func (s Suite) testSetLimits(t *testing.T) {
+	e := s.open(t, pool.Limits{})
+	st := NewStream(t, e.dev)
+	b := e.alloc(4*miB, st)
+
+	require.NoError(t, e.src.SetLimits(pool.Limits{Soft: 4 * miB, Hard: 16 * miB}))
+	assert.Equal(t, pool.Limits{Soft: 4 * miB, Hard: 16 * miB}, e.src.Limits())
+	stats := e.p.Stats()
+	assert.Equal(t, uint64(4*miB), stats.SoftLimit)
+	assert.Equal(t, uint64(16*miB), stats.HardLimit)
+	_, err := e.p.Alloc(32*miB, st)
+	require.ErrorIs(t, err, backend.ErrOutOfMemory, "32 MiB under a hard limit lowered to 16 MiB")
+	var oom *pool.OutOfMemoryError
+	require.ErrorAs(t, err, &oom)
+	assert.Equal(t, uint64(16*miB), oom.Limit)
+
+	err = e.src.SetLimits(pool.Limits{Soft: 32 * miB, Hard: 16 * miB})
+	require.ErrorIs(t, err, backend.ErrInvalidValue)
+	assert.Contains(t, err.Error(), "soft limit 32 MiB")
+	assert.Contains(t, err.Error(), "hard limit 16 MiB")
+	assert.Equal(t, pool.Limits{Soft: 4 * miB, Hard: 16 * miB}, e.src.Limits(), "a refused change changes nothing")
+
+	require.NoError(t, e.src.SetLimits(pool.Limits{}))
+	big := e.alloc(32*miB, st)
+	e.free(big, st)
+	e.free(b, st)
+	e.p.Reclaim(pool.All)
 	e.close(s)
 }
 

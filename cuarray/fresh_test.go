@@ -1,0 +1,213 @@
+package cuarray_test
+
+import (
+	"fmt"
+	"log"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/kernels"
+)
+
+// TestAllocatingFormsMatchInPlaceForms runs each allocating form and its
+// in-place form on the same operands: the results must be identical (the
+// same kernels), of the first operand's shape, and the operands untouched.
+func TestAllocatingFormsMatchInPlaceForms(t *testing.T) {
+	const rows, cols = 4, 25
+	xs, ys := make([]float64, rows*cols), make([]float64, rows*cols)
+	for i := range xs {
+		xs[i] = float64(i)/30 - 1.5
+		ys[i] = float64(i%7) + 1
+	}
+	x := cuarray.Must(cuarray.FromSlice(xs, rows, cols))
+	y := cuarray.Must(cuarray.FromSlice(ys, rows*cols)) // another shape, same length
+	w := cuarray.Must(cuarray.FromSlice(ys[:cols*3], cols, 3))
+	type form struct {
+		name    string
+		alloc   func() (*cuarray.Array[float64], error)
+		inPlace func(dst *cuarray.Array[float64]) error
+		shape   []int
+	}
+	cases := []form{
+		{"AddNew", func() (*cuarray.Array[float64], error) { return cuarray.AddNew(x, y) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Add(d, x, y) }, nil},
+		{"SubNew", func() (*cuarray.Array[float64], error) { return cuarray.SubNew(x, y) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Sub(d, x, y) }, nil},
+		{"MulNew", func() (*cuarray.Array[float64], error) { return cuarray.MulNew(x, y) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Mul(d, x, y) }, nil},
+		{"DivNew", func() (*cuarray.Array[float64], error) { return cuarray.DivNew(x, y) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Div(d, x, y) }, nil},
+		{"AddScalarNew", func() (*cuarray.Array[float64], error) { return cuarray.AddScalarNew(x, 2.5) },
+			func(d *cuarray.Array[float64]) error { return cuarray.AddScalar(d, x, 2.5) }, nil},
+		{"SubScalarNew", func() (*cuarray.Array[float64], error) { return cuarray.SubScalarNew(x, 2.5) },
+			func(d *cuarray.Array[float64]) error { return cuarray.SubScalar(d, x, 2.5) }, nil},
+		{"MulScalarNew", func() (*cuarray.Array[float64], error) { return cuarray.MulScalarNew(x, 2.5) },
+			func(d *cuarray.Array[float64]) error { return cuarray.MulScalar(d, x, 2.5) }, nil},
+		{"DivScalarNew", func() (*cuarray.Array[float64], error) { return cuarray.DivScalarNew(x, 2.5) },
+			func(d *cuarray.Array[float64]) error { return cuarray.DivScalar(d, x, 2.5) }, nil},
+		{"ExpNew", func() (*cuarray.Array[float64], error) { return cuarray.ExpNew(x) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Exp(d, x) }, nil},
+		{"LogNew", func() (*cuarray.Array[float64], error) { return cuarray.LogNew(y) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Log(d, y) }, []int{rows * cols}},
+		{"TanhNew", func() (*cuarray.Array[float64], error) { return cuarray.TanhNew(x) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Tanh(d, x) }, nil},
+		{"ReluNew", func() (*cuarray.Array[float64], error) { return cuarray.ReluNew(x) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Relu(d, x) }, nil},
+		{"AxpyNew", func() (*cuarray.Array[float64], error) { return cuarray.AxpyNew(3, x, y) },
+			func(d *cuarray.Array[float64]) error {
+				if err := cuarray.Copy(d, y); err != nil {
+					return err
+				}
+				return cuarray.Axpy(3, x, d)
+			}, []int{rows * cols}},
+		{"ScaleNew", func() (*cuarray.Array[float64], error) { return cuarray.ScaleNew(-2, x) },
+			func(d *cuarray.Array[float64]) error {
+				if err := cuarray.Copy(d, x); err != nil {
+					return err
+				}
+				return cuarray.Scale(-2, d)
+			}, nil},
+		{"MatMulNew", func() (*cuarray.Array[float64], error) { return cuarray.MatMulNew(x, w) },
+			func(d *cuarray.Array[float64]) error { return cuarray.MatMul(d, x, w) }, []int{rows, 3}},
+		{"GemmNew transposed", func() (*cuarray.Array[float64], error) { return cuarray.GemmNew(true, false, 0.5, x, x) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Gemm(true, false, 0.5, x, x, 0, d) }, []int{cols, cols}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			shape := c.shape
+			if shape == nil {
+				shape = []int{rows, cols}
+			}
+			got, err := c.alloc()
+			require.NoError(t, err)
+			assert.Equal(t, shape, got.Shape())
+			want := cuarray.Must(cuarray.New[float64](shape...))
+			require.NoError(t, c.inPlace(want))
+			assert.Equal(t, read(t, want), read(t, got))
+			assert.Equal(t, xs, read(t, x), "x untouched")
+			assert.Equal(t, ys, read(t, y), "y untouched")
+		})
+	}
+}
+
+func TestAllocatingFormsOfOtherTypes(t *testing.T) {
+	i := cuarray.Must(cuarray.FromSlice([]int32{7, -7, 3}))
+	assert.Equal(t, []int32{14, -14, 6}, read(t, cuarray.Must(cuarray.AddNew(i, i))))
+	u := cuarray.Must(cuarray.FromSlice([]uint8{1, 2, 200}))
+	assert.Equal(t, []uint8{3, 4, 202}, read(t, cuarray.Must(cuarray.AddScalarNew(u, 2))))
+	c := cuarray.Must(cuarray.FromSlice([]complex64{1 + 1i, 2}))
+	assert.Equal(t, []complex64{2i, 2 + 2i}, read(t, cuarray.Must(cuarray.ScaleNew(1+1i, c))))
+	f := cuarray.Must(cuarray.FromSlice([]float32{-1, 0.5}))
+	assert.Equal(t, []float32{0, 0.5}, read(t, cuarray.Must(cuarray.ReluNew(f))))
+}
+
+// TestAllocatingFormsTakeTheOperandsStreamAndPool checks where results
+// come from: On(s)'s pool, and, for the package-level forms, the first
+// operand's pool.
+func TestAllocatingFormsTakeTheOperandsStreamAndPool(t *testing.T) {
+	p := freshPool(t)
+	s := newStream(t, p)
+	defer s.Close()
+	f := cuarray.On[float32](s)
+	a := cuarray.Must(f.Full(2, 1000))
+	allocs := p.Stats().Allocs
+
+	r := cuarray.Must(f.MulNew(a, a))
+	assert.Equal(t, allocs+1, p.Stats().Allocs, "On(s)'s result comes from s's pool")
+	r2 := cuarray.Must(cuarray.AddScalarNew(r, 1))
+	assert.Equal(t, allocs+2, p.Stats().Allocs, "a package-level result comes from its operand's pool")
+	assert.Equal(t, a.Device(), r2.Device())
+	assert.Equal(t, filled(1000, float32(5)), read(t, r2))
+
+	// A result on the default stream of an array made on device 0's
+	// default stream: device 0's pool, nothing of p.
+	d := cuarray.Must(cuarray.Ones[float32](10))
+	cuarray.Must(cuarray.ExpNew(d))
+	assert.Equal(t, allocs+2, p.Stats().Allocs)
+}
+
+func TestAllocatingFormErrorsLeaveNothingAllocated(t *testing.T) {
+	p := freshPool(t)
+	s := newStream(t, p)
+	defer s.Close()
+	f := cuarray.On[float32](s)
+	a := cuarray.Must(f.Zeros(6))
+	m := cuarray.Must(f.Zeros(2, 3))
+	c := cuarray.Must(f.Zeros(5))
+	freed := cuarray.Must(f.Zeros(6))
+	freed.UnsafeFree()
+	fi := cuarray.On[int32](s)
+	i := cuarray.Must(fi.Zeros(4))
+	closed := newStream(t, p)
+	require.NoError(t, closed.Close())
+
+	cases := []struct {
+		name   string
+		err    func() error
+		target error
+		want   []string
+	}{
+		{"lengths", func() error { _, err := f.AddNew(a, c); return err }, cuarray.ErrShape,
+			[]string{"AddNew", "a float32[6] has 6", "b float32[5] has 5"}},
+		{"nil", func() error { _, err := f.SubNew(a, nil); return err }, nil, []string{"SubNew", "b is a nil array"}},
+		{"freed", func() error { _, err := f.TanhNew(freed); return err }, cuarray.ErrFreed, []string{"TanhNew", "x float32[6]"}},
+		{"Axpy lengths", func() error { _, err := f.AxpyNew(1, c, a); return err }, cuarray.ErrShape, []string{"AxpyNew", "x float32[5]"}},
+		{"Exp int32", func() error { _, err := fi.ExpNew(i); return err }, kernels.ErrUnsupportedDType, []string{"Exp", "float32, float64"}},
+		{"Scale int32", func() error { _, err := fi.ScaleNew(2, i); return err }, kernels.ErrUnsupportedDType, []string{"Scale"}},
+		{"MatMul inner", func() error { _, err := f.MatMulNew(m, m); return err }, cuarray.ErrShape,
+			[]string{"MatMulNew", "a is [2 3], b is [2 3]", "inner dimensions 3 and 2"}},
+		{"MatMul 1-d", func() error { _, err := f.MatMulNew(a, m); return err }, cuarray.ErrShape, []string{"MatMulNew", "2-D"}},
+		{"Gemm int32", func() error { _, err := fi.GemmNew(false, false, 1, i, i); return err }, kernels.ErrUnsupportedDType,
+			[]string{"GemmNew", "float32, float64"}},
+		{"closed stream", func() error { _, err := cuarray.On[float32](closed).AddNew(a, a); return err }, cuarray.ErrClosed,
+			[]string{"AddNew"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := p.Stats()
+			err := c.err()
+			require.Error(t, err)
+			if c.target != nil {
+				assert.ErrorIs(t, err, c.target)
+			}
+			for _, w := range c.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			after := p.Stats()
+			assert.Equal(t, before.Live, after.Live, "no result left behind")
+			assert.Equal(t, before.Allocs-before.Frees, after.Allocs-after.Frees)
+		})
+	}
+}
+
+// Every operation that writes a destination has an allocating form that
+// returns a new array, so expressions compose and Must wraps them.
+func Example_allocatingForms() {
+	x := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
+	w := cuarray.Must(cuarray.FromSlice([]float32{1, 0, 0, 1, 1, -1}, 3, 2))
+
+	// h = 2·relu(x·w - 1), one new array a step, all queued on the GPU.
+	h := cuarray.Must(cuarray.ScaleNew(2,
+		cuarray.Must(cuarray.ReluNew(
+			cuarray.Must(cuarray.SubScalarNew(
+				cuarray.Must(cuarray.MatMulNew(x, w)), 1))))))
+	fmt.Printf("%g\n", h)
+	fmt.Println("sum", cuarray.Must(cuarray.Sum(h)))
+
+	// Errors name the operation and its operands.
+	_, err := cuarray.AddNew(h, x)
+	fmt.Println(err)
+
+	// In a loop, the in-place forms reuse one destination instead.
+	if err := cuarray.Relu(h, h); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// [[ 6  0]
+	//  [18  0]]
+	// sum 24
+	// cuarray: AddNew: a float32[2 2] has 4 elements, b float32[2 3] has 6; elementwise operations need equal lengths (or the scalar form): bad shape
+}
