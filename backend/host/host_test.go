@@ -3,6 +3,7 @@ package host_test
 import (
 	"bytes"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -489,19 +490,32 @@ func TestVirtualMemoryErrors(t *testing.T) {
 	require.ErrorIs(t, d.ReleaseAddress(va, 4*g), backend.ErrInvalidValue, "release while mapped")
 	require.NoError(t, d.Map(va+backend.Ptr(2*g), g, small))
 
-	// One physical handle mapped twice aliases, as on CUDA.
-	require.NoError(t, d.Map(va+backend.Ptr(3*g), g, small))
-	s := newStream(t, d)
-	require.NoError(t, d.Memset8(va+backend.Ptr(2*g), 0x42, 16, s))
-	got := make([]byte, 16)
-	require.NoError(t, d.CopyDtoH(unsafe.Pointer(&got[0]), va+backend.Ptr(3*g), 16, s))
-	assert.Equal(t, bytes.Repeat([]byte{0x42}, 16), got)
+	var other backend.Physical // the portable path's stand-in for a second mapping of small
+	if mapsTwice {
+		// One physical handle mapped twice aliases, as on CUDA.
+		require.NoError(t, d.Map(va+backend.Ptr(3*g), g, small))
+		s := newStream(t, d)
+		require.NoError(t, d.Memset8(va+backend.Ptr(2*g), 0x42, 16, s))
+		got := make([]byte, 16)
+		require.NoError(t, d.CopyDtoH(unsafe.Pointer(&got[0]), va+backend.Ptr(3*g), 16, s))
+		assert.Equal(t, bytes.Repeat([]byte{0x42}, 16), got)
+	} else {
+		err := d.Map(va+backend.Ptr(3*g), g, small)
+		require.ErrorIs(t, err, backend.ErrNotSupported, "a second mapping of one handle")
+		assert.Contains(t, err.Error(), "mapped already")
+		other, err = d.CreatePhysical(g)
+		require.NoError(t, err)
+		require.NoError(t, d.Map(va+backend.Ptr(3*g), g, other))
+	}
 
 	// Unmap may cover several whole mappings at once.
 	require.NoError(t, d.Unmap(va, 4*g))
 	require.NoError(t, d.ReleasePhysical(m))
 	require.NoError(t, d.ReleasePhysical(small))
 	require.ErrorIs(t, d.ReleasePhysical(small), backend.ErrInvalidValue, "double release")
+	if other != 0 {
+		require.NoError(t, d.ReleasePhysical(other))
+	}
 	require.NoError(t, d.ReleaseAddress(va, 4*g))
 	require.ErrorIs(t, d.ReleaseAddress(va, 4*g), backend.ErrInvalidValue, "double release")
 	free, total, _ := d.MemInfo()
@@ -583,4 +597,59 @@ func TestVirtualMemoryKeepsBytesAcrossMoves(t *testing.T) {
 	require.NoError(t, d.ReleasePhysical(m2))
 	require.NoError(t, d.ReleasePhysical(m3))
 	require.NoError(t, d.ReleaseAddress(va, 8*g))
+}
+
+// TestVirtualMemoryFaultsWhereNothingIsMapped touches a reservation before
+// Map, while mapped and after Unmap: only the mapped range is memory, as
+// on a GPU, on the memfd path and the portable one alike.
+func TestVirtualMemoryFaultsWhereNothingIsMapped(t *testing.T) {
+	d := device(t, host.Options{TotalMemory: 1 << 30})
+	g := d.Granularity()
+	va, err := d.Reserve(2 * g)
+	require.NoError(t, err)
+	m, err := d.CreatePhysical(g)
+	require.NoError(t, err)
+	faults := func(p backend.Ptr) (faulted bool) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() { faulted = recover() != nil }()
+		*(*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&p))) = 1
+		return false
+	}
+	tests := []struct {
+		name   string
+		setup  func()
+		at     backend.Ptr
+		faults bool
+	}{
+		{"Reserved", func() {}, va, true},
+		{"Mapped", func() { require.NoError(t, d.Map(va, g, m)) }, va + 100, false},
+		{"BesideTheMapping", func() {}, va + backend.Ptr(g), true},
+		{"Unmapped", func() { require.NoError(t, d.Unmap(va, g)) }, va + 100, true},
+	}
+	for _, tt := range tests {
+		tt.setup()
+		assert.Equal(t, tt.faults, faults(tt.at), tt.name)
+	}
+	require.NoError(t, d.ReleasePhysical(m))
+	require.NoError(t, d.ReleaseAddress(va, 2*g))
+}
+
+// TestAllocIsZeroedAndPageAligned holds on every path: memory straight
+// from the OS, whatever was freed before it.
+func TestAllocIsZeroedAndPageAligned(t *testing.T) {
+	d := device(t, host.Options{TotalMemory: 1 << 30})
+	s := newStream(t, d)
+	for _, size := range []uint64{1, 4095, 4097, 3 << 20} {
+		for round := range 2 { // the second round may get the first one's pages back
+			p, err := d.Alloc(size)
+			require.NoError(t, err)
+			assert.Zero(t, uint64(p)%uint64(os.Getpagesize()), "Alloc(%d) at %#x", size, uintptr(p))
+			got := make([]byte, size)
+			require.NoError(t, d.CopyDtoH(unsafe.Pointer(&got[0]), p, size, s))
+			assert.Equal(t, make([]byte, size), got, "Alloc(%d), round %d, is not zeroed", size, round)
+			require.NoError(t, d.Memset8(p, 0xff, size, s))
+			require.NoError(t, s.Synchronize())
+			require.NoError(t, d.Free(p))
+		}
+	}
 }
