@@ -63,8 +63,10 @@
 // once touched (on Windows it counts against the commit limit). Virtual
 // memory keeps its semantics but for one thing: without a file to map
 // twice, a handle shows at one address at a time, so mapping it again
-// while it is mapped fails with backend.ErrNotSupported. A handle's bytes
-// move with it: Map and Unmap of a live handle copy the mapped bytes, where
+// while it is mapped fails with backend.ErrNotSupported. Unmap leaves a
+// live handle's bytes where they were, inaccessible, so that mapping it
+// there again or releasing it costs one system call, as on Linux; mapping
+// it at another address copies its bytes (its zero pages excepted), where
 // Linux only changes page tables. docs/platforms.md has the matrix and
 // docs/benchmarks.md the costs.
 //

@@ -25,14 +25,14 @@ func TestConformance(t *testing.T) {
 	backendtest.Run(t, host.New(host.Options{Devices: 2}))
 }
 
-func device(t *testing.T, opts host.Options) *host.Device {
+func device(t testing.TB, opts host.Options) *host.Device {
 	t.Helper()
 	d, err := host.New(opts).Device(0)
 	require.NoError(t, err)
 	return d.(*host.Device)
 }
 
-func newStream(t *testing.T, d backend.Device) *host.Stream {
+func newStream(t testing.TB, d backend.Device) *host.Stream {
 	t.Helper()
 	s, err := d.NewStream()
 	require.NoError(t, err)
@@ -570,7 +570,8 @@ func TestVirtualMemoryKeepsBytesAcrossMoves(t *testing.T) {
 
 	// Unmapped and mapped again, each keeps its bytes; one Unmap may
 	// cover mappings of both kinds.
-	require.NoError(t, d.Map(at(va, 1), g, create(1)))
+	m4 := create(1)
+	require.NoError(t, d.Map(at(va, 1), g, m4))
 	set(at(va, 1), 0x33)
 	require.NoError(t, d.Unmap(va, 2*g))
 	require.NoError(t, d.Unmap(at(va, 4), 2*g))
@@ -591,12 +592,65 @@ func TestVirtualMemoryKeepsBytesAcrossMoves(t *testing.T) {
 	require.NoError(t, d.Map(va, 2*g, m3))
 	assert.Zero(t, get(at(va, 1)+5))
 
+	// m4, unmapped where m1 and then m3 were mapped since, kept its bytes.
+	require.NoError(t, d.Map(at(va, 6), g, m4))
+	assert.Equal(t, byte(0x33), get(at(va, 6)))
+
 	require.NoError(t, s.Synchronize())
 	require.NoError(t, d.Unmap(va, 2*g))
 	require.NoError(t, d.Unmap(at(va, 2), g))
-	require.NoError(t, d.ReleasePhysical(m2))
-	require.NoError(t, d.ReleasePhysical(m3))
+	require.NoError(t, d.Unmap(at(va, 6), g))
+	for _, m := range []backend.Physical{m2, m3, m4} {
+		require.NoError(t, d.ReleasePhysical(m))
+	}
 	require.NoError(t, d.ReleaseAddress(va, 8*g))
+}
+
+// TestVirtualMemoryKeepsBytesOfHandlesMappedInPart maps a part of a handle,
+// and a handle whose reservation went: the bytes not shown are kept.
+func TestVirtualMemoryKeepsBytesOfHandlesMappedInPart(t *testing.T) {
+	d := device(t, host.Options{TotalMemory: 1 << 30})
+	g := d.Granularity()
+	s := newStream(t, d)
+	set := func(p backend.Ptr, v byte) {
+		t.Helper()
+		require.NoError(t, d.Memset8(p, v, 1, s))
+		require.NoError(t, s.Synchronize())
+	}
+	get := func(p backend.Ptr) byte {
+		t.Helper()
+		var out byte
+		require.NoError(t, d.CopyDtoH(unsafe.Pointer(&out), p, 1, s))
+		return out
+	}
+	va, err := d.Reserve(8 * g)
+	require.NoError(t, err)
+	m, err := d.CreatePhysical(2 * g)
+	require.NoError(t, err)
+	require.NoError(t, d.Map(va, 2*g, m))
+	set(va+5, 0x55)
+	set(va+backend.Ptr(g)+5, 0x44)
+	require.NoError(t, d.Unmap(va, 2*g))
+
+	// Its first granule only, elsewhere, then all of it where it was.
+	require.NoError(t, d.Map(va+backend.Ptr(4*g), g, m))
+	assert.Equal(t, byte(0x55), get(va+backend.Ptr(4*g)+5))
+	require.NoError(t, d.Unmap(va+backend.Ptr(4*g), g))
+	require.NoError(t, d.Map(va, 2*g, m))
+	assert.Equal(t, byte(0x55), get(va+5))
+	assert.Equal(t, byte(0x44), get(va+backend.Ptr(g)+5))
+	require.NoError(t, d.Unmap(va, 2*g))
+
+	// Its reservation released while it is unmapped, it keeps its bytes.
+	require.NoError(t, d.ReleaseAddress(va, 8*g))
+	other, err := d.Reserve(2 * g)
+	require.NoError(t, err)
+	require.NoError(t, d.Map(other, 2*g, m))
+	assert.Equal(t, byte(0x55), get(other+5))
+	assert.Equal(t, byte(0x44), get(other+backend.Ptr(g)+5))
+	require.NoError(t, d.Unmap(other, 2*g))
+	require.NoError(t, d.ReleasePhysical(m))
+	require.NoError(t, d.ReleaseAddress(other, 2*g))
 }
 
 // TestVirtualMemoryFaultsWhereNothingIsMapped touches a reservation before

@@ -51,5 +51,15 @@ func decommitPages(p backend.Ptr, n uint64) error {
 	return err
 }
 
+// protectPages makes committed pages inaccessible (rw false) or accessible
+// again, keeping their bytes.
+func protectPages(p backend.Ptr, n uint64, rw bool) error {
+	prot := unix.PROT_NONE
+	if rw {
+		prot = unix.PROT_READ | unix.PROT_WRITE
+	}
+	return unix.Mprotect(bytesAt(p, n), prot)
+}
+
 // noMemory says whether err means the OS is out of memory or mappings.
 func noMemory(err error) bool { return errors.Is(err, unix.ENOMEM) }

@@ -49,6 +49,17 @@ func decommitPages(p backend.Ptr, n uint64) error {
 	return windows.VirtualFree(uintptr(p), uintptr(n), windows.MEM_DECOMMIT)
 }
 
+// protectPages makes committed pages inaccessible (rw false) or accessible
+// again, keeping their bytes.
+func protectPages(p backend.Ptr, n uint64, rw bool) error {
+	prot := uint32(windows.PAGE_NOACCESS)
+	if rw {
+		prot = windows.PAGE_READWRITE
+	}
+	var old uint32
+	return windows.VirtualProtect(uintptr(p), uintptr(n), prot, &old)
+}
+
 // noMemory says whether err means the OS is out of memory or commit charge.
 func noMemory(err error) bool {
 	return errors.Is(err, windows.ERROR_NOT_ENOUGH_MEMORY) || errors.Is(err, windows.ERROR_COMMITMENT_LIMIT) ||

@@ -3,6 +3,8 @@
 package host
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -19,17 +21,20 @@ const granularity = 2 << 20
 // tag, so that it is tested there).
 //
 // Without a file to map twice, a handle cannot show the same pages at two
-// addresses. A handle's bytes therefore live where it is mapped, and, while
-// it is mapped nowhere, in pages of its own (its store): Map commits the
-// range and copies the store in, Unmap copies the bytes out (unless the
-// handle was released, when they die) and decommits the range, which
-// frees its pages. A handle never mapped, or never unmapped while alive,
-// has no store and costs no copy. What differs from Linux:
+// addresses, so its bytes live in one place at a time:
 //
-//   - A handle mapped at one address cannot be mapped at a second one
-//     until it is unmapped: Map fails with ErrNotSupported.
-//   - Map and Unmap of a live handle cost a copy of the mapped bytes, where
-//     Linux changes page tables only.
+//   - mapped: in the committed range it is mapped at;
+//   - parked: where it was last mapped, that range made inaccessible by
+//     Unmap but not freed, so that mapping it there again, or releasing
+//     it, costs one system call and no copy (pools do both);
+//   - otherwise in pages of its own, its store, made when needed.
+//
+// A handle moves to its store when it is mapped somewhere else, when a
+// Map covers its parked range, or when its reservation is released: those
+// cost a copy of its bytes, where Linux only changes page tables. A store
+// is made only then, so a handle never moved has none. What else differs
+// from Linux: a handle mapped at one address cannot be mapped at a second
+// one until it is unmapped; Map then fails with ErrNotSupported.
 //
 // Everything else is the same: 2 MiB granularity, reservations aligned to
 // it and inaccessible where nothing is mapped, fresh handles read as
@@ -50,6 +55,9 @@ type reservation struct {
 	base   backend.Ptr
 	span   uint64
 	mapped []mapping // sorted by start, disjoint
+	// parked are the handles parked here, sorted by address, disjoint
+	// from each other and from mapped.
+	parked []*physical
 }
 
 // mapping is one Map call's range and the handle it maps.
@@ -64,12 +72,16 @@ func (m *mapping) end() backend.Ptr { return m.start + backend.Ptr(m.size) }
 // physical is one handle of size bytes.
 type physical struct {
 	size uint64
-	// store holds the handle's bytes while it is not mapped (and those
-	// past the mapped prefix while it is); 0 until the handle is first
-	// unmapped alive, which means all zeros.
+	// store holds the bytes not mapped or parked; 0 while there is none,
+	// which means they are all zeros.
 	store backend.Ptr
-	// mapped is set while a Map shows the handle; released by
-	// ReleasePhysical. The store goes once released and unmapped.
+	// at and n are the range holding the handle's first n bytes while it
+	// is mapped or parked, in reservation in; in is nil otherwise.
+	at backend.Ptr
+	n  uint64
+	in *reservation
+	// mapped is set while a Map shows the handle (in is then set too);
+	// released by ReleasePhysical.
 	mapped, released bool
 }
 
@@ -77,13 +89,63 @@ func newVMM() vmm {
 	return vmm{physical: make(map[backend.Physical]*physical)}
 }
 
-// dropStore frees ph's store, if it has one.
-func (ph *physical) dropStore() error {
-	if ph.store == 0 {
-		return nil
+// parkedAt returns the index of r's first parked handle whose range ends
+// above va.
+func (r *reservation) parkedAt(va backend.Ptr) int {
+	i, _ := slices.BinarySearchFunc(r.parked, va, func(ph *physical, va backend.Ptr) int {
+		if ph.at+backend.Ptr(ph.n) <= va {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+// unpark forgets that ph is parked in its reservation.
+func (ph *physical) unpark() {
+	r := ph.in
+	i := r.parkedAt(ph.at)
+	r.parked = slices.Delete(r.parked, i, i+1)
+	ph.in = nil
+}
+
+// evict moves a parked handle's bytes to its store and frees its range.
+func (ph *physical) evict() error {
+	fresh := ph.store == 0
+	if fresh {
+		store, err := allocPages(ph.size)
+		if err != nil {
+			return err
+		}
+		ph.store = store
 	}
-	err := freePages(ph.store, ph.size)
-	ph.store = 0
+	if err := protectPages(ph.at, ph.n, true); err != nil {
+		return err
+	}
+	if fresh {
+		copyToZeros(bytesAt(ph.store, ph.n), bytesAt(ph.at, ph.n))
+	} else {
+		copy(bytesAt(ph.store, ph.n), bytesAt(ph.at, ph.n))
+	}
+	if err := decommitPages(ph.at, ph.n); err != nil {
+		return err
+	}
+	ph.unpark()
+	return nil
+}
+
+// free gives back a released handle's memory once nothing maps it: its
+// parked range and its store.
+func (ph *physical) free() error {
+	var err error
+	if ph.in != nil {
+		err = decommitPages(ph.at, ph.n)
+		ph.unpark()
+	}
+	if ph.store != 0 {
+		err = errors.Join(err, freePages(ph.store, ph.size))
+		ph.store = 0
+	}
 	return err
 }
 
@@ -147,6 +209,11 @@ func (d *Device) ReleaseAddress(p backend.Ptr, size uint64) error {
 	case len(r.mapped) > 0:
 		return d.vmmError("ReleaseAddress of %#x: %d ranges still mapped", uintptr(p), len(r.mapped))
 	}
+	for len(r.parked) > 0 {
+		if err := r.parked[0].evict(); err != nil {
+			return mmapError(d.ordinal, "ReleaseAddress", size, err)
+		}
+	}
 	if err := freePages(r.base, r.span); err != nil {
 		return fmt.Errorf("host: device %d: ReleaseAddress of %#x: %s: %w", d.ordinal, uintptr(p), unmapCall, err)
 	}
@@ -187,7 +254,7 @@ func (d *Device) ReleasePhysical(m backend.Physical) error {
 	d.uncharge(ph.size)
 	ph.released = true
 	if !ph.mapped {
-		if err := ph.dropStore(); err != nil {
+		if err := ph.free(); err != nil {
 			return fmt.Errorf("host: device %d: ReleasePhysical of handle %d: %s: %w", d.ordinal, m, unmapCall, err)
 		}
 	}
@@ -256,20 +323,77 @@ func (d *Device) Map(va backend.Ptr, size uint64, m backend.Physical) error {
 			"backend shows a handle at one address at a time (two at once needs Linux's memfd): %w",
 			d.ordinal, m, uintptr(va), backend.ErrNotSupported)
 	}
-	if err := commitPages(va, size); err != nil {
+	if err := v.place(ph, r, va, size); err != nil {
 		return mmapError(d.ordinal, "Map", size, err)
 	}
-	if ph.store != 0 {
-		copy(bytesAt(va, size), bytesAt(ph.store, size))
-	}
 	r.mapped = slices.Insert(r.mapped, i, mapping{start: va, size: size, ph: ph})
-	ph.mapped = true
+	ph.mapped, ph.in, ph.at, ph.n = true, r, va, size
 	return nil
 }
 
+// place puts the first size bytes of ph at va in r, committed: with one
+// system call if ph is parked there, else by committing the range (and
+// evicting whatever is parked in it) and copying ph's bytes in.
+func (v *vmm) place(ph *physical, r *reservation, va backend.Ptr, size uint64) error {
+	if ph.in == r && ph.at == va && ph.n == size {
+		if err := protectPages(va, size, true); err != nil {
+			return err
+		}
+		ph.unpark()
+		return nil
+	}
+	end := va + backend.Ptr(size)
+	// Parked elsewhere with as many bytes as are wanted here, ph moves
+	// straight over; else through its store.
+	direct := ph.in != nil && ph.n == size && (ph.at >= end || ph.at+backend.Ptr(ph.n) <= va)
+	if ph.in != nil && !direct {
+		if err := ph.evict(); err != nil {
+			return err
+		}
+	}
+	for j := r.parkedAt(va); j < len(r.parked) && r.parked[j].at < end; {
+		if err := r.parked[j].evict(); err != nil { // removes it from r.parked
+			return err
+		}
+	}
+	if err := commitPages(va, size); err != nil {
+		return err
+	}
+	switch {
+	case direct:
+		if err := protectPages(ph.at, ph.n, true); err != nil {
+			_ = decommitPages(va, size)
+			return err
+		}
+		copyToZeros(bytesAt(va, size), bytesAt(ph.at, size))
+		err := decommitPages(ph.at, ph.n)
+		ph.unpark()
+		return err
+	case ph.store != 0:
+		copyToZeros(bytesAt(va, size), bytesAt(ph.store, size))
+	}
+	return nil
+}
+
+// zeroBlock is what copyToZeros compares with.
+var zeroBlock [4096]byte
+
+// copyToZeros copies src to dst, which reads as zeros, skipping the 4 KiB
+// blocks of src that are zeros too. Memory a pool moves is often memory
+// nobody wrote: reading it costs little, while writing it would make the
+// OS back every page of dst.
+func copyToZeros(dst, src []byte) {
+	for off := 0; off < len(src); off += len(zeroBlock) {
+		end := min(off+len(zeroBlock), len(src))
+		if !bytes.Equal(src[off:end], zeroBlock[:end-off]) {
+			copy(dst[off:end], src[off:end])
+		}
+	}
+}
+
 // Unmap makes [va, va+size) inaccessible again, which must be exactly one
-// or more whole mappings; the reservation stays. Live handles keep their
-// bytes in their stores; released ones are freed.
+// or more whole mappings; the reservation stays. Live handles stay parked
+// there with their bytes; released ones are freed.
 func (d *Device) Unmap(va backend.Ptr, size uint64) error {
 	v := &d.vmm
 	v.mu.Lock()
@@ -287,29 +411,27 @@ func (d *Device) Unmap(va backend.Ptr, size uint64) error {
 		}
 		p = r.mapped[j].end()
 	}
-	// Save live handles' bytes first, so that a failure leaves every
-	// mapping as it was.
-	for _, m := range r.mapped[i:j] {
-		if m.ph.released {
-			continue
-		}
-		if m.ph.store == 0 {
-			store, err := allocPages(m.ph.size)
-			if err != nil {
-				return mmapError(d.ordinal, "Unmap", size, err)
-			}
-			m.ph.store = store
-		}
-		copy(bytesAt(m.ph.store, m.size), bytesAt(m.start, m.size))
-	}
 	d.b.forget(va, size) // the next mapping here starts with no history
-	if err := decommitPages(va, size); err != nil {
-		return mmapError(d.ordinal, "Unmap", size, err)
-	}
-	for _, m := range r.mapped[i:j] {
+	// Live handles are parked, released ones freed, one mapping at a time;
+	// one that fails stays mapped, and so do those after it.
+	for k := i; k < j; k++ {
+		m := r.mapped[k]
+		var err error
+		if m.ph.released {
+			err = decommitPages(m.start, m.size)
+		} else {
+			err = protectPages(m.start, m.size, false)
+		}
+		if err != nil {
+			r.mapped = slices.Delete(r.mapped, i, k)
+			return mmapError(d.ordinal, "Unmap", size, err)
+		}
 		m.ph.mapped = false
 		if m.ph.released {
-			_ = m.ph.dropStore() // the range is unmapped even if this failed
+			m.ph.in = nil
+			_ = m.ph.free() // its store, if it has one; the range is unmapped even if this failed
+		} else {
+			r.parked = slices.Insert(r.parked, r.parkedAt(m.start), m.ph)
 		}
 	}
 	r.mapped = slices.Delete(r.mapped, i, j)
