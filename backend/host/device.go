@@ -1,7 +1,6 @@
 package host
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -9,12 +8,12 @@ import (
 	"unsafe"
 
 	"github.com/dustin/go-humanize"
-	"golang.org/x/sys/unix"
 
 	"github.com/gocuda/gocuda/backend"
 )
 
-// Device is one host device. Its memory is anonymous mappings from the OS;
+// Device is one host device. Its memory is anonymous mappings from the OS
+// (VirtualAlloc on Windows);
 // its streams are goroutines.
 type Device struct {
 	b       *Backend
@@ -90,9 +89,10 @@ func (d *Device) charge(size uint64, what string) error {
 
 func (d *Device) uncharge(size uint64) { d.used.Add(-size) }
 
-// Alloc maps size bytes of anonymous memory. MAP_NORESERVE means the
-// mapping costs no RAM or swap until its pages are touched, so a pool may
-// reserve far more than the machine has as long as it does not use it.
+// Alloc maps size bytes of anonymous, zeroed, page-aligned memory. It
+// costs no RAM until its pages are touched (on Linux not even swap, with
+// MAP_NORESERVE), so a pool may reserve far more than the machine has as
+// long as it does not use it.
 func (d *Device) Alloc(size uint64) (backend.Ptr, error) {
 	if size == 0 {
 		return 0, fmt.Errorf("host: device %d: alloc of %d bytes: %w", d.ordinal, size, backend.ErrInvalidValue)
@@ -103,13 +103,11 @@ func (d *Device) Alloc(size uint64) (backend.Ptr, error) {
 	if err := d.charge(size, "alloc"); err != nil {
 		return 0, err
 	}
-	addr, err := unix.MmapPtr(-1, 0, nil, uintptr(size),
-		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	p, err := allocPages(size)
 	if err != nil {
 		d.uncharge(size)
 		return 0, mmapError(d.ordinal, "alloc", size, err)
 	}
-	p := backend.Ptr(addr)
 	d.allocMu.Lock()
 	d.allocs[p] = size
 	d.allocMu.Unlock()
@@ -131,9 +129,9 @@ func (d *Device) Free(p backend.Ptr) error {
 		return fmt.Errorf("host: device %d: free of %#x: not allocated by this device or already freed: %w",
 			d.ordinal, uintptr(p), backend.ErrInvalidValue)
 	}
-	d.b.forget(p, size) // before munmap, while no Alloc can get the range
-	if err := unix.MunmapPtr(addrOf(p), uintptr(size)); err != nil {
-		return fmt.Errorf("host: device %d: free of %#x: munmap: %w", d.ordinal, uintptr(p), err)
+	d.b.forget(p, size) // before unmapping, while no Alloc can get the range
+	if err := freePages(p, size); err != nil {
+		return fmt.Errorf("host: device %d: free of %#x: %s: %w", d.ordinal, uintptr(p), unmapCall, err)
 	}
 	d.uncharge(size)
 	return nil
@@ -333,10 +331,10 @@ func bytesAt(p backend.Ptr, n uint64) []byte {
 }
 
 // mmapError wraps ErrOutOfMemory when the OS itself is out of address
-// space or mappings, so callers see the same sentinel as for the budget.
+// space, mappings or commit charge, so callers see the same sentinel as for the budget.
 func mmapError(ordinal int, what string, size uint64, err error) error {
-	if errors.Is(err, unix.ENOMEM) {
-		return fmt.Errorf("host: device %d: %s of %d bytes: mmap: %v: %w", ordinal, what, size, err, backend.ErrOutOfMemory)
+	if noMemory(err) {
+		return fmt.Errorf("host: device %d: %s of %d bytes: %s: %v: %w", ordinal, what, size, mapCall, err, backend.ErrOutOfMemory)
 	}
-	return fmt.Errorf("host: device %d: %s of %d bytes: mmap: %w", ordinal, what, size, err)
+	return fmt.Errorf("host: device %d: %s of %d bytes: %s: %w", ordinal, what, size, mapCall, err)
 }

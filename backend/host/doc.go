@@ -54,6 +54,22 @@
 // place share one), so vm.max_map_count, usually 65530, bounds how many a
 // program holds at once.
 //
+// # Other platforms
+//
+// Where the OS has no memfd and MAP_NORESERVE (macOS, Windows, FreeBSD;
+// on Linux with the gocuda_portablemem build tag, which is how CI tests
+// it), memory comes from plain anonymous mmap, or VirtualAlloc on
+// Windows: zeroed, page-aligned, outside the Go heap and costing RAM only
+// once touched (on Windows it counts against the commit limit). Virtual
+// memory keeps its semantics but for one thing: without a file to map
+// twice, a handle shows at one address at a time, so mapping it again
+// while it is mapped fails with backend.ErrNotSupported. Unmap leaves a
+// live handle's bytes where they were, inaccessible, so that mapping it
+// there again or releasing it costs one system call, as on Linux; mapping
+// it at another address copies its bytes (its zero pages excepted), where
+// Linux only changes page tables. docs/platforms.md has the matrix and
+// docs/benchmarks.md the costs.
+//
 // # Stream checker
 //
 // With GOCUDA_STREAM_CHECK=1, Options.StreamCheck or Backend.SetStreamCheck,

@@ -3,6 +3,7 @@ package host_test
 import (
 	"bytes"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -24,14 +25,14 @@ func TestConformance(t *testing.T) {
 	backendtest.Run(t, host.New(host.Options{Devices: 2}))
 }
 
-func device(t *testing.T, opts host.Options) *host.Device {
+func device(t testing.TB, opts host.Options) *host.Device {
 	t.Helper()
 	d, err := host.New(opts).Device(0)
 	require.NoError(t, err)
 	return d.(*host.Device)
 }
 
-func newStream(t *testing.T, d backend.Device) *host.Stream {
+func newStream(t testing.TB, d backend.Device) *host.Stream {
 	t.Helper()
 	s, err := d.NewStream()
 	require.NoError(t, err)
@@ -489,19 +490,32 @@ func TestVirtualMemoryErrors(t *testing.T) {
 	require.ErrorIs(t, d.ReleaseAddress(va, 4*g), backend.ErrInvalidValue, "release while mapped")
 	require.NoError(t, d.Map(va+backend.Ptr(2*g), g, small))
 
-	// One physical handle mapped twice aliases, as on CUDA.
-	require.NoError(t, d.Map(va+backend.Ptr(3*g), g, small))
-	s := newStream(t, d)
-	require.NoError(t, d.Memset8(va+backend.Ptr(2*g), 0x42, 16, s))
-	got := make([]byte, 16)
-	require.NoError(t, d.CopyDtoH(unsafe.Pointer(&got[0]), va+backend.Ptr(3*g), 16, s))
-	assert.Equal(t, bytes.Repeat([]byte{0x42}, 16), got)
+	var other backend.Physical // the portable path's stand-in for a second mapping of small
+	if mapsTwice {
+		// One physical handle mapped twice aliases, as on CUDA.
+		require.NoError(t, d.Map(va+backend.Ptr(3*g), g, small))
+		s := newStream(t, d)
+		require.NoError(t, d.Memset8(va+backend.Ptr(2*g), 0x42, 16, s))
+		got := make([]byte, 16)
+		require.NoError(t, d.CopyDtoH(unsafe.Pointer(&got[0]), va+backend.Ptr(3*g), 16, s))
+		assert.Equal(t, bytes.Repeat([]byte{0x42}, 16), got)
+	} else {
+		err := d.Map(va+backend.Ptr(3*g), g, small)
+		require.ErrorIs(t, err, backend.ErrNotSupported, "a second mapping of one handle")
+		assert.Contains(t, err.Error(), "mapped already")
+		other, err = d.CreatePhysical(g)
+		require.NoError(t, err)
+		require.NoError(t, d.Map(va+backend.Ptr(3*g), g, other))
+	}
 
 	// Unmap may cover several whole mappings at once.
 	require.NoError(t, d.Unmap(va, 4*g))
 	require.NoError(t, d.ReleasePhysical(m))
 	require.NoError(t, d.ReleasePhysical(small))
 	require.ErrorIs(t, d.ReleasePhysical(small), backend.ErrInvalidValue, "double release")
+	if other != 0 {
+		require.NoError(t, d.ReleasePhysical(other))
+	}
 	require.NoError(t, d.ReleaseAddress(va, 4*g))
 	require.ErrorIs(t, d.ReleaseAddress(va, 4*g), backend.ErrInvalidValue, "double release")
 	free, total, _ := d.MemInfo()
@@ -556,7 +570,8 @@ func TestVirtualMemoryKeepsBytesAcrossMoves(t *testing.T) {
 
 	// Unmapped and mapped again, each keeps its bytes; one Unmap may
 	// cover mappings of both kinds.
-	require.NoError(t, d.Map(at(va, 1), g, create(1)))
+	m4 := create(1)
+	require.NoError(t, d.Map(at(va, 1), g, m4))
 	set(at(va, 1), 0x33)
 	require.NoError(t, d.Unmap(va, 2*g))
 	require.NoError(t, d.Unmap(at(va, 4), 2*g))
@@ -577,10 +592,118 @@ func TestVirtualMemoryKeepsBytesAcrossMoves(t *testing.T) {
 	require.NoError(t, d.Map(va, 2*g, m3))
 	assert.Zero(t, get(at(va, 1)+5))
 
+	// m4, unmapped where m1 and then m3 were mapped since, kept its bytes.
+	require.NoError(t, d.Map(at(va, 6), g, m4))
+	assert.Equal(t, byte(0x33), get(at(va, 6)))
+
 	require.NoError(t, s.Synchronize())
 	require.NoError(t, d.Unmap(va, 2*g))
 	require.NoError(t, d.Unmap(at(va, 2), g))
-	require.NoError(t, d.ReleasePhysical(m2))
-	require.NoError(t, d.ReleasePhysical(m3))
+	require.NoError(t, d.Unmap(at(va, 6), g))
+	for _, m := range []backend.Physical{m2, m3, m4} {
+		require.NoError(t, d.ReleasePhysical(m))
+	}
 	require.NoError(t, d.ReleaseAddress(va, 8*g))
+}
+
+// TestVirtualMemoryKeepsBytesOfHandlesMappedInPart maps a part of a handle,
+// and a handle whose reservation went: the bytes not shown are kept.
+func TestVirtualMemoryKeepsBytesOfHandlesMappedInPart(t *testing.T) {
+	d := device(t, host.Options{TotalMemory: 1 << 30})
+	g := d.Granularity()
+	s := newStream(t, d)
+	set := func(p backend.Ptr, v byte) {
+		t.Helper()
+		require.NoError(t, d.Memset8(p, v, 1, s))
+		require.NoError(t, s.Synchronize())
+	}
+	get := func(p backend.Ptr) byte {
+		t.Helper()
+		var out byte
+		require.NoError(t, d.CopyDtoH(unsafe.Pointer(&out), p, 1, s))
+		return out
+	}
+	va, err := d.Reserve(8 * g)
+	require.NoError(t, err)
+	m, err := d.CreatePhysical(2 * g)
+	require.NoError(t, err)
+	require.NoError(t, d.Map(va, 2*g, m))
+	set(va+5, 0x55)
+	set(va+backend.Ptr(g)+5, 0x44)
+	require.NoError(t, d.Unmap(va, 2*g))
+
+	// Its first granule only, elsewhere, then all of it where it was.
+	require.NoError(t, d.Map(va+backend.Ptr(4*g), g, m))
+	assert.Equal(t, byte(0x55), get(va+backend.Ptr(4*g)+5))
+	require.NoError(t, d.Unmap(va+backend.Ptr(4*g), g))
+	require.NoError(t, d.Map(va, 2*g, m))
+	assert.Equal(t, byte(0x55), get(va+5))
+	assert.Equal(t, byte(0x44), get(va+backend.Ptr(g)+5))
+	require.NoError(t, d.Unmap(va, 2*g))
+
+	// Its reservation released while it is unmapped, it keeps its bytes.
+	require.NoError(t, d.ReleaseAddress(va, 8*g))
+	other, err := d.Reserve(2 * g)
+	require.NoError(t, err)
+	require.NoError(t, d.Map(other, 2*g, m))
+	assert.Equal(t, byte(0x55), get(other+5))
+	assert.Equal(t, byte(0x44), get(other+backend.Ptr(g)+5))
+	require.NoError(t, d.Unmap(other, 2*g))
+	require.NoError(t, d.ReleasePhysical(m))
+	require.NoError(t, d.ReleaseAddress(other, 2*g))
+}
+
+// TestVirtualMemoryFaultsWhereNothingIsMapped touches a reservation before
+// Map, while mapped and after Unmap: only the mapped range is memory, as
+// on a GPU, on the memfd path and the portable one alike.
+func TestVirtualMemoryFaultsWhereNothingIsMapped(t *testing.T) {
+	d := device(t, host.Options{TotalMemory: 1 << 30})
+	g := d.Granularity()
+	va, err := d.Reserve(2 * g)
+	require.NoError(t, err)
+	m, err := d.CreatePhysical(g)
+	require.NoError(t, err)
+	faults := func(p backend.Ptr) (faulted bool) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() { faulted = recover() != nil }()
+		*(*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&p))) = 1
+		return false
+	}
+	tests := []struct {
+		name   string
+		setup  func()
+		at     backend.Ptr
+		faults bool
+	}{
+		{"Reserved", func() {}, va, true},
+		{"Mapped", func() { require.NoError(t, d.Map(va, g, m)) }, va + 100, false},
+		{"BesideTheMapping", func() {}, va + backend.Ptr(g), true},
+		{"Unmapped", func() { require.NoError(t, d.Unmap(va, g)) }, va + 100, true},
+	}
+	for _, tt := range tests {
+		tt.setup()
+		assert.Equal(t, tt.faults, faults(tt.at), tt.name)
+	}
+	require.NoError(t, d.ReleasePhysical(m))
+	require.NoError(t, d.ReleaseAddress(va, 2*g))
+}
+
+// TestAllocIsZeroedAndPageAligned holds on every path: memory straight
+// from the OS, whatever was freed before it.
+func TestAllocIsZeroedAndPageAligned(t *testing.T) {
+	d := device(t, host.Options{TotalMemory: 1 << 30})
+	s := newStream(t, d)
+	for _, size := range []uint64{1, 4095, 4097, 3 << 20} {
+		for round := range 2 { // the second round may get the first one's pages back
+			p, err := d.Alloc(size)
+			require.NoError(t, err)
+			assert.Zero(t, uint64(p)%uint64(os.Getpagesize()), "Alloc(%d) at %#x", size, uintptr(p))
+			got := make([]byte, size)
+			require.NoError(t, d.CopyDtoH(unsafe.Pointer(&got[0]), p, size, s))
+			assert.Equal(t, make([]byte, size), got, "Alloc(%d), round %d, is not zeroed", size, round)
+			require.NoError(t, d.Memset8(p, 0xff, size, s))
+			require.NoError(t, s.Synchronize())
+			require.NoError(t, d.Free(p))
+		}
+	}
 }

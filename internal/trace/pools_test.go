@@ -29,8 +29,16 @@ var realTraces = []string{"gpt2_train.trace.gz", "resnet50_train.trace.gz"}
 // call the driver on every event (pool/none: an mmap and a munmap each on
 // the host, about 120 k events/s on this 2-core machine). The race
 // detector slows everything several times over.
-func minEventsPerSec() float64 {
-	if raceEnabled {
+//
+// The split pool moves physical memory between addresses; where the host
+// backend copies it to do so (the portable path, vmmCopies), a real trace
+// replays at about 10 k events/s instead of millions, so the floor there
+// only catches a pool gone quadratic.
+func minEventsPerSec(pool string) float64 {
+	switch {
+	case vmmCopies && pool == "split":
+		return 1_000
+	case raceEnabled:
 		return 5_000
 	}
 	return 25_000
@@ -90,7 +98,7 @@ func TestReplayRealTracesThroughEveryPool(t *testing.T) {
 				assert.Zero(t, res.OOMs)
 				assert.GreaterOrEqual(t, res.PeakReserved, res.PeakLive, "a pool cannot hold live bytes it did not reserve")
 				assert.GreaterOrEqual(t, res.ReservedPerLive, 1.0)
-				assert.GreaterOrEqual(t, res.EventsPerSec, minEventsPerSec())
+				assert.GreaterOrEqual(t, res.EventsPerSec, minEventsPerSec(name))
 				assert.Equal(t, tr.Allocs-tr.Frees, res.Leftover)
 			})
 		}

@@ -1,3 +1,5 @@
+//go:build linux && !gocuda_portablemem
+
 package host
 
 import (
