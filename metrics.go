@@ -41,12 +41,13 @@ func Metrics() observe.Snapshot { return poolMetrics.Snapshot() }
 
 // StartTimeline starts recording the memory of every device pool of the
 // process into a new Timeline, pools made later included: the sampler
-// picks them up on its next tick. Stop it when done, then draw it:
+// picks them up on its next tick. Stop it when done, then draw it with
+// observe/timelinesvg:
 //
 //	tl, err := gocuda.StartTimeline(observe.TimelineOptions{})
 //	...
 //	tl.Stop()
-//	err = tl.WriteSVG(f, "training")
+//	err = timelinesvg.WriteTimeline(f, tl, "training")
 func StartTimeline(opt observe.TimelineOptions) (*observe.Timeline, error) {
 	tl, err := observe.NewTimeline(opt)
 	if err != nil {

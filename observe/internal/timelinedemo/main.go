@@ -19,6 +19,7 @@ import (
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/observe"
+	"github.com/gocuda/gocuda/observe/timelinesvg"
 )
 
 func main() {
@@ -51,7 +52,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := tl.WriteSVG(f, "timelinedemo"); err != nil {
+	if err := timelinesvg.WriteTimeline(f, tl, "timelinedemo"); err != nil {
 		log.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
