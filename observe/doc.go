@@ -6,7 +6,8 @@
 //
 // Presentation is in packages of their own, imported only by programs that
 // want it: observe/timelinesvg draws a Timeline as an SVG picture (with
-// gonum/plot).
+// gonum/plot), and observe/expvarmetrics publishes Metrics in expvar.
+// Importing observe starts nothing and publishes nothing.
 //
 // Everything here is fed by pool events (pool.Subscribe), which pools and
 // the pressure layer emit only on slow paths (driver calls, reclaims,
@@ -14,8 +15,8 @@
 // metrics endpoint is scraped; a cached allocation pays for none of it.
 //
 // The root package wires this up for the process's own pools:
-// gocuda.StartTimeline records every device pool, gocuda.Metrics is
-// published in expvar as "gocuda", and
+// gocuda.StartTimeline records every device pool, gocuda.Metrics reads
+// their figures (expvarmetrics.Publish serves them at /debug/vars), and
 // GOCUDA_DEBUG=log turns the debug lines on (or call EnableLog with a
 // logger of your own):
 //
