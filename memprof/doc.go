@@ -1,7 +1,8 @@
 // Package memprof shows where device memory goes: which lines of a program
 // allocated the buffers that are still live (leak tracing), how much a
 // piece of code allocates (Allocated), and the same live memory as a pprof
-// profile that "go tool pprof" reads, also over HTTP (Handler).
+// profile that "go tool pprof" reads (package memprof/memprofhttp serves it
+// over HTTP).
 //
 // It works by wrapping a pool.Pool (Wrap); the root package wraps every
 // device's pool, so every cuarray allocation is seen. Tracing is off until

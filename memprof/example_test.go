@@ -2,7 +2,6 @@ package memprof_test
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 
 	"github.com/gocuda/gocuda/cuarray"
@@ -32,11 +31,4 @@ func ExampleWriteReport() {
 	if err := memprof.WriteReport(os.Stdout, memprof.ReportOptions{MaxSites: 3}); err != nil {
 		fmt.Println(err)
 	}
-}
-
-// Mount the profile next to net/http/pprof's and read it with
-// "go tool pprof http://localhost:6060/debug/gocuda/devmem".
-func ExampleHandler() {
-	http.Handle("/debug/gocuda/devmem", memprof.Handler())
-	// go http.ListenAndServe("localhost:6060", nil)
 }

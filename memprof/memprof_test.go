@@ -3,9 +3,6 @@ package memprof_test
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -272,57 +269,6 @@ func TestProfileReadsBackWithTheLeakSite(t *testing.T) {
 	dev, err := gocuda.Device(0)
 	require.NoError(t, err)
 	assert.Equal(t, []string{fmt.Sprint(dev.Ordinal())}, found.Label["device"])
-}
-
-func TestHandlerServesTheProfileAndTheReport(t *testing.T) {
-	tracing(t)
-	arrays, file, line := leakArrays(t, 1)
-	defer arrays[0].UnsafeFree()
-	srv := httptest.NewServer(memprof.Handler())
-	defer srv.Close()
-
-	get := func(query string) (*http.Response, []byte) {
-		t.Helper()
-		resp, err := http.Get(srv.URL + query)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		return resp, body
-	}
-
-	resp, body := get("")
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
-	assert.Equal(t, "application/octet-stream", resp.Header.Get("Content-Type"))
-	p, err := profile.ParseData(body)
-	require.NoError(t, err)
-	assert.NotEmpty(t, p.Sample)
-
-	resp, body = get("?debug=1")
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, resp.Header.Get("Content-Type"), "text/plain")
-	assert.Contains(t, string(body), fmt.Sprintf("%s:%d", file, line))
-
-	resp, body = get("?debug=yes")
-	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	assert.Contains(t, string(body), "accepted values are 0")
-}
-
-func TestHandlerSaysHowToTurnTracingOn(t *testing.T) {
-	memprof.Disable()
-	srv := httptest.NewServer(memprof.Handler())
-	defer srv.Close()
-	resp, err := http.Get(srv.URL)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	// Other tests may have left traced buffers live; only with none is
-	// the answer the explanation.
-	if resp.StatusCode == http.StatusOK {
-		t.Skip("traced buffers are live, so the handler serves them")
-	}
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	assert.Contains(t, string(body), "GOCUDA_DEBUG=leaks")
 }
 
 func TestAllocatedOnTwoGoroutinesAtOnceKeepsTheirCountsApart(t *testing.T) {

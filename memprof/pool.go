@@ -102,8 +102,8 @@ var registry struct {
 }
 
 // Wrap returns p traced: its live allocations appear in Sites, WriteReport,
-// WriteProfile and Handler while tracing is on, and in Allocated. The root
-// package wraps every device's pool this way. Close the wrapper (not p) so
+// WriteProfile and memprofhttp.Handler while tracing is on, and in
+// Allocated. The root package wraps every device's pool this way. Close the wrapper (not p) so
 // that it leaves the report.
 func Wrap(p pool.Pool) *Pool {
 	w := &Pool{Pool: p, dev: p.Device().Ordinal(), live: map[backend.Ptr]record{}, sites: map[stackKey]*site{}}
