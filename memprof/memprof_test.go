@@ -3,6 +3,8 @@ package memprof_test
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda"
+	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/memprof"
 	"github.com/gocuda/gocuda/pool"
@@ -372,4 +375,47 @@ func FuzzWrapperKeepsRecordsExact(f *testing.F) {
 			require.NoError(t, w.Free(l.b, s))
 		}
 	})
+}
+
+// leaksKnobChild is set in the environment of the process that
+// TestLeaksKnobIsReadAtTheFirstWrapNotAtImport starts: the knob is read
+// once per process.
+const leaksKnobChild = "GOCUDA_TEST_LEAKS_KNOB_CHILD"
+
+func TestLeaksKnobChild(t *testing.T) {
+	if os.Getenv(leaksKnobChild) == "" {
+		t.Skip("runs as TestLeaksKnobIsReadAtTheFirstWrapNotAtImport's child process")
+	}
+	require.False(t, memprof.Enabled(), "the knob is set, but nothing was wrapped yet")
+	switch os.Getenv(leaksKnobChild) {
+	case "setenv":
+		// Set after import: read at the first Wrap all the same.
+		t.Setenv(config.EnvDebug, "leaks")
+	case "disable":
+		// An explicit Disable before the first Wrap wins over the knob.
+		memprof.Disable()
+	}
+	newPool(t, "simple")
+	fmt.Println("enabled:", memprof.Enabled())
+}
+
+func TestLeaksKnobIsReadAtTheFirstWrapNotAtImport(t *testing.T) {
+	for _, tc := range []struct {
+		child, debug string
+		enabled      bool
+	}{
+		{"setenv", "", true},
+		{"start", "leaks", true},
+		{"disable", "leaks", false},
+		{"start", "log", false},
+	} {
+		t.Run(tc.child+"/"+tc.debug, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestLeaksKnobChild$", "-test.v")
+			cmd.Env = append(os.Environ(), leaksKnobChild+"="+tc.child, config.EnvDebug+"="+tc.debug)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "child:\n%s", out)
+			require.Contains(t, string(out), "--- PASS: TestLeaksKnobChild")
+			assert.Contains(t, string(out), fmt.Sprintf("enabled: %t", tc.enabled))
+		})
+	}
 }
