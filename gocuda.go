@@ -58,6 +58,8 @@ func Pool(ordinal int) (pool.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	poolMetrics()
+	startDebugLog(c.Debug)
 	dev, err := Device(ordinal)
 	if err != nil {
 		return nil, err

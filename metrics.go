@@ -1,52 +1,47 @@
 package gocuda
 
 import (
-	"expvar"
 	"os"
 	"slices"
+	"sync"
 
-	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/observe"
 	"github.com/gocuda/gocuda/pool"
 )
 
-// MetricsVar is the expvar name under which every device pool's figures
-// are published: a program that serves net/http's DefaultServeMux with
-// expvar imported shows them at /debug/vars.
-const MetricsVar = "gocuda"
+// poolMetrics counts pool events from the first device pool on (Pool
+// makes it before the pool), so that collections and out-of-memory
+// retries before the first scrape are in the figures. It costs the pools'
+// slow paths an event each and cached allocations nothing. It is made on
+// first use, not at init: importing the package subscribes to nothing.
+var poolMetrics = sync.OnceValue(func() *observe.Metrics { return observe.NewMetrics(poolsMade) })
 
-// poolMetrics counts pool events from start-up, so that collections and
-// out-of-memory retries before the first scrape are in the figures. It
-// costs the pools' slow paths an event each and cached allocations
-// nothing.
-var poolMetrics = observe.NewMetrics(poolsMade)
+// debugLog turns GOCUDA_DEBUG=log's debug lines on when the first device
+// pool is made, the first moment there is anything to log; reading the
+// knob then rather than at init also lets a program Setenv it first.
+var debugLog sync.Once
 
-func init() {
-	// A Func: the pools' Stats are read when /debug/vars is fetched, and
-	// never between fetches.
-	expvar.Publish(MetricsVar, poolMetrics.Var())
-
-	// A separate parse, not Config's: Config's is cached on first use,
-	// and reading it here would fix the knobs at init, before a test's
-	// or a program's Setenv. A knob that does not parse is reported by
-	// every function of this package; here it only leaves logging off.
-	if c, err := config.FromEnv(); err == nil && c.Debug["log"] {
-		observe.EnableLog(observe.DebugLogger(os.Stderr))
-	}
+func startDebugLog(debug map[string]bool) {
+	debugLog.Do(func() {
+		if debug["log"] {
+			observe.EnableLog(observe.DebugLogger(os.Stderr))
+		}
+	})
 }
 
 // Metrics returns the figures of every device pool made so far (Pool),
-// in device order: what /debug/vars shows under MetricsVar.
-func Metrics() observe.Snapshot { return poolMetrics.Snapshot() }
+// in device order. observe/expvarmetrics publishes them at /debug/vars.
+func Metrics() observe.Snapshot { return poolMetrics().Snapshot() }
 
 // StartTimeline starts recording the memory of every device pool of the
 // process into a new Timeline, pools made later included: the sampler
-// picks them up on its next tick. Stop it when done, then draw it:
+// picks them up on its next tick. Stop it when done, then draw it with
+// observe/timelinesvg:
 //
 //	tl, err := gocuda.StartTimeline(observe.TimelineOptions{})
 //	...
 //	tl.Stop()
-//	err = tl.WriteSVG(f, "training")
+//	err = timelinesvg.WriteTimeline(f, tl, "training")
 func StartTimeline(opt observe.TimelineOptions) (*observe.Timeline, error) {
 	tl, err := observe.NewTimeline(opt)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/gocuda/gocuda/pool"
 )
 
-func TestMetricsArePublishedInExpvarAsJSONPerDevicePool(t *testing.T) {
+func TestMetricsAreEveryDevicePoolsFiguresAsJSON(t *testing.T) {
 	p, err := Pool(0)
 	require.NoError(t, err)
 	dev, err := Device(0)
@@ -27,8 +27,8 @@ func TestMetricsArePublishedInExpvarAsJSONPerDevicePool(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, p.Free(b, s)) }()
 
-	v := expvar.Get(MetricsVar)
-	require.NotNil(t, v, "published at init")
+	js, err := json.Marshal(Metrics())
+	require.NoError(t, err)
 	var got struct {
 		Devices []struct {
 			Device         int                `json:"device"`
@@ -40,7 +40,7 @@ func TestMetricsArePublishedInExpvarAsJSONPerDevicePool(t *testing.T) {
 			Pressure       map[string]float64 `json:"pressure"`
 		} `json:"devices"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(v.String()), &got))
+	require.NoError(t, json.Unmarshal(js, &got))
 	require.NotEmpty(t, got.Devices)
 	d := got.Devices[0]
 	c, err := Config()
@@ -53,16 +53,25 @@ func TestMetricsArePublishedInExpvarAsJSONPerDevicePool(t *testing.T) {
 	assert.NotNil(t, d.Pressure, "the root package's pools have the pressure layer")
 	assert.Contains(t, d.Events, "grow")
 	assert.Contains(t, d.Events, "oom_retry")
+}
 
-	assert.Equal(t, Metrics().Devices[0].Pool, d.Pool, "Metrics is what expvar shows")
+func TestThePackagePublishesNothingInExpvar(t *testing.T) {
+	_, err := Pool(0)
+	require.NoError(t, err)
+	_ = Metrics()
+	var names []string
+	expvar.Do(func(kv expvar.KeyValue) { names = append(names, kv.Key) })
+	assert.ElementsMatch(t, []string{"cmdline", "memstats"}, names,
+		"only expvar's own: publishing is observe/expvarmetrics' Publish, which nothing here calls")
 }
 
 // debugLogChild is set in the environment of the process that
 // TestDebugLogKnob starts.
 const debugLogChild = "GOCUDA_TEST_DEBUG_LOG_CHILD"
 
-// TestDebugLogChild runs only in that process: GOCUDA_DEBUG is read at
-// init, so the knob needs a process of its own.
+// TestDebugLogChild runs only in that process: GOCUDA_DEBUG=log is read
+// once, when the first pool is made, so the knob needs a process of its
+// own.
 func TestDebugLogChild(t *testing.T) {
 	if os.Getenv(debugLogChild) == "" {
 		t.Skip("runs as TestDebugLogKnob's child process")

@@ -1,11 +1,13 @@
 // Package memprof shows where device memory goes: which lines of a program
 // allocated the buffers that are still live (leak tracing), how much a
 // piece of code allocates (Allocated), and the same live memory as a pprof
-// profile that "go tool pprof" reads, also over HTTP (Handler).
+// profile that "go tool pprof" reads (package memprof/memprofhttp serves it
+// over HTTP).
 //
 // It works by wrapping a pool.Pool (Wrap); the root package wraps every
 // device's pool, so every cuarray allocation is seen. Tracing is off until
-// GOCUDA_DEBUG=leaks is set or Enable is called; while it is off, a wrapped
+// Enable is called or GOCUDA_DEBUG=leaks is set (read when the first pool
+// is wrapped, never at import); while it is off, a wrapped
 // pool's Alloc and Free cost one atomic load more than the bare pool's.
 // While it is on, each allocation remembers its stack (runtime.Callers into
 // a fixed array, interned per site) until it is freed.

@@ -3,7 +3,6 @@ package memprof_test
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 
@@ -36,13 +35,6 @@ func ExampleWriteReport() {
 	if err := memprof.WriteReport(os.Stdout, memprof.ReportOptions{MaxSites: 3}); err != nil {
 		fmt.Println(err)
 	}
-}
-
-// Mount the profile next to net/http/pprof's and read it with
-// "go tool pprof http://localhost:6060/debug/gocuda/devmem".
-func ExampleHandler() {
-	http.Handle("/debug/gocuda/devmem", memprof.Handler())
-	// go http.ListenAndServe("localhost:6060", nil)
 }
 
 // Record live device memory with tracing on and write it as a pprof

@@ -3,9 +3,8 @@ package memprof_test
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda"
+	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/memprof"
 	"github.com/gocuda/gocuda/pool"
@@ -274,57 +274,6 @@ func TestProfileReadsBackWithTheLeakSite(t *testing.T) {
 	assert.Equal(t, []string{fmt.Sprint(dev.Ordinal())}, found.Label["device"])
 }
 
-func TestHandlerServesTheProfileAndTheReport(t *testing.T) {
-	tracing(t)
-	arrays, file, line := leakArrays(t, 1)
-	defer arrays[0].UnsafeFree()
-	srv := httptest.NewServer(memprof.Handler())
-	defer srv.Close()
-
-	get := func(query string) (*http.Response, []byte) {
-		t.Helper()
-		resp, err := http.Get(srv.URL + query)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		return resp, body
-	}
-
-	resp, body := get("")
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
-	assert.Equal(t, "application/octet-stream", resp.Header.Get("Content-Type"))
-	p, err := profile.ParseData(body)
-	require.NoError(t, err)
-	assert.NotEmpty(t, p.Sample)
-
-	resp, body = get("?debug=1")
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, resp.Header.Get("Content-Type"), "text/plain")
-	assert.Contains(t, string(body), fmt.Sprintf("%s:%d", file, line))
-
-	resp, body = get("?debug=yes")
-	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	assert.Contains(t, string(body), "accepted values are 0")
-}
-
-func TestHandlerSaysHowToTurnTracingOn(t *testing.T) {
-	memprof.Disable()
-	srv := httptest.NewServer(memprof.Handler())
-	defer srv.Close()
-	resp, err := http.Get(srv.URL)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	// Other tests may have left traced buffers live; only with none is
-	// the answer the explanation.
-	if resp.StatusCode == http.StatusOK {
-		t.Skip("traced buffers are live, so the handler serves them")
-	}
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	assert.Contains(t, string(body), "GOCUDA_DEBUG=leaks")
-}
-
 func TestAllocatedOnTwoGoroutinesAtOnceKeepsTheirCountsApart(t *testing.T) {
 	dev, err := gocuda.Device(0)
 	require.NoError(t, err)
@@ -426,4 +375,47 @@ func FuzzWrapperKeepsRecordsExact(f *testing.F) {
 			require.NoError(t, w.Free(l.b, s))
 		}
 	})
+}
+
+// leaksKnobChild is set in the environment of the process that
+// TestLeaksKnobIsReadAtTheFirstWrapNotAtImport starts: the knob is read
+// once per process.
+const leaksKnobChild = "GOCUDA_TEST_LEAKS_KNOB_CHILD"
+
+func TestLeaksKnobChild(t *testing.T) {
+	if os.Getenv(leaksKnobChild) == "" {
+		t.Skip("runs as TestLeaksKnobIsReadAtTheFirstWrapNotAtImport's child process")
+	}
+	require.False(t, memprof.Enabled(), "the knob is set, but nothing was wrapped yet")
+	switch os.Getenv(leaksKnobChild) {
+	case "setenv":
+		// Set after import: read at the first Wrap all the same.
+		t.Setenv(config.EnvDebug, "leaks")
+	case "disable":
+		// An explicit Disable before the first Wrap wins over the knob.
+		memprof.Disable()
+	}
+	newPool(t, "simple")
+	fmt.Println("enabled:", memprof.Enabled())
+}
+
+func TestLeaksKnobIsReadAtTheFirstWrapNotAtImport(t *testing.T) {
+	for _, tc := range []struct {
+		child, debug string
+		enabled      bool
+	}{
+		{"setenv", "", true},
+		{"start", "leaks", true},
+		{"disable", "leaks", false},
+		{"start", "log", false},
+	} {
+		t.Run(tc.child+"/"+tc.debug, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestLeaksKnobChild$", "-test.v")
+			cmd.Env = append(os.Environ(), leaksKnobChild+"="+tc.child, config.EnvDebug+"="+tc.debug)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "child:\n%s", out)
+			require.Contains(t, string(out), "--- PASS: TestLeaksKnobChild")
+			assert.Contains(t, string(out), fmt.Sprintf("enabled: %t", tc.enabled))
+		})
+	}
 }

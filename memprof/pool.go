@@ -28,25 +28,42 @@ const (
 
 var mode atomic.Uint32
 
-func init() {
-	// Errors are the root package's to report (it refuses to make pools
-	// with a knob that does not parse); here they just mean "not asked".
-	if c, err := config.FromEnv(); err == nil && c.Debug["leaks"] {
-		Enable()
-	}
+// envOnce applies GOCUDA_DEBUG=leaks once, when the first pool is wrapped
+// or tracing is first switched, rather than at init: importing the
+// package reads nothing, and a program may Setenv the knob before its
+// first allocation. Enable and Disable apply it first so that they win.
+var envOnce sync.Once
+
+func fromEnv() {
+	envOnce.Do(func() {
+		// Errors are the root package's to report (it refuses to make
+		// pools with a knob that does not parse); here they just mean
+		// "not asked".
+		if c, err := config.FromEnv(); err == nil && c.Debug["leaks"] {
+			setMode(modeTrace, true)
+		}
+	})
 }
 
 // Enable turns leak tracing on for every wrapped pool: from now on each
 // allocation remembers the stack that made it until it is freed.
 // Allocations made before Enable are not in the report.
-func Enable() { setMode(modeTrace, true) }
+func Enable() {
+	fromEnv()
+	setMode(modeTrace, true)
+}
 
 // Disable turns leak tracing off. Buffers allocated while it was on stay
 // in the report until they are freed, so a report taken later still
 // accounts for them; new allocations are not recorded.
-func Disable() { setMode(modeTrace, false) }
+func Disable() {
+	fromEnv()
+	setMode(modeTrace, false)
+}
 
-// Enabled reports whether leak tracing is on.
+// Enabled reports whether leak tracing is on. GOCUDA_DEBUG=leaks turns it
+// on when the first pool is wrapped (Wrap), so before that Enabled says
+// false. It is one atomic load: cuarray checks it on every UnsafeFree.
 func Enabled() bool { return mode.Load()&modeTrace != 0 }
 
 func setMode(bit uint32, on bool) {
@@ -102,10 +119,11 @@ var registry struct {
 }
 
 // Wrap returns p traced: its live allocations appear in Sites, WriteReport,
-// WriteProfile and Handler while tracing is on, and in Allocated. The root
-// package wraps every device's pool this way. Close the wrapper (not p) so
+// WriteProfile and memprofhttp.Handler while tracing is on, and in
+// Allocated. The root package wraps every device's pool this way. Close the wrapper (not p) so
 // that it leaves the report.
 func Wrap(p pool.Pool) *Pool {
+	fromEnv()
 	w := &Pool{Pool: p, dev: p.Device().Ordinal(), live: map[backend.Ptr]record{}, sites: map[stackKey]*site{}}
 	registry.Lock()
 	registry.pools = append(registry.pools, w)

@@ -29,7 +29,7 @@ func ExampleTimeline() {
 	for _, c := range tl.Charts() {
 		fmt.Println(c.Title, c.X, c.Live)
 	}
-	// tl.WriteSVG(f, "run") draws it.
+	// timelinesvg.WriteTimeline(f, tl, "run") draws it.
 
 	// Output:
 	// collect at 1s (early, took 40ms)

@@ -1,8 +1,6 @@
 package observe
 
 import (
-	"expvar"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -117,11 +115,12 @@ type Snapshot struct {
 	Devices []Figures `json:"devices"`
 }
 
-// Metrics gathers the figures of a set of pools, for expvar or any other
-// exporter. It counts pool events from NewMetrics on (a subscriber that
-// costs a few nanoseconds on the pools' slow paths and nothing on a
-// cached allocation) and reads the pools' Stats only when Snapshot is
-// called, so between scrapes the pools pay nothing.
+// Metrics gathers the figures of a set of pools, for any exporter
+// (observe/expvarmetrics publishes them in expvar). It counts pool events
+// from NewMetrics on (a subscriber that costs a few nanoseconds on the
+// pools' slow paths and nothing on a cached allocation) and reads the
+// pools' Stats only when Snapshot is called, so between scrapes the pools
+// pay nothing.
 type Metrics struct {
 	list        func() []pool.Pool
 	unsubscribe func()
@@ -185,27 +184,4 @@ func FiguresOf(p pool.Pool) Figures {
 		SoftLimitBytes: st.SoftLimit, HardLimitBytes: st.HardLimit,
 		Pressure: pressureOf(p),
 	}
-}
-
-// publishMu makes Publish's check and publication one step.
-var publishMu sync.Mutex
-
-// Var is the Metrics as an expvar.Var: a Func, so the figures are read
-// when /debug/vars is fetched and never in between.
-func (m *Metrics) Var() expvar.Var {
-	return expvar.Func(func() any { return m.Snapshot() })
-}
-
-// Publish publishes the Metrics in expvar under name (net/http's
-// /debug/vars serves them once expvar is imported). expvar names are
-// process-wide and cannot be taken back, so a name already published is
-// an error rather than expvar's panic.
-func (m *Metrics) Publish(name string) error {
-	publishMu.Lock()
-	defer publishMu.Unlock()
-	if expvar.Get(name) != nil {
-		return fmt.Errorf("observe: expvar name %q is already published; pick another", name)
-	}
-	expvar.Publish(name, m.Var())
-	return nil
 }

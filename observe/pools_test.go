@@ -1,10 +1,8 @@
 package observe_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"expvar"
-	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -119,14 +117,11 @@ func TestTimelineMarksEmittedCollectionsOnTheirDevice(t *testing.T) {
 	assert.Equal(t, "early", marks[0].Note)
 }
 
-func TestMetricsPublishesEveryPoolsFiguresAsJSON(t *testing.T) {
+func TestMetricsSnapshotIsEveryPoolsFiguresAsJSON(t *testing.T) {
 	p, s := newPool(t, "split")
 	dev := p.Device().Ordinal()
 	m := observe.NewMetrics(func() []pool.Pool { return []pool.Pool{p} })
 	defer m.Close()
-	name := fmt.Sprintf("observe-test-%d", time.Now().UnixNano())
-	require.NoError(t, m.Publish(name))
-	assert.ErrorContains(t, m.Publish(name), "already published")
 
 	bs := alloc(t, p, s, 3<<20)
 	defer free(t, p, s, bs)
@@ -136,7 +131,9 @@ func TestMetricsPublishesEveryPoolsFiguresAsJSON(t *testing.T) {
 	var got struct {
 		Devices []map[string]any `json:"devices"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &got))
+	js, err := json.Marshal(m.Snapshot())
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(js, &got))
 	require.Len(t, got.Devices, 1)
 	d := got.Devices[0]
 	for _, k := range []string{"device", "pool", "live_bytes", "requested_bytes", "live_peak_bytes", "reserved_bytes",
@@ -167,10 +164,10 @@ func TestMetricsReadPoolsOnlyWhenScraped(t *testing.T) {
 	defer m.Close()
 	pool.Emit(pool.Event{Kind: pool.EventGrow, Device: 0})
 	assert.Zero(t, calls, "events count without reading pools")
-	var buf bytes.Buffer
-	buf.WriteString(m.Var().String())
+	js, err := json.Marshal(m.Snapshot())
+	require.NoError(t, err)
 	assert.Equal(t, 1, calls)
-	assert.JSONEq(t, `{"devices":[]}`, buf.String())
+	assert.JSONEq(t, `{"devices":[]}`, string(js))
 }
 
 func TestStartTimelineRecordsTheProcessPools(t *testing.T) {
@@ -196,9 +193,10 @@ func TestStartTimelineRecordsTheProcessPools(t *testing.T) {
 	}, 5*time.Second, time.Millisecond)
 	free(t, p, s, bs)
 	tl.Stop()
-	var buf bytes.Buffer
-	require.NoError(t, tl.WriteSVG(&buf, "process"))
-	assert.Contains(t, buf.String(), "process: device 0")
+	charts := tl.Charts()
+	require.NotEmpty(t, charts)
+	assert.Equal(t, "device 0", charts[0].Title)
+	assert.GreaterOrEqual(t, slices.Max(charts[0].Live), uint64(5<<20), "the chart has the allocation's peak")
 
 	_, err = gocuda.StartTimeline(observe.TimelineOptions{Capacity: 1})
 	assert.ErrorContains(t, err, "Capacity 1")

@@ -3,7 +3,6 @@ package observe
 import (
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"time"
@@ -347,7 +346,7 @@ func (t *Timeline) deviceOrderLocked() []int {
 }
 
 // Charts returns the timeline as one Chart per device, x in seconds since
-// StartTime, for WriteSVG.
+// StartTime, for observe/timelinesvg to draw.
 func (t *Timeline) Charts() []Chart {
 	marks := t.Marks()
 	t.mu.Lock()
@@ -373,17 +372,6 @@ func (t *Timeline) Charts() []Chart {
 		charts = append(charts, c)
 	}
 	return charts
-}
-
-// WriteSVG draws the timeline as an SVG picture: per device, live and
-// reserved bytes over seconds since StartTime, with a vertical line at
-// each collection, out-of-memory retry and failure.
-func (t *Timeline) WriteSVG(w io.Writer, title string) error {
-	charts := t.Charts()
-	if len(charts) == 0 {
-		return errors.New("observe: the timeline has no points to draw (was it started, with pools that did something?)")
-	}
-	return WriteSVG(w, title, charts...)
 }
 
 // fromAbove reports whether events of kind k come from the pressure layer

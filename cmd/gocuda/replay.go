@@ -23,6 +23,7 @@ import (
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/internal/trace"
 	"github.com/gocuda/gocuda/observe"
+	"github.com/gocuda/gocuda/observe/timelinesvg"
 	"github.com/gocuda/gocuda/pool"
 
 	// Pools register themselves when imported; replay offers every one
@@ -388,7 +389,7 @@ func writePlot(path string, charts []observe.Chart) error {
 		return fmt.Errorf("--plot %s: nothing to draw: every replay was skipped", path)
 	}
 	var buf bytes.Buffer
-	if err := observe.WriteSVG(&buf, "", charts...); err != nil {
+	if err := timelinesvg.Write(&buf, "", charts...); err != nil {
 		return fmt.Errorf("--plot %s: %w", path, err)
 	}
 	// Drawn in memory first, so a failure leaves no half-written file.

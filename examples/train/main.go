@@ -20,6 +20,7 @@ import (
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/gcpressure"
 	"github.com/gocuda/gocuda/observe"
+	"github.com/gocuda/gocuda/observe/timelinesvg"
 )
 
 // Config is the run's size and settings. Every field has a flag, and the
@@ -461,7 +462,7 @@ func writePlot(tl *observe.Timeline, cfg Config) error {
 	}
 	title := fmt.Sprintf("examples/train: batch %d, width %d, depth %d, %s=%s, %s=%s", cfg.Batch, cfg.Width, cfg.Depth,
 		"GOCUDA_HARD_MEMORY_LIMIT", os.Getenv("GOCUDA_HARD_MEMORY_LIMIT"), "GOCUDA_GC_EARLY", os.Getenv("GOCUDA_GC_EARLY"))
-	if err := tl.WriteSVG(f, title); err != nil {
+	if err := timelinesvg.WriteTimeline(f, tl, title); err != nil {
 		f.Close()
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	_ "expvar" // serves /debug/vars on http.DefaultServeMux
 	"fmt"
 	"io"
 	"log"
@@ -13,11 +12,17 @@ import (
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/observe"
+	"github.com/gocuda/gocuda/observe/expvarmetrics"
+	"github.com/gocuda/gocuda/observe/timelinesvg"
 )
 
 func main() {
 	if len(os.Args) != 2 {
 		log.Fatal("usage: timelinedemo FILE.svg")
+	}
+	// Serves the pools' figures at /debug/vars on http.DefaultServeMux.
+	if err := expvarmetrics.Publish(); err != nil {
+		log.Fatal(err)
 	}
 	tl, err := gocuda.StartTimeline(observe.TimelineOptions{Interval: 5 * time.Millisecond})
 	if err != nil {
@@ -45,7 +50,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := tl.WriteSVG(f, "timelinedemo"); err != nil {
+	if err := timelinesvg.WriteTimeline(f, tl, "timelinedemo"); err != nil {
 		log.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

@@ -1,18 +1,20 @@
-package memprof
+package memprofhttp
 
 import (
 	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/gocuda/gocuda/memprof"
 )
 
 // Handler serves the device-memory profile, in the manner of
 // net/http/pprof's heap handler: mount it where you like,
 //
-//	http.Handle("/debug/gocuda/devmem", memprof.Handler())
+//	http.Handle("/debug/gocuda/devmem", memprofhttp.Handler())
 //
 // then "go tool pprof http://HOST/debug/gocuda/devmem" reads it, and
-// "?debug=1" returns WriteReport's text instead. It is never mounted for
+// "?debug=1" returns memprof.WriteReport's text instead. It is never mounted for
 // you: a profile shows your program's source paths, so exposing it is the
 // program's choice.
 //
@@ -27,23 +29,23 @@ func serve(w http.ResponseWriter, r *http.Request) {
 	if v := r.FormValue("debug"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			http.Error(w, fmt.Sprintf("memprof: debug=%q: accepted values are 0 (pprof profile) and 1 (text report)", v), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("memprofhttp: debug=%q: accepted values are 0 (pprof profile) and 1 (text report)", v), http.StatusBadRequest)
 			return
 		}
 		debug = n
 	}
-	if !Enabled() && !anyLive() {
-		http.Error(w, "memprof: leak tracing is off: start the program with GOCUDA_DEBUG=leaks or call memprof.Enable()", http.StatusServiceUnavailable)
+	if !memprof.Enabled() && !anyLive() {
+		http.Error(w, "memprofhttp: leak tracing is off: start the program with GOCUDA_DEBUG=leaks or call memprof.Enable()", http.StatusServiceUnavailable)
 		return
 	}
 	if debug > 0 {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_ = WriteReport(w, ReportOptions{})
+		_ = memprof.WriteReport(w, memprof.ReportOptions{})
 		return
 	}
-	p := Profile()
+	p := memprof.Profile()
 	if err := p.CheckValid(); err != nil {
-		http.Error(w, "memprof: built an invalid profile: "+err.Error(), http.StatusInternalServerError)
+		http.Error(w, "memprofhttp: built an invalid profile: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
@@ -54,11 +56,11 @@ func serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // anyLive reports whether any wrapped pool holds a traced live buffer.
+// It reads every site, which costs more than memprof's own count would,
+// but only when a request arrives with tracing off.
 func anyLive() bool {
-	registry.Lock()
-	defer registry.Unlock()
-	for _, p := range registry.pools {
-		if p.records.Load() > 0 {
+	for _, st := range memprof.Sites() {
+		if st.Live > 0 {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package observe
+package timelinesvg
 
 import (
 	"bytes"
@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocuda/gocuda/observe"
 	"github.com/gocuda/gocuda/pool"
 )
 
@@ -89,16 +91,16 @@ func (d svgDoc) linesOf(color string) []int {
 	return n
 }
 
-func TestWriteSVGDrawsLiveAndReservedWithMarksAndByteTicks(t *testing.T) {
-	c := Chart{
+func TestWriteDrawsLiveAndReservedWithMarksAndByteTicks(t *testing.T) {
+	c := observe.Chart{
 		Title: "device 0", XLabel: "time (s)",
 		X:        []float64{0, 1, 2, 3, 4},
 		Live:     []uint64{0, 3 << 30, 1 << 30, 2 << 30, 0},
 		Reserved: []uint64{0, 4 << 30, 4 << 30, 3 << 30, 1 << 30},
-		Marks:    []ChartMark{{X: 1.5, Kind: pool.EventCollect}, {X: 2.5, Kind: pool.EventOOMRetry}, {X: 3.5, Kind: pool.EventCollect}},
+		Marks:    []observe.ChartMark{{X: 1.5, Kind: pool.EventCollect}, {X: 2.5, Kind: pool.EventOOMRetry}, {X: 3.5, Kind: pool.EventCollect}},
 	}
 	var buf bytes.Buffer
-	require.NoError(t, WriteSVG(&buf, "training", c))
+	require.NoError(t, Write(&buf, "training", c))
 	doc := parseSVG(t, buf.Bytes())
 
 	assert.Contains(t, doc.texts, "training: device 0")
@@ -117,12 +119,12 @@ func TestWriteSVGDrawsLiveAndReservedWithMarksAndByteTicks(t *testing.T) {
 	assert.Len(t, doc.linesOf("#6D6D6D"), 3, "two collections and the legend's sample")
 }
 
-func TestWriteSVGStacksAPanelPerChart(t *testing.T) {
-	one := Chart{Title: "gpt2: split", XLabel: "event", X: []float64{0, 1}, Live: []uint64{1, 2}, Reserved: []uint64{2, 2}}
+func TestWriteStacksAPanelPerChart(t *testing.T) {
+	one := observe.Chart{Title: "gpt2: split", XLabel: "event", X: []float64{0, 1}, Live: []uint64{1, 2}, Reserved: []uint64{2, 2}}
 	two := one
 	two.Title = "gpt2: binned"
 	var buf bytes.Buffer
-	require.NoError(t, WriteSVG(&buf, "", one, two))
+	require.NoError(t, Write(&buf, "", one, two))
 	doc := parseSVG(t, buf.Bytes())
 	assert.Contains(t, doc.texts, "gpt2: split")
 	assert.Contains(t, doc.texts, "gpt2: binned")
@@ -130,11 +132,11 @@ func TestWriteSVGStacksAPanelPerChart(t *testing.T) {
 	assert.Contains(t, buf.String(), `height="432pt"`, "two panels of three inches")
 }
 
-func TestWriteSVGGivesEveryPanelOneByteScale(t *testing.T) {
-	small := Chart{Title: "small", X: []float64{0, 1}, Live: []uint64{1 << 30, 1 << 30}, Reserved: []uint64{2 << 30, 2 << 30}}
-	big := Chart{Title: "big", X: []float64{0, 1}, Live: []uint64{1 << 30, 8 << 30}, Reserved: []uint64{8 << 30, 8 << 30}}
+func TestWriteGivesEveryPanelOneByteScale(t *testing.T) {
+	small := observe.Chart{Title: "small", X: []float64{0, 1}, Live: []uint64{1 << 30, 1 << 30}, Reserved: []uint64{2 << 30, 2 << 30}}
+	big := observe.Chart{Title: "big", X: []float64{0, 1}, Live: []uint64{1 << 30, 8 << 30}, Reserved: []uint64{8 << 30, 8 << 30}}
 	var buf bytes.Buffer
-	require.NoError(t, WriteSVG(&buf, "", small, big))
+	require.NoError(t, Write(&buf, "", small, big))
 	top := 0
 	for _, s := range parseSVG(t, buf.Bytes()).texts {
 		if s == "8 GiB" {
@@ -144,10 +146,10 @@ func TestWriteSVGGivesEveryPanelOneByteScale(t *testing.T) {
 	assert.Equal(t, 2, top, "the small panel is drawn to the big one's scale, so heights compare")
 }
 
-func TestWriteSVGRejectsBadCharts(t *testing.T) {
-	err := WriteSVG(io.Discard, "x")
+func TestWriteRejectsBadCharts(t *testing.T) {
+	err := Write(io.Discard, "x")
 	assert.ErrorContains(t, err, "at least one chart")
-	err = WriteSVG(io.Discard, "x", Chart{Title: "bad", X: []float64{0, 1}, Live: []uint64{1}, Reserved: []uint64{1, 2}})
+	err = Write(io.Discard, "x", observe.Chart{Title: "bad", X: []float64{0, 1}, Live: []uint64{1}, Reserved: []uint64{1, 2}})
 	assert.ErrorContains(t, err, `chart "bad" has 2 x values, 1 live and 2 reserved`)
 }
 
@@ -175,27 +177,29 @@ func TestByteTicksUseTheLargestValuesUnit(t *testing.T) {
 	}
 }
 
-func TestTimelineWriteSVGNeedsPoints(t *testing.T) {
-	tl := newTimeline(t, TimelineOptions{})
-	assert.ErrorContains(t, tl.WriteSVG(io.Discard, "empty"), "no points to draw")
-	tl.Record(Point{Time: at(0), Live: 1, Reserved: 2})
-	tl.Observe(pool.Event{Kind: pool.EventOOMRetry, Time: at(5)})
+func TestWriteTimelineNeedsPoints(t *testing.T) {
+	tl, err := observe.NewTimeline(observe.TimelineOptions{})
+	require.NoError(t, err)
+	assert.ErrorContains(t, WriteTimeline(io.Discard, tl, "empty"), "no points to draw")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tl.Record(observe.Point{Time: t0, Live: 1, Reserved: 2})
+	tl.Observe(pool.Event{Kind: pool.EventOOMRetry, Time: t0.Add(5 * time.Millisecond)})
 	var buf bytes.Buffer
-	require.NoError(t, tl.WriteSVG(&buf, "run"))
+	require.NoError(t, WriteTimeline(&buf, tl, "run"))
 	doc := parseSVG(t, buf.Bytes())
 	assert.Contains(t, doc.texts, "run: device 0")
 	assert.Contains(t, doc.texts, "OOM retry")
 }
 
-func TestWriteSVGDrawsMarksOnOneSpotOnce(t *testing.T) {
-	c := Chart{X: []float64{0, 1000}, Live: []uint64{1, 1}, Reserved: []uint64{2, 2}}
+func TestWriteDrawsMarksOnOneSpotOnce(t *testing.T) {
+	c := observe.Chart{X: []float64{0, 1000}, Live: []uint64{1, 1}, Reserved: []uint64{2, 2}}
 	// 300 retries within a thousandth of the range, then one far off.
 	for i := range 300 {
-		c.Marks = append(c.Marks, ChartMark{X: 500 + float64(i)/1000, Kind: pool.EventOOMRetry})
+		c.Marks = append(c.Marks, observe.ChartMark{X: 500 + float64(i)/1000, Kind: pool.EventOOMRetry})
 	}
-	c.Marks = append(c.Marks, ChartMark{X: 900, Kind: pool.EventOOMRetry})
+	c.Marks = append(c.Marks, observe.ChartMark{X: 900, Kind: pool.EventOOMRetry})
 	var buf bytes.Buffer
-	require.NoError(t, WriteSVG(&buf, "", c))
+	require.NoError(t, Write(&buf, "", c))
 	doc := parseSVG(t, buf.Bytes())
 	assert.Contains(t, doc.texts, "OOM retry (301)", "the legend counts every mark")
 	assert.Len(t, doc.linesOf("#D52627"), 3, "two spots and the legend's sample")
