@@ -206,6 +206,11 @@ func parsedValue(c config.Config, name string) string {
 		return "early collection " + map[bool]string{true: "on", false: "off"}[c.GCEarly]
 	case config.EnvStreamRace:
 		return "stream check " + map[bool]string{true: "on (host backend)", false: "off"}[c.StreamCheck]
+	case config.EnvIdleTrim:
+		if c.IdleTrim == 0 {
+			return "idle trim off"
+		}
+		return "idle trim after " + c.IdleTrim.String()
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {

@@ -51,3 +51,20 @@ func TestDoctorSaysMIGModeAndWhatAResetChanges(t *testing.T) {
 		assert.Equal(t, tc.want, migText(tc.m, tc.err), "%+v %v", tc.m, tc.err)
 	}
 }
+
+func TestDoctorSaysWhatEveryKnobParsedTo(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{
+		{"GOCUDA_IDLE_TRIM=5m", "idle trim after 5m0s"},
+		{"GOCUDA_IDLE_TRIM=off", "idle trim off"},
+		{"GOCUDA_GC_EARLY=false", "early collection off"},
+	} {
+		var out bytes.Buffer
+		require.NoError(t, doctor(&out, []string{tc.env}))
+		assert.Contains(t, out.String(), tc.want, tc.env)
+	}
+	var out bytes.Buffer
+	require.NoError(t, doctor(&out, nil))
+	for _, name := range []string{"GOCUDA_IDLE_TRIM", "GOCUDA_STREAM_CHECK", "GOCUDA_MEMORY_POOL"} {
+		assert.Regexp(t, name+` +\(unset\) +\S`, out.String(), "every knob's parsed value is shown")
+	}
+}
