@@ -22,6 +22,7 @@ type faultEnv struct {
 	va     backend.Ptr // 4 MiB, the first 2 mapped
 	empty  backend.Ptr // 2 MiB reserved, nothing mapped
 	ph     backend.Physical
+	spare  backend.Physical // 2 MiB, mapped nowhere
 	ev     backend.Event
 	hostMB []byte
 }
@@ -45,6 +46,10 @@ func newFaultEnv(t *testing.T) *faultEnv {
 	e.ph, err = e.d.CreatePhysical(2 << 20)
 	require.NoError(t, err)
 	require.NoError(t, e.d.Map(e.va, 2<<20, e.ph))
+	// The portable memory path shows a handle at one address at a time:
+	// Map's case maps a handle mapped nowhere.
+	e.spare, err = e.d.CreatePhysical(2 << 20)
+	require.NoError(t, err)
 	e.ev, err = e.d.NewEvent(false)
 	require.NoError(t, err)
 	require.NoError(t, e.s.Synchronize())
@@ -81,9 +86,9 @@ func TestInjectedFaultFailsTheCallAndChangesNothing(t *testing.T) {
 		{host.FaultFree, "ReleasePhysical", func(e *faultEnv) error { return e.d.ReleasePhysical(e.ph) }, sameUse},
 		{host.FaultFree, "ReleaseAddress", func(e *faultEnv) error { return e.d.ReleaseAddress(e.empty, 2<<20) }, nil},
 		{host.FaultReserve, "Reserve", func(e *faultEnv) error { _, err := e.d.Reserve(2 << 20); return err }, nil},
-		{host.FaultMap, "Map", func(e *faultEnv) error { return e.d.Map(e.va+(2<<20), 2<<20, e.ph) }, func(t *testing.T, e *faultEnv, _ uint64) {
+		{host.FaultMap, "Map", func(e *faultEnv) error { return e.d.Map(e.va+(2<<20), 2<<20, e.spare) }, func(t *testing.T, e *faultEnv, _ uint64) {
 			require.NoError(t, e.b.SetFaults(host.Faults{}))
-			require.NoError(t, e.d.Map(e.va+(2<<20), 2<<20, e.ph), "nothing was mapped there")
+			require.NoError(t, e.d.Map(e.va+(2<<20), 2<<20, e.spare), "nothing was mapped there")
 		}},
 		{host.FaultUnmap, "Unmap", func(e *faultEnv) error { return e.d.Unmap(e.va, 2<<20) }, func(t *testing.T, e *faultEnv, _ uint64) {
 			*byteAt(e.va) = 1 // still mapped: no fault

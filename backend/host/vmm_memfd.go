@@ -14,10 +14,6 @@ import (
 	"github.com/gocuda/gocuda/backend"
 )
 
-// granularity matches the 2 MiB of CUDA's VMM on current GPUs, so pools see
-// the same rounding on the host as on a device.
-const granularity = 2 << 20
-
 // vmm is a device's virtual memory state.
 //
 // Physical memory is ranges of one memfd per device, the arena, mapped
@@ -69,8 +65,6 @@ type mapping struct {
 	size  uint64
 	ph    *physical
 }
-
-func (m *mapping) end() backend.Ptr { return m.start + backend.Ptr(m.size) }
 
 // inPlace says whether m shows its handle through its reservation's window.
 func (m *mapping) inPlace() bool { return m.ph.placed && m.ph.off == uint64(m.start) }
@@ -228,15 +222,6 @@ func (a *arena) give(ph *physical) error {
 	return err
 }
 
-// Granularity is 2 MiB.
-func (d *Device) Granularity() uint64 { return granularity }
-
-func (d *Device) vmmError(format string, args ...any) error {
-	return fmt.Errorf("host: device %d: "+format+": %w", append(append([]any{d.ordinal}, args...), backend.ErrInvalidValue)...)
-}
-
-func granular(n uint64) bool { return n > 0 && n%granularity == 0 }
-
 // Reserve maps size bytes of inaccessible, unbacked address space aligned
 // to the granularity. mmap only aligns to pages, so it maps one granule
 // more and trims the ends; then the arena's window goes over the range.
@@ -280,20 +265,6 @@ func (v *vmm) mapWindow(va backend.Ptr, size uint64, prot int) error {
 	_, err := unix.MmapPtr(v.arena.fd, int64(va), addrOf(va), uintptr(size), prot,
 		unix.MAP_SHARED|unix.MAP_FIXED|unix.MAP_NORESERVE)
 	return err
-}
-
-// findReservation returns the index of the reservation starting at p, or
-// where one would be inserted, and whether it exists.
-func (v *vmm) findReservation(p backend.Ptr) (int, bool) {
-	return slices.BinarySearchFunc(v.reservations, p, func(r *reservation, p backend.Ptr) int {
-		switch {
-		case r.start < p:
-			return -1
-		case r.start > p:
-			return 1
-		}
-		return 0
-	})
 }
 
 // ReleaseAddress unmaps a whole reservation with nothing mapped in it.
@@ -369,35 +340,6 @@ func (d *Device) ReleasePhysical(m backend.Physical) error {
 		}
 	}
 	return nil
-}
-
-// containing returns the reservation holding [va, va+size), if any.
-func (v *vmm) containing(va backend.Ptr, size uint64) *reservation {
-	// The last reservation starting at or below va.
-	i, ok := v.findReservation(va)
-	if !ok {
-		if i == 0 {
-			return nil
-		}
-		i--
-	}
-	r := v.reservations[i]
-	if off := uint64(va - r.start); off <= r.size && size <= r.size-off {
-		return r
-	}
-	return nil
-}
-
-// mappingAt returns the index of r's first mapping that ends after va:
-// the one holding va, if any, else the first above it.
-func (r *reservation) mappingAt(va backend.Ptr) int {
-	i, _ := slices.BinarySearchFunc(r.mapped, va, func(m mapping, va backend.Ptr) int {
-		if m.end() <= va {
-			return -1
-		}
-		return 1
-	})
-	return i
 }
 
 // Map maps the first size bytes of m at va, inside a reservation and over

@@ -12,10 +12,6 @@ import (
 	"github.com/gocuda/gocuda/backend"
 )
 
-// granularity matches the 2 MiB of CUDA's VMM on current GPUs, so pools see
-// the same rounding on the host as on a device.
-const granularity = 2 << 20
-
 // vmm is a device's virtual memory state on the portable path, used where
 // the OS has no memfd (and on Linux with the gocuda_portablemem build
 // tag, so that it is tested there).
@@ -66,8 +62,6 @@ type mapping struct {
 	size  uint64
 	ph    *physical
 }
-
-func (m *mapping) end() backend.Ptr { return m.start + backend.Ptr(m.size) }
 
 // physical is one handle of size bytes.
 type physical struct {
@@ -149,21 +143,15 @@ func (ph *physical) free() error {
 	return err
 }
 
-// Granularity is 2 MiB.
-func (d *Device) Granularity() uint64 { return granularity }
-
-func (d *Device) vmmError(format string, args ...any) error {
-	return fmt.Errorf("host: device %d: "+format+": %w", append(append([]any{d.ordinal}, args...), backend.ErrInvalidValue)...)
-}
-
-func granular(n uint64) bool { return n > 0 && n%granularity == 0 }
-
 // Reserve takes size bytes of inaccessible, unbacked address space aligned
 // to the granularity. The OS aligns only to pages (64 KiB on Windows), so
 // it reserves one granule more and uses an aligned range inside.
 func (d *Device) Reserve(size uint64) (backend.Ptr, error) {
 	if !granular(size) {
 		return 0, d.vmmError("Reserve of %d bytes: not a positive multiple of %d", size, granularity)
+	}
+	if err := d.b.fault(FaultReserve); err != nil {
+		return 0, d.faulted(err, "Reserve of %d bytes", size)
 	}
 	span := size + granularity
 	base, err := reservePages(span)
@@ -179,22 +167,11 @@ func (d *Device) Reserve(size uint64) (backend.Ptr, error) {
 	return start, nil
 }
 
-// findReservation returns the index of the reservation starting at p, or
-// where one would be inserted, and whether it exists.
-func (v *vmm) findReservation(p backend.Ptr) (int, bool) {
-	return slices.BinarySearchFunc(v.reservations, p, func(r *reservation, p backend.Ptr) int {
-		switch {
-		case r.start < p:
-			return -1
-		case r.start > p:
-			return 1
-		}
-		return 0
-	})
-}
-
 // ReleaseAddress gives back a whole reservation with nothing mapped in it.
 func (d *Device) ReleaseAddress(p backend.Ptr, size uint64) error {
+	if err := d.b.fault(FaultFree); err != nil {
+		return d.faulted(err, "ReleaseAddress of %#x", uintptr(p))
+	}
 	v := &d.vmm
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -228,6 +205,9 @@ func (d *Device) CreatePhysical(size uint64) (backend.Physical, error) {
 	if !granular(size) {
 		return 0, d.vmmError("CreatePhysical of %d bytes: not a positive multiple of %d", size, granularity)
 	}
+	if err := d.b.fault(FaultAlloc); err != nil {
+		return 0, d.faulted(err, "CreatePhysical of %d bytes", size)
+	}
 	if err := d.charge(size, "CreatePhysical"); err != nil {
 		return 0, err
 	}
@@ -243,6 +223,9 @@ func (d *Device) CreatePhysical(size uint64) (backend.Physical, error) {
 // it keeps its bytes until it is unmapped; then (or now, if there is none)
 // they are freed.
 func (d *Device) ReleasePhysical(m backend.Physical) error {
+	if err := d.b.fault(FaultFree); err != nil {
+		return d.faulted(err, "ReleasePhysical of handle %d", m)
+	}
 	v := &d.vmm
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -261,41 +244,15 @@ func (d *Device) ReleasePhysical(m backend.Physical) error {
 	return nil
 }
 
-// containing returns the reservation holding [va, va+size), if any.
-func (v *vmm) containing(va backend.Ptr, size uint64) *reservation {
-	// The last reservation starting at or below va.
-	i, ok := v.findReservation(va)
-	if !ok {
-		if i == 0 {
-			return nil
-		}
-		i--
-	}
-	r := v.reservations[i]
-	if off := uint64(va - r.start); off <= r.size && size <= r.size-off {
-		return r
-	}
-	return nil
-}
-
-// mappingAt returns the index of r's first mapping that ends after va:
-// the one holding va, if any, else the first above it.
-func (r *reservation) mappingAt(va backend.Ptr) int {
-	i, _ := slices.BinarySearchFunc(r.mapped, va, func(m mapping, va backend.Ptr) int {
-		if m.end() <= va {
-			return -1
-		}
-		return 1
-	})
-	return i
-}
-
 // Map maps the first size bytes of m at va, inside a reservation and over
 // nothing already mapped. A handle already mapped elsewhere cannot be
 // mapped again on this platform (see vmm).
 func (d *Device) Map(va backend.Ptr, size uint64, m backend.Physical) error {
 	if !granular(uint64(va)) || !granular(size) {
 		return d.vmmError("Map of %d bytes at %#x: address and size must be multiples of %d", size, uintptr(va), granularity)
+	}
+	if err := d.b.fault(FaultMap); err != nil {
+		return d.faulted(err, "Map of %d bytes at %#x", size, uintptr(va))
 	}
 	v := &d.vmm
 	v.mu.Lock()
@@ -395,6 +352,9 @@ func copyToZeros(dst, src []byte) {
 // or more whole mappings; the reservation stays. Live handles stay parked
 // there with their bytes; released ones are freed.
 func (d *Device) Unmap(va backend.Ptr, size uint64) error {
+	if err := d.b.fault(FaultUnmap); err != nil {
+		return d.faulted(err, "Unmap of %d bytes at %#x", size, uintptr(va))
+	}
 	v := &d.vmm
 	v.mu.Lock()
 	defer v.mu.Unlock()
