@@ -101,7 +101,9 @@ func (p *Pool) giveBackInherited(st *streamState) {
 			// tries again, so that the segments do not wait for a next
 			// free that may never come.
 			if p.retryInherited.CompareAndSwap(false, true) {
+				p.retrying.Add(1)
 				go func() {
+					defer p.retrying.Done()
 					p.syncStream(s)
 					p.retryInherited.Store(false)
 					p.giveBackInherited(st)

@@ -58,6 +58,7 @@ type Pool struct {
 	// retryInherited is set while a goroutine waits to give back
 	// inherited segments (giveBackInherited).
 	retryInherited atomic.Bool
+	retrying       sync.WaitGroup
 	// trims counts growths that unmapped cached granules first (tests).
 	trims atomic.Uint64
 	// moved counts granules of physical memory remapped by trims (tests).
@@ -333,6 +334,9 @@ func (p *Pool) Stats() pool.Stats {
 // Close gives all cached memory back. Live blocks keep their memory and
 // are reported.
 func (p *Pool) Close() error {
+	// A retry of giveBackInherited may be releasing segments it took out
+	// of a heap, where Reclaim cannot see them.
+	p.retrying.Wait()
 	p.Reclaim(pool.All)
 	return pool.LiveError("split", p.Stats())
 }
