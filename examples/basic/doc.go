@@ -1,8 +1,7 @@
-// Basic shows gocuda's device memory on whichever backend this machine has:
-// the GPU when a CUDA driver and device are there, the host otherwise. It
-// allocates from the device's pool on two streams, hands data from one
-// stream to the other with an event (no host wait), reads it back, and
-// prints what the pool did.
+// Basic is a first gocuda program: it makes arrays, computes with them,
+// prints them and reads them back, then prints what the device's memory
+// pool holds. It runs on the GPU when a CUDA driver and device are there and
+// on the host backend otherwise, unchanged.
 //
 //	go run ./examples/basic
 package main
