@@ -73,6 +73,7 @@ func Pool(ordinal int) (pool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gocuda: %s=%s on device %d: %w", config.EnvPool, c.Pool, ordinal, err)
 	}
+	p = wrapTrace(p, c) // GOCUDA_TRACE; p itself when unset
 	if p, err = wrapPressure(p, c); err != nil {
 		return nil, err
 	}

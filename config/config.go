@@ -27,6 +27,7 @@ const (
 	EnvDebug      = "GOCUDA_DEBUG"
 	EnvStreamRace = "GOCUDA_STREAM_CHECK"
 	EnvIdleTrim   = "GOCUDA_IDLE_TRIM"
+	EnvTrace      = "GOCUDA_TRACE"
 )
 
 // Backends and pools accepted by GOCUDA_BACKEND and GOCUDA_MEMORY_POOL.
@@ -56,6 +57,10 @@ type Config struct {
 	// allocation or free for this long gives its cached memory back to the
 	// driver. 0 (the default, or off) never trims for idleness.
 	IdleTrim time.Duration
+	// Trace is GOCUDA_TRACE: the file that every allocation and free of
+	// the device pools is recorded to, in the format gocuda replay reads
+	// (gzip-compressed when it ends in .gz). "" records nothing.
+	Trace string
 	// Invalid names the variable that failed to parse, if Parse failed.
 	Invalid string
 	// Set lists each GOCUDA_ variable present in the environment with its
@@ -147,6 +152,9 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 			return c, &Error{Var: EnvIdleTrim, Value: v, Accepted: IdleTrimForms, Err: err}
 		}
 	}
+	if v, ok := get(EnvTrace); ok {
+		c.Trace = v
+	}
 	if v, ok := get(EnvDebug); ok {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.ToLower(strings.TrimSpace(w))
@@ -192,7 +200,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace}
 	sort.Strings(n)
 	return n
 }

@@ -63,6 +63,8 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 		{"idle trim duration", map[string]string{EnvIdleTrim: "30s"}, func(t *testing.T, c Config) { assert.Equal(t, 30*time.Second, c.IdleTrim) }},
 		{"idle trim off", map[string]string{EnvIdleTrim: "off"}, func(t *testing.T, c Config) { assert.Zero(t, c.IdleTrim) }},
 		{"idle trim 0", map[string]string{EnvIdleTrim: "0"}, func(t *testing.T, c Config) { assert.Zero(t, c.IdleTrim) }},
+		{"trace file", map[string]string{EnvTrace: " run.trace.gz "}, func(t *testing.T, c Config) { assert.Equal(t, "run.trace.gz", c.Trace) }},
+		{"trace empty is unset", map[string]string{EnvTrace: " "}, func(t *testing.T, c Config) { assert.Empty(t, c.Trace) }},
 		{"soft below hard", map[string]string{EnvSoftLimit: "1GiB", EnvHardLimit: "2GiB"}, func(t *testing.T, c Config) {
 			assert.Equal(t, uint64(1<<30), c.SoftLimit.Bytes)
 		}},

@@ -211,6 +211,11 @@ func parsedValue(c config.Config, name string) string {
 			return "idle trim off"
 		}
 		return "idle trim after " + c.IdleTrim.String()
+	case config.EnvTrace:
+		if c.Trace == "" {
+			return "trace off"
+		}
+		return "trace to " + c.Trace
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {
