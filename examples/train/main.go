@@ -160,6 +160,11 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+	// With GOCUDA_TRACE set, this writes out the end of the trace (a
+	// program that returns from main can defer it instead).
+	if err := gocuda.StopTrace(); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // parseFlags reads the flags. -hard-limit and -gc-early set gocuda's
