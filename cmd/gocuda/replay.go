@@ -178,6 +178,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				charts = append(charts, c)
 			}
 		}
+		recommend(&tres)
 		report.Traces = append(report.Traces, tres)
 		if !f.json {
 			prog.done()
@@ -423,6 +424,57 @@ type traceReport struct {
 	TorchReservedPerLive float64            `json:"torch_reserved_per_live,omitempty"`
 	PerStream            []trace.StreamStat `json:"per_stream,omitempty"`
 	Results              []poolResult       `json:"results"`
+	// Recommendation is the pool to choose for this trace and why, ""
+	// when no replay finished.
+	Recommendation string `json:"recommendation,omitempty"`
+	Recommended    string `json:"recommended,omitempty"`
+}
+
+// tieMargin: reserved/live figures within this share of the lowest are
+// a tie, which speed decides. Differences that small are rounding, and
+// a pool that calls the driver on every allocation (none) must not win
+// on them over one that serves from its cache.
+const tieMargin = 0.02
+
+// recommend picks the pool for t among the replays that finished without
+// running out of memory: the lowest peak reserved/live, ties (within
+// tieMargin) going to the most events/s. It fills t.Recommended and
+// t.Recommendation, which gives both figures, and the fastest pool's when
+// that is another.
+func recommend(t *traceReport) {
+	var ok []poolResult
+	for _, r := range t.Results {
+		if r.Skipped == "" && r.Error == "" && r.OOMs == 0 && r.Events == t.Events && r.ReservedPerLive > 0 {
+			ok = append(ok, r)
+		}
+	}
+	if len(ok) == 0 {
+		return
+	}
+	lowest := ok[0].ReservedPerLive
+	for _, r := range ok {
+		lowest = min(lowest, r.ReservedPerLive)
+	}
+	best, fastest := -1, 0
+	for i, r := range ok {
+		if r.EventsPerSec > ok[fastest].EventsPerSec {
+			fastest = i
+		}
+		if r.ReservedPerLive <= lowest*(1+tieMargin) && (best < 0 || r.EventsPerSec > ok[best].EventsPerSec) {
+			best = i
+		}
+	}
+	b := ok[best]
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s=%s: it reserves %.3f times the live bytes at its peak", config.EnvPool, b.Pool, b.ReservedPerLive)
+	if len(ok) > 1 {
+		sb.WriteString(fmt.Sprintf(" (the lowest of %d pools, ties within %.0f%% going to the faster)", len(ok), 100*tieMargin))
+	}
+	fmt.Fprintf(&sb, ", at %.2f M events/s", b.EventsPerSec/1e6)
+	if f := ok[fastest]; f.Pool != b.Pool {
+		fmt.Fprintf(&sb, "; %s is faster (%.2f M events/s) but reserves %.3f times the live bytes", f.Pool, f.EventsPerSec/1e6, f.ReservedPerLive)
+	}
+	t.Recommended, t.Recommendation = b.Pool, sb.String()
 }
 
 func newTraceReport(tr *trace.Trace, path string, perStream bool) traceReport {
@@ -529,5 +581,8 @@ func printTraceTable(w io.Writer, t *traceReport, rep *replayReport) {
 	tw.Flush()
 	for _, n := range notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	if t.Recommendation != "" {
+		fmt.Fprintf(w, "recommended: %s\n", t.Recommendation)
 	}
 }
