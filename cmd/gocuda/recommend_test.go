@@ -17,9 +17,9 @@ func TestRecommendLowestReservedPerLiveTiesToTheFaster(t *testing.T) {
 		says    []string // in the reason
 	}{
 		{"lowest ratio wins", []poolResult{res("split", 1.30, 5e6), res("binned", 1.10, 2e6)}, "binned",
-			[]string{"GOCUDA_MEMORY_POOL=binned", "1.100 times", "2.00 M events/s", "split is faster (5.00 M events/s) but reserves 1.300"}},
+			[]string{"GOCUDA_MEMORY_POOL=binned", "1.100 times", "the lowest of 2 pools", "2.00 M events/s", "split is faster (5.00 M events/s) but reserves 1.300"}},
 		{"near tie goes to the faster", []poolResult{res("none", 1.000, 0.1e6), res("binned", 1.005, 4e6)}, "binned",
-			[]string{"1.005 times", "4.00 M events/s", "ties within 2%"}},
+			[]string{"1.005 times", "4.00 M events/s", "within 2% of the lowest, 1.000"}},
 		{"failed, skipped and out-of-memory replays are not chosen", []poolResult{
 			{Pool: "none", Events: 10, ReservedPerLive: 1, EventsPerSec: 9e6, OOMs: 1},
 			{Pool: "cuda", Skipped: "needs the CUDA backend"},

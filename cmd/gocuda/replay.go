@@ -468,7 +468,11 @@ func recommend(t *traceReport) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s=%s: it reserves %.3f times the live bytes at its peak", config.EnvPool, b.Pool, b.ReservedPerLive)
 	if len(ok) > 1 {
-		sb.WriteString(fmt.Sprintf(" (the lowest of %d pools, ties within %.0f%% going to the faster)", len(ok), 100*tieMargin))
+		if b.ReservedPerLive == lowest {
+			fmt.Fprintf(&sb, " (the lowest of %d pools)", len(ok))
+		} else {
+			fmt.Fprintf(&sb, " (within %.0f%% of the lowest, %.3f, and the fastest of those)", 100*tieMargin, lowest)
+		}
 	}
 	fmt.Fprintf(&sb, ", at %.2f M events/s", b.EventsPerSec/1e6)
 	if f := ok[fastest]; f.Pool != b.Pool {
