@@ -443,27 +443,10 @@ func (a *Array[T]) copyTo(op string, dst []T) error {
 	if a.n == 0 {
 		return nil
 	}
-	b := a.buf
-	b.mu.Lock()
-	if b.block == nil {
-		b.mu.Unlock()
-		return fmt.Errorf("cuarray: %s: %s: its buffer was freed: %w", op, a, ErrFreed)
-	}
-	p, l := a.ptr(), b.life
-	b.mu.Unlock()
-	// CopyDtoH is ordered after the work queued on the buffer's last
-	// stream, and returns when the bytes are in dst. a (and so the buffer)
-	// stays reachable until it returns.
-	var z T
-	_, err := l.live(func(s backend.Stream) error {
-		return a.origin.dev.CopyDtoH(unsafe.Pointer(&dst[0]), p, uint64(a.n)*uint64(unsafe.Sizeof(z)), s)
-	})
-	runtime.KeepAlive(a)
-	runtime.KeepAlive(dst)
-	if err != nil {
-		return fmt.Errorf("cuarray: %s: %s: %w", op, a, err)
-	}
-	return nil
+	// One run of every element: CopyDtoH is ordered after the work queued
+	// on the buffer's last stream, and returns when the bytes are in dst.
+	all := [1]span{{0, a.n}}
+	return a.copySpans(op, dst, all[:])
 }
 
 // checkShape returns the product of shape's dimensions, or an error saying
