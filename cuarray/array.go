@@ -118,13 +118,21 @@ type buffer struct {
 	// only with sync/atomic once the buffer is shared. A plain int32 so
 	// that newArray can set the first reference without an atomic
 	// instruction, before any other goroutine can see the buffer.
-	refs   int32
-	origin *home         // of the stream it was made on: its device and pool
-	size   uint64        // bytes asked for
-	block  *pool.Block   // nil once freed, and for empty arrays
-	ptr    backend.Ptr   // block.Ptr, 0 for empty arrays
-	life   *life         // of the stream the buffer was last used on
-	event  backend.Event // made on first use on another stream, reused
+	refs int32
+	// unordered says that automatic ordering is off (SetAutoOrdering):
+	// orderOn moves the buffer between streams without waiting.
+	unordered bool
+	origin    *home         // of the stream it was made on: its device and pool
+	size      uint64        // bytes asked for
+	block     *pool.Block   // nil once freed, and for empty arrays
+	ptr       backend.Ptr   // block.Ptr, 0 for empty arrays
+	life      *life         // of the stream the buffer was last used on
+	event     backend.Event // made on first use on another stream, reused
+	// others are the streams the buffer was used on since automatic
+	// ordering was turned off, besides life; nil while it is on and
+	// every earlier use is behind life. The free waits for all of them,
+	// and so does the first use after ordering is turned back on.
+	others *[]*life
 }
 
 // anchor is what the collector watches for a buffer: every array of the
@@ -191,8 +199,8 @@ func (b *buffer) free() {
 	// may have run on another goroutine) and makes an operation that races
 	// with UnsafeFree (a misuse) likelier to see block == nil and fail.
 	b.mu.Lock()
-	blk, l, ev, origin := b.block, b.life, b.event, b.origin
-	b.block, b.ptr, b.event = nil, 0, nil
+	blk, l, ev, origin, others := b.block, b.life, b.event, b.origin, b.others
+	b.block, b.ptr, b.event, b.others, b.unordered = nil, 0, nil, nil, false
 	b.mu.Unlock()
 	if ev != nil { // only buffers that moved between streams have one
 		backend.RecycleEvent(origin.dev, ev)
@@ -201,7 +209,18 @@ func (b *buffer) free() {
 		// A cleanup has no caller to return an error to; the pools fail
 		// Free only for a block that is not theirs or already free, which
 		// taking the block under the lock rules out.
-		_ = l.freeOn(func(bs backend.Stream) error { return origin.pool.Free(blk, bs) })
+		_ = l.freeOn(func(bs backend.Stream) error {
+			if others != nil {
+				// Uses without automatic ordering: the free waits for
+				// every stream that used the buffer, not only the last.
+				// Should a wait fail, the device's whole queue is waited
+				// for instead: memory is never reused under running work.
+				if orderAfterAll(origin.dev, bs, *others) != nil {
+					_ = origin.dev.Synchronize()
+				}
+			}
+			return origin.pool.Free(blk, bs)
+		})
 	}
 }
 

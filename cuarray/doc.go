@@ -216,6 +216,25 @@
 // PrintEdgeItems along each long axis, and only those are copied to the
 // host; the '+' flag (%+v, %+g) prints every element.
 //
+// # Code cuarray did not write
+//
+// WithPointers hands a function the device addresses of arrays on a
+// stream, for a foreign library's call (cuFFT, cuRAND through bindings of
+// their own) or a kernel launched through the driver, with the guarantees
+// of cuarray's own operations: the work it queues is ordered after the
+// arrays' earlier work on any stream, the arrays are kept alive until it
+// has run, and later uses wait for it. Each array says how it is used, In,
+// Out or InOut, so that the host backend's stream checker can judge it.
+//
+//	err := cuarray.WithPointers(s, func(bs backend.Stream, p []backend.Ptr) error {
+//		return myfft.Exec(bs, p[0], p[1], n)
+//	}, cuarray.In(x), cuarray.Out(y))
+//
+// SetAutoOrdering(false) turns the automatic waits off for one array (as
+// CUDA.jl's enable_synchronization!), for programs that overlap work on
+// the same memory on purpose and order their streams themselves; its free
+// still waits for every stream that used it.
+//
 // # Operations
 //
 // Fill, Copy (equal shapes), Add, Sub, Mul, Div and their Scalar forms,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
 )
 
@@ -60,4 +61,28 @@ func ExampleArray_Format() {
 	//  [0 0 0 … 0 0 0]
 	//  [0 0 0 … 0 0 0]
 	//  [0 0 0 … 0 0 0]]
+}
+
+// ExampleWithPointers hands two arrays to code cuarray did not write: here
+// a copy queued through the backend, as a foreign library would queue its
+// kernels on the stream it is given.
+func ExampleWithPointers() {
+	s, err := cuarray.NewStream(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	f := cuarray.On[float32](s)
+	x := cuarray.Must(f.FromSlice([]float32{1, 2, 3}))
+	y := cuarray.Must(f.Zeros(3))
+	err = cuarray.WithPointers(s, func(bs backend.Stream, p []backend.Ptr) error {
+		return s.Device().CopyDtoD(p[1], p[0], 3*4, bs) // y = x
+	}, cuarray.In(x), cuarray.Out(y))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(cuarray.Must(y.ToSlice()))
+	// Output: [1 2 3]
 }

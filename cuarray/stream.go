@@ -230,8 +230,28 @@ func defaultLife(dev backend.Device) (*life, error) {
 // queued so far on the buffer's last stream, without blocking the host,
 // and makes s the buffer's last stream. The caller holds b.mu and s's life.
 func (b *buffer) orderOn(s *life) error {
-	if b.life == s {
+	if b.life == s && b.others == nil {
 		return nil
+	}
+	if b.unordered {
+		// The program orders the uses itself; only the free needs to know
+		// every stream that used the buffer.
+		if b.life != s {
+			b.noteOther(b.life)
+			b.life = s
+		}
+		return nil
+	}
+	if b.others != nil {
+		// Ordering is back on: this use waits for every stream used
+		// without it, as the free would have.
+		if err := orderAfterAll(b.dev(), s.bs, *b.others); err != nil {
+			return err
+		}
+		b.others = nil
+		if b.life == s {
+			return nil
+		}
 	}
 	if b.event == nil {
 		ev, err := backend.NewEvent(b.dev())
