@@ -114,7 +114,7 @@ func run(w io.Writer, produce, transform *cuarray.Stream) error {
 	eFwd, eInv := relErr(got, dft(xs, n)), relErr(round, xs)
 	fmt.Fprintf(w, "FFT against a direct DFT in float64: relative error %.1e (bound %.0e)\n", eFwd, tol)
 	fmt.Fprintf(w, "inverse FFT / n against the input:   relative error %.1e (bound %.0e)\n", eInv, tol)
-	if eFwd > tol || eInv > tol {
+	if !(eFwd <= tol && eInv <= tol) { // NaN fails too
 		return fmt.Errorf("fft: relative error %.1e (forward) and %.1e (round trip); the bound is %.0e", eFwd, eInv, tol)
 	}
 	for b, f := range freqs {
