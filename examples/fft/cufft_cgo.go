@@ -65,39 +65,52 @@ static CUresult ff_enter(uintptr_t want, ff_ctx *st) {
 }
 static void ff_leave(ff_ctx *st) { if (st->switched) p_cuCtxSetCurrent(st->prev); }
 
-// A result: the stage that failed and its code, a CUresult for stage 1
-// (making the context current), else a cufftResult.
-enum { FF_OK, FF_CTX, FF_SETSTREAM, FF_CALL };
+// Each call returns where it failed and the code: stage 0 is success, 1
+// making the context current (code is a CUresult), 2 cufftSetStream and 3
+// the call itself (code is a cufftResult).
 typedef struct { int stage, code; } ff_res;
-#define FF_BEGIN ff_ctx st; ff_res o = {FF_CTX, 0}; if ((o.code = ff_enter(ctx, &st))) return o;
-#define FF_END(stage_) if (o.code && o.stage == FF_OK) o.stage = stage_; ff_leave(&st); return o;
 
 static int ff_version(void) { int v = 0; p_cufftGetVersion(&v); return v; }
 
-// ff_plan makes a batched 1-D complex-to-complex plan (CUFFT_C2C, 0x29) of
-// contiguous transforms of n elements each.
+// ff_plan makes a plan for batch contiguous 1-D complex-to-complex
+// transforms (CUFFT_C2C, 0x29) of n elements each.
 static ff_res ff_plan(uintptr_t ctx, int n, int batch, int *plan) {
-	FF_BEGIN
-	o.stage = FF_OK;
+	ff_ctx st;
+	ff_res o = {1, ff_enter(ctx, &st)};
+	if (o.code) return o;
+	o.stage = 3;
 	o.code = p_cufftPlanMany(plan, 1, &n, NULL, 1, n, NULL, 1, n, 0x29, batch);
-	FF_END(FF_CALL)
+	if (!o.code) o.stage = 0;
+	ff_leave(&st);
+	return o;
 }
 
 // ff_exec points the plan at stream s and queues the transform there:
 // direction -1 is CUFFT_FORWARD, +1 CUFFT_INVERSE.
 static ff_res ff_exec(uintptr_t ctx, int plan, uintptr_t s, uintptr_t in, uintptr_t out, int direction) {
-	FF_BEGIN
-	o.stage = FF_OK;
-	if ((o.code = p_cufftSetStream(plan, (CUstream)s))) o.stage = FF_SETSTREAM;
-	else o.code = p_cufftExecC2C(plan, (void*)in, (void*)out, direction);
-	FF_END(FF_CALL)
+	ff_ctx st;
+	ff_res o = {1, ff_enter(ctx, &st)};
+	if (o.code) return o;
+	o.stage = 2;
+	o.code = p_cufftSetStream(plan, (CUstream)s);
+	if (!o.code) {
+		o.stage = 3;
+		o.code = p_cufftExecC2C(plan, (void*)in, (void*)out, direction);
+	}
+	if (!o.code) o.stage = 0;
+	ff_leave(&st);
+	return o;
 }
 
 static ff_res ff_destroy(uintptr_t ctx, int plan) {
-	FF_BEGIN
-	o.stage = FF_OK;
+	ff_ctx st;
+	ff_res o = {1, ff_enter(ctx, &st)};
+	if (o.code) return o;
+	o.stage = 3;
 	o.code = p_cufftDestroy(plan);
-	FF_END(FF_CALL)
+	if (!o.code) o.stage = 0;
+	ff_leave(&st);
+	return o;
 }
 */
 import "C"
