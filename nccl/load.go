@@ -83,7 +83,7 @@ func candidates(knob string, lookup func(string) (string, bool), glob func(strin
 	for _, dir := range pythonDirs(lookup) {
 		pattern := filepath.Join(dir, pipLibrary)
 		searched = append(searched, pattern)
-		matches, _ := glob(pattern) // only a malformed pattern errs, and ours are not
+		matches, _ := glob(pattern)                        // only a malformed pattern errs, and ours are not
 		sort.Sort(sort.Reverse(sort.StringSlice(matches))) // newest python3.N first, roughly
 		for _, m := range matches {
 			if !seen[m] {

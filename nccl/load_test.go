@@ -121,7 +121,7 @@ func TestHalfConversionsRoundToNearestEven(t *testing.T) {
 		h uint16
 	}{
 		{0, 0}, {float32(math.Copysign(0, -1)), 0x8000}, {1, 0x3c00}, {-2, 0xc000}, {65504, 0x7bff},
-		{65520, 0x7c00}, // halfway above the largest: to infinity
+		{65520, 0x7c00},        // halfway above the largest: to infinity
 		{1 + 1.0/2048, 0x3c00}, // halfway between 1 and its successor: even
 		{1 + 3.0/2048, 0x3c02},
 		{5.960464477539063e-08, 0x0001}, // the smallest subnormal

@@ -332,7 +332,7 @@ func cCommInfo(comm uintptr) (count, rank, dev int, r cres) {
 	return int(c), int(rk), int(d), res(o)
 }
 
-func cErrorString(r Result) string { return C.GoString(C.gn_error_string(C.int(r))) }
+func cErrorString(r Result) string   { return C.GoString(C.gn_error_string(C.int(r))) }
 func cLastError(comm uintptr) string { return C.GoString(C.gn_last_error(cu(comm))) }
 
 func cOp(ctx, comm uintptr, grouped bool, kind opKind, send, recv uintptr, count uint64, dtype, op, root int, stream uintptr) cres {
