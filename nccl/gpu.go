@@ -110,9 +110,13 @@ func newGPUComms(ctx context.Context, devs []*cudabackend.Device) ([]*Comm, erro
 // startGPUComm wraps a ready communicator and has ctx abort it.
 func startGPUComm(ctx context.Context, dev *cudabackend.Device, cctx uintptr, w where, nranks int) *Comm {
 	g := &gpuComm{dev: dev, ctx: cctx, life: ctx, w: w}
+	// Under mu: the func may run at once, on its own goroutine, and the
+	// abort reads stop.
+	g.mu.Lock()
 	g.stop = context.AfterFunc(ctx, func() {
-		_ = g.abort(fmt.Errorf("its context is done: %w", context.Cause(ctx)))
+		_ = g.abort(fmt.Errorf("rank %d's context is done: %w", w.rank, context.Cause(ctx)))
 	})
+	g.mu.Unlock()
 	return &Comm{rank: w.rank, size: nranks, dev: dev, impl: g}
 }
 

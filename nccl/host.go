@@ -256,10 +256,14 @@ func newHostComms(ctx context.Context, devs []*host.Device) ([]*Comm, error) {
 }
 
 func (h *hostComm) start(ctx context.Context, nranks int) *Comm {
+	// Under mu: the func may run at once, on its own goroutine, and
+	// abort reads stop.
+	h.mu.Lock()
 	h.life = ctx
 	h.stop = context.AfterFunc(ctx, func() {
 		_ = h.abort(fmt.Errorf("rank %d's context is done: %w", h.rank, context.Cause(ctx)))
 	})
+	h.mu.Unlock()
 	return &Comm{rank: h.rank, size: nranks, dev: h.dev, impl: h}
 }
 
@@ -548,8 +552,9 @@ func (h *hostComm) abort(cause error) error {
 	}
 	err := fmt.Errorf("nccl: communicator of %d ranks: %w: %w", h.cl.n, ErrAborted, cause)
 	h.done = err
+	stop := h.stop
 	h.mu.Unlock()
-	h.stop()
+	stop()
 	h.cl.fail(err)
 	return nil
 }
@@ -569,6 +574,7 @@ func (h *hostComm) destroy() error {
 		h.mu.Unlock()
 		return fmt.Errorf("nccl: Destroy on rank %d inside Group: end the group first: %w", h.rank, errInvalid)
 	}
+	life := h.life
 	var drained chan struct{}
 	if h.inflight > 0 {
 		if h.drained == nil {
@@ -580,8 +586,8 @@ func (h *hostComm) destroy() error {
 	if drained != nil {
 		select {
 		case <-drained:
-		case <-h.life.Done():
-			err := abortedError(fmt.Sprintf("Destroy on rank %d, waiting for its operations", h.rank), h.life)
+		case <-life.Done():
+			err := abortedError(fmt.Sprintf("Destroy on rank %d, waiting for its operations", h.rank), life)
 			_ = h.abort(err)
 			<-drained // prompt: the communicator has failed
 			return err
@@ -593,8 +599,9 @@ func (h *hostComm) destroy() error {
 		return nil
 	}
 	h.done = errDestroyed
+	stop := h.stop
 	h.mu.Unlock()
-	h.stop()
+	stop()
 	h.cl.leave(h.rank)
 	return nil
 }
