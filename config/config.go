@@ -28,6 +28,7 @@ const (
 	EnvStreamRace = "GOCUDA_STREAM_CHECK"
 	EnvIdleTrim   = "GOCUDA_IDLE_TRIM"
 	EnvTrace      = "GOCUDA_TRACE"
+	EnvNCCL       = "GOCUDA_NCCL_LIBRARY"
 )
 
 // Backends and pools accepted by GOCUDA_BACKEND and GOCUDA_MEMORY_POOL.
@@ -61,6 +62,10 @@ type Config struct {
 	// the device pools is recorded to, in the format gocuda replay reads
 	// (gzip-compressed when it ends in .gz). "" records nothing.
 	Trace string
+	// NCCLLibrary is GOCUDA_NCCL_LIBRARY: the NCCL library (a file such
+	// as /opt/nccl/lib/libnccl.so.2) that package nccl loads instead of
+	// searching the system and pip's nvidia-nccl. "" searches.
+	NCCLLibrary string
 	// Invalid names the variable that failed to parse, if Parse failed.
 	Invalid string
 	// Set lists each GOCUDA_ variable present in the environment with its
@@ -155,6 +160,9 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get(EnvTrace); ok {
 		c.Trace = v
 	}
+	if v, ok := get(EnvNCCL); ok {
+		c.NCCLLibrary = v
+	}
 	if v, ok := get(EnvDebug); ok {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.ToLower(strings.TrimSpace(w))
@@ -200,7 +208,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNCCL}
 	sort.Strings(n)
 	return n
 }

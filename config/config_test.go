@@ -65,6 +65,10 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 		{"idle trim 0", map[string]string{EnvIdleTrim: "0"}, func(t *testing.T, c Config) { assert.Zero(t, c.IdleTrim) }},
 		{"trace file", map[string]string{EnvTrace: " run.trace.gz "}, func(t *testing.T, c Config) { assert.Equal(t, "run.trace.gz", c.Trace) }},
 		{"trace empty is unset", map[string]string{EnvTrace: " "}, func(t *testing.T, c Config) { assert.Empty(t, c.Trace) }},
+		{"nccl library", map[string]string{EnvNCCL: " /opt/nccl/lib/libnccl.so.2 "}, func(t *testing.T, c Config) {
+			assert.Equal(t, "/opt/nccl/lib/libnccl.so.2", c.NCCLLibrary)
+		}},
+		{"nccl library empty searches", map[string]string{EnvNCCL: ""}, func(t *testing.T, c Config) { assert.Empty(t, c.NCCLLibrary) }},
 		{"soft below hard", map[string]string{EnvSoftLimit: "1GiB", EnvHardLimit: "2GiB"}, func(t *testing.T, c Config) {
 			assert.Equal(t, uint64(1<<30), c.SoftLimit.Bytes)
 		}},

@@ -216,6 +216,11 @@ func parsedValue(c config.Config, name string) string {
 			return "trace off"
 		}
 		return "trace to " + c.Trace
+	case config.EnvNCCL:
+		if c.NCCLLibrary == "" {
+			return "nccl library searched for"
+		}
+		return "nccl library " + c.NCCLLibrary
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {
