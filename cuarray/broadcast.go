@@ -53,7 +53,8 @@ func broadcastShapes(shapes [][]int) (out []int, x, y int, why string) {
 	}
 	for j, s := range shapes {
 		pad := nd - len(s)
-		for i, d := range s {
+		for i := len(s) - 1; i >= 0; i-- { // innermost first, as they align
+			d := s[i]
 			switch o := out[pad+i]; {
 			case d == o || d == 1:
 			case o == 1:

@@ -13,8 +13,9 @@ import (
 // them. See the package documentation ("Allocating forms") for where
 // results live and why the names end in New.
 
-// AddNew returns a + b elementwise, a new array of a's shape; a and b must
-// have the same number of elements.
+// AddNew returns a + b elementwise, a new array of the shape a and b
+// broadcast to (a's shape when they have the same one); see Add for the
+// rules.
 func (o Ops[T]) AddNew(a, b *Array[T]) (*Array[T], error) {
 	return o.binaryNew("AddNew", addKernels[T](), a, b)
 }

@@ -158,8 +158,13 @@ func (o Ops[T]) Copy(dst, src *Array[T]) error {
 	}, dst, src)
 }
 
-// Add sets dst = a + b elementwise. The three must have the same number of
-// elements (their shapes may differ).
+// Add sets dst = a + b elementwise. a and b must have the same shape or
+// shapes that broadcast (BroadcastShapes: [n m] + [m] adds a row to every
+// row, [n m] + [n 1] a column to every column), and dst exactly the shape
+// of the result. Shapes that do neither are an error wrapping ErrShape,
+// even when the lengths are equal: Reshape an operand to combine arrays
+// element by element regardless of shape. dst may be an input of the
+// result's shape (in place), but must not otherwise overlap an input.
 func (o Ops[T]) Add(dst, a, b *Array[T]) error {
 	return o.binary("Add", addKernels[T](), dst, a, b)
 }
