@@ -14,30 +14,6 @@ import (
 
 type stridedFn = func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, shape, aStrides, bStrides []int) error
 
-// contiguousStrides are the row-major strides of shape, with 0 where bcast
-// says the operand is broadcast (its dimension there is 1).
-func contiguousStrides(shape []int, bcast ...int) []int {
-	st := make([]int, len(shape))
-	acc := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		if containsInt(bcast, i) {
-			continue
-		}
-		st[i] = acc
-		acc *= shape[i]
-	}
-	return st
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
 // extent is the elements an operand of strides spans over shape.
 func extent(shape, strides []int) int {
 	e := 1
