@@ -2,8 +2,10 @@ package kernels
 
 import (
 	"bytes"
+	"compress/gzip"
 	_ "embed"
 	"fmt"
+	"io"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -14,20 +16,50 @@ import (
 	"github.com/gocuda/gocuda/cuda"
 )
 
-// ptxImage is kernels/cuda/kernels.cu compiled by scripts/gen-ptx.sh. The
-// driver compiles it for the GPU when the module is loaded, once per
+// The kernels are embedded gzip-compressed: as machine code for two GPU
+// generations and as PTX they are several MiB (a fifth of that
+// compressed), which every program linking cuarray would carry. Each is
+// unpacked once, at first use, and only the one the GPU loads is needed.
+
+// ptxGz is kernels/cuda/kernels.cu compiled to PTX by scripts/gen-ptx.sh.
+// The driver compiles it for the GPU when the module is loaded, once per
 // context.
 //
-//go:embed ptx/kernels.ptx
-var ptxImage []byte
+//go:embed ptx/kernels.ptx.gz
+var ptxGz []byte
 
-// cubinImage is the same kernels as machine code for sm_80 and sm_90 in a
+// fatbinGz is the same kernels as machine code for sm_80 and sm_90 in a
 // fatbin (scripts/gen-ptx.sh), loaded first so that on those GPUs loading
 // the module compiles nothing; other GPUs get the PTX. Empty until nvcc has
 // run.
 //
-//go:embed ptx/kernels.fatbin
-var cubinImage []byte
+//go:embed ptx/kernels.fatbin.gz
+var fatbinGz []byte
+
+// ptxImage and cubinImage are the embedded images, unpacked at first use
+// (tens of milliseconds for both, once a process).
+var (
+	ptxImage   = sync.OnceValue(func() []byte { return gunzip(ptxGz) })
+	cubinImage = sync.OnceValue(func() []byte { return gunzip(fatbinGz) })
+)
+
+// gunzip unpacks an embedded image; a file that does not unpack (which the
+// tests rule out for the committed ones) reads as empty, which the loader
+// reports as missing kernels.
+func gunzip(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		return nil
+	}
+	return out
+}
 
 // placeholderMarker marks the PTX file committed before any nvcc has run.
 const placeholderMarker = "gocuda-ptx-placeholder"
@@ -254,7 +286,7 @@ func moduleFor(ctx *cuda.Context) (*module, error) {
 		v, _ = modules.LoadOrStore(ctx, new(module))
 	}
 	m := v.(*module)
-	m.once.Do(func() { m.mod, m.err = loadModule(ctx, cubinImage, ptxImage) })
+	m.once.Do(func() { m.mod, m.err = loadModule(ctx, cubinImage(), ptxImage()) })
 	return m, m.err
 }
 
@@ -274,7 +306,7 @@ func loadModule(ctx *cuda.Context, fatbin, ptx []byte) (*cuda.Module, error) {
 	}
 	mod, err := ctx.LoadModule(ptx)
 	if err != nil {
-		return nil, fmt.Errorf("kernels: the driver cannot load the embedded PTX (kernels/ptx/kernels.ptx); "+
+		return nil, fmt.Errorf("kernels: the driver cannot load the embedded PTX (kernels/ptx/kernels.ptx.gz); "+
 			"if it is too new for this driver, regenerate it with scripts/gen-ptx.sh using a CUDA toolkit no newer than the driver: %w", err)
 	}
 	return mod, nil
@@ -287,7 +319,7 @@ func (m *module) function(id int) (*cuda.Function, error) {
 	name := nameByID[id]
 	f, err := m.mod.Function(name)
 	if err != nil {
-		return nil, fmt.Errorf("kernels: kernel %s is missing from the embedded kernels (are kernels/ptx/kernels.ptx and kernels.fatbin older than kernels/cuda/kernels.cu?); "+
+		return nil, fmt.Errorf("kernels: kernel %s is missing from the embedded kernels (are kernels/ptx/kernels.ptx.gz and kernels.fatbin.gz older than kernels/cuda/kernels.cu?); "+
 			"run scripts/gen-ptx.sh on a machine with nvcc: %w", name, err)
 	}
 	m.fns[id].Store(f)

@@ -14,17 +14,30 @@ import (
 	"github.com/gocuda/gocuda/backend/cudabackend"
 )
 
+// The committed images must unpack: a corrupt one would read as empty and
+// the tests below would skip instead of failing.
+func TestEmbeddedImagesUnpack(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		gz, want []byte
+	}{{"kernels.ptx.gz", ptxGz, ptxImage()}, {"kernels.fatbin.gz", fatbinGz, cubinImage()}} {
+		require.NotEmpty(t, c.gz, "%s is not embedded", c.name)
+		assert.Greater(t, len(c.want), len(c.gz), "%s did not unpack", c.name)
+	}
+	assert.Nil(t, gunzip([]byte("not gzip")), "an image that does not unpack reads as empty")
+}
+
 // The embedded PTX must define every kernel the Go side looks up. While the
 // placeholder is committed the test skips; once real PTX is there a missing
 // name fails it.
 func TestEmbeddedPTXHasEveryKernel(t *testing.T) {
-	if isPlaceholder(ptxImage) {
-		t.Skip("kernels/ptx/kernels.ptx is the placeholder: run scripts/gen-ptx.sh on a machine with nvcc")
+	if isPlaceholder(ptxImage()) {
+		t.Skip("kernels/ptx/kernels.ptx.gz is the placeholder: run scripts/gen-ptx.sh on a machine with nvcc")
 	}
-	text := string(ptxImage)
+	text := string(ptxImage())
 	assert.Contains(t, text, ".address_size 64")
 	assert.Regexp(t, `(?m)^\.target\s+sm_80\b`, text, "the PTX should target compute_80 (see scripts/gen-ptx.sh)")
-	entries := ptxEntries(ptxImage)
+	entries := ptxEntries(ptxImage())
 	var missing []string
 	for _, name := range kernelNames() {
 		if !slices.Contains(entries, name) {
@@ -44,14 +57,14 @@ func TestEmbeddedPTXHasEveryKernel(t *testing.T) {
 // and hold every kernel the Go side looks up: one generated from an older
 // kernels.cu than the PTX would lack the newer kernels' names.
 func TestEmbeddedFatbinHasEveryKernel(t *testing.T) {
-	if len(cubinImage) == 0 {
-		t.Skip("kernels/ptx/kernels.fatbin is empty: run scripts/gen-ptx.sh on a machine with nvcc")
+	if len(cubinImage()) == 0 {
+		t.Skip("kernels/ptx/kernels.fatbin.gz is empty: run scripts/gen-ptx.sh on a machine with nvcc")
 	}
-	require.GreaterOrEqual(t, len(cubinImage), 4)
-	assert.Equal(t, []byte{0x50, 0xed, 0x55, 0xba}, cubinImage[:4], "fatbin magic, 0xBA55ED50 little-endian")
+	require.GreaterOrEqual(t, len(cubinImage()), 4)
+	assert.Equal(t, []byte{0x50, 0xed, 0x55, 0xba}, cubinImage()[:4], "fatbin magic, 0xBA55ED50 little-endian")
 	var missing []string
 	for _, name := range kernelNames() {
-		if !bytes.Contains(cubinImage, []byte(name+"\x00")) {
+		if !bytes.Contains(cubinImage(), []byte(name+"\x00")) {
 			missing = append(missing, name)
 		}
 	}
@@ -63,7 +76,7 @@ func TestEmbeddedFatbinHasEveryKernel(t *testing.T) {
 // GOCUDA_BACKEND=cuda.
 func TestModuleLoadsTheFatbinOrFallsBackToThePTX(t *testing.T) {
 	cu := cudaDevice(t)
-	if isPlaceholder(ptxImage) || len(cubinImage) == 0 {
+	if isPlaceholder(ptxImage()) || len(cubinImage()) == 0 {
 		t.Skip("the embedded PTX or fatbin is a placeholder")
 	}
 	ctx := cu.Context()
@@ -71,12 +84,12 @@ func TestModuleLoadsTheFatbinOrFallsBackToThePTX(t *testing.T) {
 		name   string
 		fatbin []byte
 	}{
-		{"the embedded fatbin", cubinImage},
+		{"the embedded fatbin", cubinImage()},
 		{"no fatbin", nil},
 		{"a fatbin the driver refuses", []byte("not a fatbin")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			mod, err := loadModule(ctx, c.fatbin, ptxImage)
+			mod, err := loadModule(ctx, c.fatbin, ptxImage())
 			require.NoError(t, err)
 			defer func() { assert.NoError(t, mod.Unload()) }()
 			f, err := mod.Function(nameByID[kernelID(kAdd, Float32, 0)])
@@ -153,16 +166,16 @@ func TestPlaceholderGivesClearError(t *testing.T) {
 // cold start costs: the driver then compiles the PTX every time.
 func BenchmarkModuleLoad(b *testing.B) {
 	cu := cudaDevice(b)
-	if isPlaceholder(ptxImage) || len(cubinImage) == 0 {
+	if isPlaceholder(ptxImage()) || len(cubinImage()) == 0 {
 		b.Skip("needs the generated PTX and fatbin")
 	}
 	for _, c := range []struct {
 		name   string
 		fatbin []byte
-	}{{"fatbin", cubinImage}, {"ptx", nil}} {
+	}{{"fatbin", cubinImage()}, {"ptx", nil}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				mod, err := loadModule(cu.Context(), c.fatbin, ptxImage)
+				mod, err := loadModule(cu.Context(), c.fatbin, ptxImage())
 				require.NoError(b, err)
 				require.NoError(b, mod.Unload())
 			}

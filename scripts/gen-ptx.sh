@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Compiles the array kernels, kernels/cuda/kernels.cu, to PTX in
-# kernels/ptx/kernels.ptx and to machine code for sm_80 and sm_90 in
-# kernels/ptx/kernels.fatbin, both committed and embedded in package kernels
-# (go:embed), so that neither users nor CI need nvcc. Run it on a machine with
+# kernels/ptx/kernels.ptx.gz and to machine code for sm_80 and sm_90 in
+# kernels/ptx/kernels.fatbin.gz, both committed and embedded in package
+# kernels (go:embed), so that neither users nor CI need nvcc. They are
+# gzip'd (-9n: no name or time, so the same input gives the same bytes):
+# unpacked they are several MiB that every program linking cuarray carries. Run it on a machine with
 # the CUDA toolkit whenever kernels.cu changes, then commit both files.
 #
 #   scripts/gen-ptx.sh                  # nvcc from PATH
@@ -34,7 +36,7 @@ if ! command -v "$nvcc" >/dev/null 2>&1; then
 	exit 2
 fi
 src=kernels/cuda/kernels.cu
-out=kernels/ptx/kernels.ptx
+out=kernels/ptx/kernels.ptx.gz
 flags=(-ptx -O3 -arch=compute_80 -std=c++17 --fmad=true)
 [ "${LINEINFO:-}" = 1 ] && flags+=(-lineinfo)
 tmp=$(mktemp --suffix=.ptx)
@@ -57,7 +59,8 @@ if [ -x "$ptxas" ]; then
 	echo "ptxas sm_90: $entries kernels, at most $maxregs registers a thread, $spills with spills"
 	rm -f "$log"
 fi
-mv "$tmp" "$out"
+gzip -9n -c "$tmp" >"$out"
+rm -f "$tmp"
 trap - EXIT
 echo "wrote $out ($entries kernels) with $("$nvcc" --version | grep -i release | sed 's/.*release/release/')"
 
@@ -67,7 +70,7 @@ echo "wrote $out ($entries kernels) with $("$nvcc" --version | grep -i release |
 # compute capability 8.x GPUs) and sm_90 (H100, H200). package kernels loads
 # this fatbin first and falls back to the PTX on any other GPU. Same source
 # and flags as the PTX.
-fatbin=kernels/ptx/kernels.fatbin
+fatbin=kernels/ptx/kernels.fatbin.gz
 ftmp=$(mktemp --suffix=.fatbin)
 trap 'rm -f "$ftmp"' EXIT
 fflags=(-fatbin -O3 -std=c++17 --fmad=true -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90)
@@ -81,6 +84,7 @@ if [ "$named" -lt "$entries" ]; then
 	echo "gen-ptx: the fatbin names $named kernels, the PTX $entries (compressed?)" >&2
 	exit 1
 fi
-mv "$ftmp" "$fatbin"
+gzip -9n -c "$ftmp" >"$fatbin"
+echo "wrote $fatbin ($(du -h "$ftmp" | cut -f1), $(du -h "$fatbin" | cut -f1) compressed, sm_80 and sm_90)"
+rm -f "$ftmp"
 trap - EXIT
-echo "wrote $fatbin ($(du -h "$fatbin" | cut -f1), sm_80 and sm_90)"
