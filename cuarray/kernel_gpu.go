@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/backend"
@@ -126,17 +127,24 @@ func (k *Kernel) code(d *cudabackend.Device) (img []byte, key, from string, err 
 
 var warnCacheWrite sync.Once
 
-// compiled is the process's cache of compiled kernels, in the folder
-// GOCUDA_KERNEL_CACHE names (by default under the user's cache folder).
-var compiled = sync.OnceValue(func() *kernelcache.Cache {
-	c, err := gocuda.Config()
-	if err != nil {
-		// Every backend call fails with that error already; keep the
-		// compiled kernels in memory only.
-		return &kernelcache.Cache{}
+// compiledCache is the process's cache of compiled kernels, in the folder
+// GOCUDA_KERNEL_CACHE names (by default under the user's cache folder),
+// made on first use.
+var compiledCache atomic.Pointer[kernelcache.Cache]
+
+func compiled() *kernelcache.Cache {
+	if c := compiledCache.Load(); c != nil {
+		return c
 	}
-	return &kernelcache.Cache{Dir: c.KernelCache}
-})
+	c := &kernelcache.Cache{}
+	// A knob that does not parse fails every backend call already; the
+	// compiled kernels are then kept in memory only.
+	if cfg, err := gocuda.Config(); err == nil {
+		c.Dir = cfg.KernelCache
+	}
+	compiledCache.CompareAndSwap(nil, c)
+	return compiledCache.Load()
+}
 
 // withArch adds -arch for a device of compute capability major.minor
 // unless the options name one: a cubin for it when NVRTC knows it (no
