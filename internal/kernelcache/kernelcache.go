@@ -2,26 +2,30 @@ package kernelcache
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"sync"
 )
 
-// Key hashes parts into a cache key: hex SHA-256 of the parts, each
-// length-prefixed so that no two lists of parts give the same bytes.
+// Key hashes parts into a cache key: the hex 128-bit FNV-1a hash of the
+// parts, each length-prefixed so that no two lists of parts give the same
+// bytes. Not a cryptographic hash: the cache guards against accidents
+// (two sources meeting by chance: about 2⁻⁶⁴ even among 2³² entries), not
+// against someone who can write to the cache folder, who could as well
+// replace the program. (crypto/sha256 would link some 30 packages into
+// every program that imports cuarray.)
 func Key(parts ...string) string {
-	h := sha256.New()
+	h := fnv.New128a()
 	var n [8]byte
 	for _, p := range parts {
 		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
 		h.Write(n[:])
 		h.Write([]byte(p))
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
 // From says where Get found an entry.
@@ -95,15 +99,20 @@ func (c *Cache) Get(key string, build func() ([]byte, error)) (Got, error) {
 // benchmark or test can time the disk and the build again.
 func (c *Cache) Forget() { c.entries.Clear() }
 
-// The file format: magic, the key, the payload's length and SHA-256, the
-// payload. The key and checksum catch a file cut short, written by
+// The file format: magic, the key, the payload's length and 64-bit FNV-1a
+// hash, the payload. The key and checksum catch a file cut short, written by
 // another version, or corrupted; such a file is a miss.
 const magic = "gocuda-kernel-cache 1\n"
 
 func (c *Cache) path(key string) string { return filepath.Join(c.Dir, key+".bin") }
 
+func checksum(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
+}
+
 func encode(key string, val []byte) []byte {
-	sum := sha256.Sum256(val)
 	var b bytes.Buffer
 	b.WriteString(magic)
 	b.WriteString(key)
@@ -111,22 +120,21 @@ func encode(key string, val []byte) []byte {
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(len(val)))
 	b.Write(n[:])
-	b.Write(sum[:])
+	binary.LittleEndian.PutUint64(n[:], checksum(val))
+	b.Write(n[:])
 	b.Write(val)
 	return b.Bytes()
 }
 
 func decode(key string, b []byte) ([]byte, bool) {
 	head := magic + key + "\n"
-	if !bytes.HasPrefix(b, []byte(head)) || len(b) < len(head)+8+sha256.Size {
+	if !bytes.HasPrefix(b, []byte(head)) || len(b) < len(head)+16 {
 		return nil, false
 	}
 	b = b[len(head):]
-	n := binary.LittleEndian.Uint64(b)
-	var sum [sha256.Size]byte
-	copy(sum[:], b[8:])
-	val := b[8+sha256.Size:]
-	if uint64(len(val)) != n || sha256.Sum256(val) != sum {
+	n, sum := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+	val := b[16:]
+	if uint64(len(val)) != n || checksum(val) != sum {
 		return nil, false
 	}
 	return val, true
