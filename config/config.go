@@ -33,6 +33,7 @@ const (
 	// searching for one (package nvrtc reads it).
 	EnvNVRTCLibrary = "GOCUDA_NVRTC_LIBRARY"
 	EnvKernelCache  = "GOCUDA_KERNEL_CACHE"
+	EnvNCCL         = "GOCUDA_NCCL_LIBRARY"
 )
 
 // Backends and pools accepted by GOCUDA_BACKEND and GOCUDA_MEMORY_POOL.
@@ -73,6 +74,10 @@ type Config struct {
 	// compiled at run time are kept between processes. Unset, it is
 	// gocuda/kernels under os.UserCacheDir; "" (off) keeps nothing on disk.
 	KernelCache string
+	// NCCLLibrary is GOCUDA_NCCL_LIBRARY: the NCCL library (a file such
+	// as /opt/nccl/lib/libnccl.so.2) that package nccl loads instead of
+	// searching the system and pip's nvidia-nccl. "" searches.
+	NCCLLibrary string
 	// Invalid names the variable that failed to parse, if Parse failed.
 	Invalid string
 	// Set lists each GOCUDA_ variable present in the environment with its
@@ -176,6 +181,9 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 			return c, &Error{Var: EnvKernelCache, Value: v, Accepted: KernelCacheForms, Err: err}
 		}
 	}
+	if v, ok := get(EnvNCCL); ok {
+		c.NCCLLibrary = v
+	}
 	if v, ok := get(EnvDebug); ok {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.ToLower(strings.TrimSpace(w))
@@ -221,7 +229,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL}
 	sort.Strings(n)
 	return n
 }

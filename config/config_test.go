@@ -73,6 +73,10 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 		{"kernel cache off", map[string]string{EnvKernelCache: "off"}, func(t *testing.T, c Config) { assert.Empty(t, c.KernelCache) }},
 		{"kernel cache none", map[string]string{EnvKernelCache: "None"}, func(t *testing.T, c Config) { assert.Empty(t, c.KernelCache) }},
 		{"trace empty is unset", map[string]string{EnvTrace: " "}, func(t *testing.T, c Config) { assert.Empty(t, c.Trace) }},
+		{"nccl library", map[string]string{EnvNCCL: " /opt/nccl/lib/libnccl.so.2 "}, func(t *testing.T, c Config) {
+			assert.Equal(t, "/opt/nccl/lib/libnccl.so.2", c.NCCLLibrary)
+		}},
+		{"nccl library empty searches", map[string]string{EnvNCCL: ""}, func(t *testing.T, c Config) { assert.Empty(t, c.NCCLLibrary) }},
 		{"soft below hard", map[string]string{EnvSoftLimit: "1GiB", EnvHardLimit: "2GiB"}, func(t *testing.T, c Config) {
 			assert.Equal(t, uint64(1<<30), c.SoftLimit.Bytes)
 		}},

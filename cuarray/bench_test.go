@@ -63,3 +63,48 @@ func BenchmarkPoolAllocFree1MiB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBroadcastAdd is float32 Add of a [4096 4096] array and an
+// operand broadcast to it, against the plain Add of two [4096 4096] arrays
+// (the same output): the row case [4096 4096] + [4096] (a bias), the column
+// case + [4096 1], and a general layout [64 64 4096] + [64 1 4096] that
+// takes neither fast path. Adds are queued back to back on the default
+// stream and synchronized once, inside the timing. GB/s counts the bytes
+// the operation must move: dst written, each operand read once.
+func BenchmarkBroadcastAdd(b *testing.B) {
+	const n = 4096
+	for _, c := range []struct {
+		name   string
+		as, bs []int
+	}{
+		{"plain", []int{n, n}, []int{n, n}},
+		{"row", []int{n, n}, []int{n}},
+		{"column", []int{n, n}, []int{n, 1}},
+		{"general", []int{64, 64, n}, []int{64, 1, n}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s, err := cuarray.DefaultStream(0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			x := cuarray.Must(cuarray.Ones[float32](c.as...))
+			y := cuarray.Must(cuarray.Ones[float32](c.bs...))
+			dst := cuarray.Must(cuarray.AddNew(x, y)) // also the warm-up
+			if err := s.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := cuarray.Add(dst, x, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			bytes := 4 * float64(dst.Len()+x.Len()+y.Len()) * float64(b.N)
+			b.ReportMetric(bytes/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}

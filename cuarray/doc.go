@@ -168,6 +168,31 @@
 // device arrays for a range loop, uploading the next batch while the body
 // works on the current one and freeing each batch when the loop moves on.
 //
+// # Broadcasting
+//
+// Add, Sub, Mul and Div, and their New forms, broadcast by NumPy's rule:
+// align the operands' shapes at their last dimension (a shorter shape gains
+// leading dimensions of 1); in each position the dimensions must be equal
+// or one of them 1, which repeats that operand along it. A bias row added
+// to every row of a batch, a column scaling every column, an outer sum:
+//
+//	x := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
+//	b := cuarray.Must(cuarray.FromSlice([]float32{10, 20, 30}))     // [3]
+//	y := cuarray.Must(cuarray.AddNew(x, b))                         // [2 3]: [[11 22 33] [14 25 36]]
+//	c := cuarray.Must(cuarray.FromSlice([]float32{1, 10}, 2, 1))    // [2 1]
+//	err := cuarray.Mul(x, x, c)                                     // x in place: [[1 2 3] [40 50 60]]
+//	o := cuarray.Must(cuarray.SubNew(c, cuarray.Must(b.Reshape(1, 3)))) // [2 3]: [[-9 -19 -29] [0 -10 -20]]
+//
+// The destination must have exactly the result's shape (BroadcastShapes
+// computes it); AddNew and its siblings make it. Operands whose shapes
+// neither match nor broadcast are an error wrapping ErrShape even when their
+// lengths are equal ([2 3] + [3 2]): Reshape one first to combine arrays
+// element by element whatever their shapes. Operands of one shape take the
+// plain elementwise kernel; broadcast ones a strided kernel
+// (kernels.AddStrided, with the strides BroadcastStrides gives), as fast
+// when one operand is a row or a column of the other. The broadcast operand
+// is read in place, never expanded in memory.
+//
 // # Allocating forms
 //
 // The elementwise operations, Axpy, Scale and the matrix products, Op(dst,
@@ -179,7 +204,8 @@
 //
 //	h := cuarray.Must(cuarray.ReluNew(cuarray.Must(cuarray.MatMulNew(x, w))))
 //
-// The result has the first operand's shape (for AxpyNew y's; for the
+// The result has the first operand's shape (for AddNew, SubNew, MulNew and
+// DivNew the shape the operands broadcast to; for AxpyNew y's; for the
 // matrix products the product's). On(s)'s forms make it from s's pool and
 // queue the work on s; the package-level forms make it from the first
 // operand's pool and memory kind, on the default stream of its device,
@@ -259,9 +285,10 @@
 // Fill, Copy (equal shapes), Add, Sub, Mul, Div and their Scalar forms,
 // Axpy, Scale, Exp, Log, Tanh, Relu, and the reductions Sum, Max, Min and
 // Dot, on the kernels package: see its documentation for which element
-// types each takes and for the arithmetic's rules. Elementwise operations
-// need operands of equal length (shapes may differ); the destination may be
-// an input (in place) but may not partly overlap one. Every operation
+// types each takes and for the arithmetic's rules. Add, Sub, Mul and Div
+// broadcast (above); the other elementwise operations need operands of
+// equal length. The destination may be an input of its shape (in place) but
+// may not otherwise overlap one. Every operation
 // returns an error rather than panicking: wrong shapes wrap ErrShape,
 // arrays of different devices ErrDevice, a freed array ErrFreed, a
 // closed stream ErrClosed, no room for an array ErrOutOfMemory (errors.As

@@ -439,7 +439,18 @@ func (r *faultRun) binaryOp(ops cuarray.Ops[float32]) {
 		return // refused as ErrShape by design; not what this run is about
 	}
 	av, bv := slices.Clone(a.model()), slices.Clone(b.model())
-	if r.result(ops.Add(dst.a, a.a, b.a)) {
+	// Operands of one length but other shapes take dst's shape first:
+	// elementwise operations broadcast, they do not flatten.
+	shape := dst.a.Shape()
+	ar, err := a.a.Reshape(shape...)
+	if err != nil {
+		r.t.Fatalf("step %d: Reshape of %s to %v: %v", r.step, a.desc, shape, err)
+	}
+	br, err := b.a.Reshape(shape...)
+	if err != nil {
+		r.t.Fatalf("step %d: Reshape of %s to %v: %v", r.step, b.desc, shape, err)
+	}
+	if r.result(ops.Add(dst.a, ar, br)) {
 		d := dst.model()
 		for i := range d {
 			d[i] = av[i] + bv[i]

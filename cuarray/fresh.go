@@ -2,6 +2,7 @@ package cuarray
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gocuda/gocuda/kernels"
 )
@@ -12,26 +13,27 @@ import (
 // them. See the package documentation ("Allocating forms") for where
 // results live and why the names end in New.
 
-// AddNew returns a + b elementwise, a new array of a's shape; a and b must
-// have the same number of elements.
+// AddNew returns a + b elementwise, a new array of the shape a and b
+// broadcast to (a's shape when they have the same one); see Add for the
+// rules.
 func (o Ops[T]) AddNew(a, b *Array[T]) (*Array[T], error) {
-	return o.binaryNew("AddNew", kernels.Add[T], a, b)
+	return o.binaryNew("AddNew", addKernels[T](), a, b)
 }
 
 // SubNew returns a - b elementwise, with AddNew's rules.
 func (o Ops[T]) SubNew(a, b *Array[T]) (*Array[T], error) {
-	return o.binaryNew("SubNew", kernels.Sub[T], a, b)
+	return o.binaryNew("SubNew", subKernels[T](), a, b)
 }
 
 // MulNew returns a * b elementwise, with AddNew's rules.
 func (o Ops[T]) MulNew(a, b *Array[T]) (*Array[T], error) {
-	return o.binaryNew("MulNew", kernels.Mul[T], a, b)
+	return o.binaryNew("MulNew", mulKernels[T](), a, b)
 }
 
 // DivNew returns a / b elementwise, with AddNew's rules and Div's
 // arithmetic.
 func (o Ops[T]) DivNew(a, b *Array[T]) (*Array[T], error) {
-	return o.binaryNew("DivNew", kernels.Div[T], a, b)
+	return o.binaryNew("DivNew", divKernels[T](), a, b)
 }
 
 // AddScalarNew returns a + v elementwise, a new array of a's shape.
@@ -151,14 +153,18 @@ func (o Ops[T]) gemmNew(op string, transA, transB bool, alpha T, a, b *Array[T])
 	})
 }
 
-func (o Ops[T]) binaryNew(op string, k binaryKernel[T], a, b *Array[T]) (*Array[T], error) {
+func (o Ops[T]) binaryNew(op string, k binaryKernels[T], a, b *Array[T]) (*Array[T], error) {
 	if err := o.precheck(op, "a,b", a, b); err != nil {
 		return nil, err
 	}
-	if err := sameLen(op, "a,b", a, b); err != nil {
-		return nil, err
+	shape := a.shape()
+	if !slices.Equal(shape, b.shape()) {
+		var err error
+		if shape, err = broadcastOperands(op, a, b); err != nil {
+			return nil, err
+		}
 	}
-	return o.fresh(op, a, a.shape(), func(dst *Array[T]) error { return o.binary(op, k, dst, a, b) })
+	return o.fresh(op, a, shape, func(dst *Array[T]) error { return o.binary(op, k, dst, a, b) })
 }
 
 func (o Ops[T]) scalarNew(op string, k scalarKernel[T], a *Array[T], v T) (*Array[T], error) {

@@ -24,6 +24,8 @@ func TestAllocatingFormsMatchInPlaceForms(t *testing.T) {
 	}
 	x := cuarray.Must(cuarray.FromSlice(xs, rows, cols))
 	y := cuarray.Must(cuarray.FromSlice(ys, rows*cols)) // another shape, same length
+	row := cuarray.Must(cuarray.FromSlice(ys[:cols], cols))
+	col := cuarray.Must(cuarray.FromSlice(ys[:rows], rows, 1))
 	w := cuarray.Must(cuarray.FromSlice(ys[:cols*3], cols, 3))
 	type form struct {
 		name    string
@@ -32,14 +34,14 @@ func TestAllocatingFormsMatchInPlaceForms(t *testing.T) {
 		shape   []int
 	}
 	cases := []form{
-		{"AddNew", func() (*cuarray.Array[float64], error) { return cuarray.AddNew(x, y) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Add(d, x, y) }, nil},
-		{"SubNew", func() (*cuarray.Array[float64], error) { return cuarray.SubNew(x, y) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Sub(d, x, y) }, nil},
-		{"MulNew", func() (*cuarray.Array[float64], error) { return cuarray.MulNew(x, y) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Mul(d, x, y) }, nil},
-		{"DivNew", func() (*cuarray.Array[float64], error) { return cuarray.DivNew(x, y) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Div(d, x, y) }, nil},
+		{"AddNew", func() (*cuarray.Array[float64], error) { return cuarray.AddNew(x, row) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Add(d, x, row) }, nil},
+		{"SubNew", func() (*cuarray.Array[float64], error) { return cuarray.SubNew(col, x) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Sub(d, col, x) }, nil},
+		{"MulNew", func() (*cuarray.Array[float64], error) { return cuarray.MulNew(x, row) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Mul(d, x, row) }, nil},
+		{"DivNew", func() (*cuarray.Array[float64], error) { return cuarray.DivNew(x, col) },
+			func(d *cuarray.Array[float64]) error { return cuarray.Div(d, x, col) }, nil},
 		{"AddScalarNew", func() (*cuarray.Array[float64], error) { return cuarray.AddScalarNew(x, 2.5) },
 			func(d *cuarray.Array[float64]) error { return cuarray.AddScalar(d, x, 2.5) }, nil},
 		{"SubScalarNew", func() (*cuarray.Array[float64], error) { return cuarray.SubScalarNew(x, 2.5) },
@@ -89,6 +91,8 @@ func TestAllocatingFormsMatchInPlaceForms(t *testing.T) {
 			assert.Equal(t, read(t, want), read(t, got))
 			assert.Equal(t, xs, read(t, x), "x untouched")
 			assert.Equal(t, ys, read(t, y), "y untouched")
+			assert.Equal(t, ys[:cols], read(t, row), "row untouched")
+			assert.Equal(t, ys[:rows], read(t, col), "col untouched")
 		})
 	}
 }
@@ -150,8 +154,10 @@ func TestAllocatingFormErrorsLeaveNothingAllocated(t *testing.T) {
 		target error
 		want   []string
 	}{
-		{"lengths", func() error { _, err := f.AddNew(a, c); return err }, cuarray.ErrShape,
-			[]string{"AddNew", "a float32[6] has 6", "b float32[5] has 5"}},
+		{"shapes", func() error { _, err := f.AddNew(a, c); return err }, cuarray.ErrShape,
+			[]string{"AddNew: a float32[6] and b float32[5] do not broadcast"}},
+		{"equal lengths, other shapes", func() error { _, err := f.MulNew(a, m); return err }, cuarray.ErrShape,
+			[]string{"MulNew: a float32[6] and b float32[2 3] do not broadcast"}},
 		{"nil", func() error { _, err := f.SubNew(a, nil); return err }, nil, []string{"SubNew", "b is a nil array"}},
 		{"freed", func() error { _, err := f.TanhNew(freed); return err }, cuarray.ErrFreed, []string{"TanhNew", "x float32[6]"}},
 		{"Axpy lengths", func() error { _, err := f.AxpyNew(1, c, a); return err }, cuarray.ErrShape, []string{"AxpyNew", "x float32[5]"}},
@@ -209,5 +215,5 @@ func Example_allocatingForms() {
 	// [[ 6  0]
 	//  [18  0]]
 	// sum 24
-	// cuarray: AddNew: a float32[2 2] has 4 elements, b float32[2 3] has 6; elementwise operations need equal lengths (or the scalar form): bad shape
+	// cuarray: AddNew: a float32[2 2] and b float32[2 3] do not broadcast: dimension 1 of the result would be 2 in one and 3 in the other; aligned at their last dimensions, each pair of dimensions must be equal or one of them 1 (Reshape one to combine them element by element): bad shape
 }

@@ -36,16 +36,16 @@ func Fill[T Elem](dst *Array[T], v T) error { return Ops[T]{}.Fill(dst, v) }
 // Copy copies src into dst, which must have the same shape.
 func Copy[T Elem](dst, src *Array[T]) error { return Ops[T]{}.Copy(dst, src) }
 
-// Add sets dst = a + b elementwise.
+// Add sets dst = a + b elementwise, broadcasting (see Ops.Add).
 func Add[T Elem](dst, a, b *Array[T]) error { return Ops[T]{}.Add(dst, a, b) }
 
-// Sub sets dst = a - b elementwise.
+// Sub sets dst = a - b elementwise, broadcasting (see Ops.Add).
 func Sub[T Elem](dst, a, b *Array[T]) error { return Ops[T]{}.Sub(dst, a, b) }
 
-// Mul sets dst = a * b elementwise.
+// Mul sets dst = a * b elementwise, broadcasting (see Ops.Add).
 func Mul[T Elem](dst, a, b *Array[T]) error { return Ops[T]{}.Mul(dst, a, b) }
 
-// Div sets dst = a / b elementwise.
+// Div sets dst = a / b elementwise, broadcasting (see Ops.Add).
 func Div[T Elem](dst, a, b *Array[T]) error { return Ops[T]{}.Div(dst, a, b) }
 
 // AddScalar sets dst = a + v elementwise.
@@ -94,7 +94,7 @@ func Dot[T Elem](x, y *Array[T]) (T, error) { return Ops[T]{}.Dot(x, y) }
 // first operand's device, pool and memory kind, computed on that device's
 // default stream.
 
-// AddNew returns a + b elementwise, a new array of a's shape.
+// AddNew returns a + b elementwise, a new array of the broadcast shape.
 func AddNew[T Elem](a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.AddNew(a, b) }
 
 // SubNew returns a - b elementwise.

@@ -158,26 +158,31 @@ func (o Ops[T]) Copy(dst, src *Array[T]) error {
 	}, dst, src)
 }
 
-// Add sets dst = a + b elementwise. The three must have the same number of
-// elements (their shapes may differ).
+// Add sets dst = a + b elementwise. a and b must have the same shape or
+// shapes that broadcast (BroadcastShapes: [n m] + [m] adds a row to every
+// row, [n m] + [n 1] a column to every column), and dst exactly the shape
+// of the result. Shapes that do neither are an error wrapping ErrShape,
+// even when the lengths are equal: Reshape an operand to combine arrays
+// element by element regardless of shape. dst may be an input of the
+// result's shape (in place), but must not otherwise overlap an input.
 func (o Ops[T]) Add(dst, a, b *Array[T]) error {
-	return o.binary("Add", kernels.Add[T], dst, a, b)
+	return o.binary("Add", addKernels[T](), dst, a, b)
 }
 
 // Sub sets dst = a - b elementwise, with Add's rules.
 func (o Ops[T]) Sub(dst, a, b *Array[T]) error {
-	return o.binary("Sub", kernels.Sub[T], dst, a, b)
+	return o.binary("Sub", subKernels[T](), dst, a, b)
 }
 
 // Mul sets dst = a * b elementwise, with Add's rules.
 func (o Ops[T]) Mul(dst, a, b *Array[T]) error {
-	return o.binary("Mul", kernels.Mul[T], dst, a, b)
+	return o.binary("Mul", mulKernels[T](), dst, a, b)
 }
 
 // Div sets dst = a / b elementwise, with Add's rules and the kernels'
 // division (an integer divided by zero is 0).
 func (o Ops[T]) Div(dst, a, b *Array[T]) error {
-	return o.binary("Div", kernels.Div[T], dst, a, b)
+	return o.binary("Div", divKernels[T](), dst, a, b)
 }
 
 // AddScalar sets dst = a + v elementwise; dst and a must have the same
@@ -261,17 +266,6 @@ func (o Ops[T]) Dot(x, y *Array[T]) (T, error) {
 		return err
 	}, x, y)
 	return r, err
-}
-
-type binaryKernel[T Elem] func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error
-
-func (o Ops[T]) binary(op string, k binaryKernel[T], dst, a, b *Array[T]) error {
-	if err := sameLen(op, "dst,a,b", dst, a, b); err != nil {
-		return err
-	}
-	return o.do(op, "dst,a,b", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
-		return k(dev, s, p[0], p[1], p[2], dst.n)
-	}, dst, a, b)
 }
 
 type scalarKernel[T Elem] func(dev backend.Device, s backend.Stream, dst, a backend.Ptr, v T, n int) error

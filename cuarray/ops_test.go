@@ -133,7 +133,12 @@ func TestOpErrors(t *testing.T) {
 		target error
 		want   []string
 	}{
-		{"Add lengths", func() error { return cuarray.Add(a, b, c) }, cuarray.ErrShape, []string{"Add", "b float32[5] has 5", "equal lengths"}},
+		{"Add shapes", func() error { return cuarray.Add(a, b, c) }, cuarray.ErrShape,
+			[]string{"Add: a float32[2 3] and b float32[5] do not broadcast", "equal or one of them 1"}},
+		{"Add equal lengths, other shapes", func() error { return cuarray.Add(a, a, b) }, cuarray.ErrShape,
+			[]string{"Add: a float32[6] and b float32[2 3] do not broadcast"}},
+		{"Add dst shape", func() error { return cuarray.Add(a, b, b) }, cuarray.ErrShape,
+			[]string{"Add: dst float32[6] does not have the shape [2 3]", "Reshape"}},
 		{"Axpy lengths", func() error { return cuarray.Axpy(1, c, a) }, cuarray.ErrShape, []string{"Axpy", "x float32[5]"}},
 		{"Dot lengths", func() error { _, err := cuarray.Dot(a, c); return err }, cuarray.ErrShape, []string{"Dot"}},
 		{"Copy shape", func() error { return cuarray.Copy(a, b) }, cuarray.ErrShape, []string{"float32[6]", "float32[2 3]", "differ in shape"}},
@@ -150,9 +155,9 @@ func TestOpErrors(t *testing.T) {
 			}
 		})
 	}
-	// In place and different shapes of equal length are fine.
-	require.NoError(t, cuarray.Add(a, a, b))
+	// In place, and in place with a broadcast operand, are fine.
 	require.NoError(t, cuarray.Add(v1, v1, v1))
+	require.NoError(t, cuarray.Add(b, b, cuarray.Must(cuarray.Zeros[float32](3))))
 }
 
 // TestCrossStream writes an array on stream A behind slow work and uses it

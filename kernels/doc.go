@@ -80,4 +80,13 @@
 // the same pointer as an input (in place) but must not otherwise overlap
 // one. The kernels do not check that pointers lie inside allocations: as
 // with any CUDA kernel, a wrong pointer faults on the device.
+//
+// # Strided operands
+//
+// AddStrided, SubStrided, MulStrided and DivStrided take a shape and, for
+// each input, strides in elements instead of a length: a stride of 0
+// repeats an input along a dimension, which is how broadcasting (cuarray's
+// [n m] + [m]) reaches the kernels. They simplify the layout first, so that
+// a row or a column broadcast over a matrix moves 16-byte vectors as Add
+// does, and any number of dimensions works.
 package kernels

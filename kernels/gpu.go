@@ -67,6 +67,12 @@ const (
 	kAddRowVec
 	kSumCols
 	kSoftmaxXent
+
+	// Binary operations on strided operands (strided.go), in kAdd's order.
+	kAddStrided
+	kSubStrided
+	kMulStrided
+	kDivStrided
 	numKops
 )
 
@@ -108,6 +114,12 @@ var kops = [numKops]struct {
 	kAddRowVec:   {"addrowvec", floatTypes, false},
 	kSumCols:     {"sumcols", floatTypes, true},
 	kSoftmaxXent: {"softmaxxent", floatTypes, false},
+
+	// Binary operations on strided operands (strided.go).
+	kAddStrided: {"add_strided", allTypes, false},
+	kSubStrided: {"sub_strided", allTypes, false},
+	kMulStrided: {"mul_strided", allTypes, false},
+	kDivStrided: {"div_strided", allTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

@@ -236,6 +236,11 @@ func parsedValue(c config.Config, name string) string {
 			return "kernel cache in memory only"
 		}
 		return "kernel cache in " + c.KernelCache
+	case config.EnvNCCL:
+		if c.NCCLLibrary == "" {
+			return "nccl library searched for"
+		}
+		return "nccl library " + c.NCCLLibrary
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {

@@ -57,6 +57,8 @@ func TestDoctorSaysWhatEveryKnobParsedTo(t *testing.T) {
 		{"GOCUDA_IDLE_TRIM=5m", "idle trim after 5m0s"},
 		{"GOCUDA_IDLE_TRIM=off", "idle trim off"},
 		{"GOCUDA_GC_EARLY=false", "early collection off"},
+		{"GOCUDA_NCCL_LIBRARY=/opt/nccl/libnccl.so.2", "nccl library /opt/nccl/libnccl.so.2"},
+		{"GOCUDA_NCCL_LIBRARY=", "nccl library searched for"},
 	} {
 		var out bytes.Buffer
 		require.NoError(t, doctor(&out, []string{tc.env}))

@@ -33,7 +33,7 @@ var presentation = []string{"net/http", "expvar", "gonum.org/v1/plot"}
 // core are the packages under the budget's rule: whatever a program that
 // computes on arrays needs. Test helpers among them (pooltest,
 // backendtest) import testify, and with it net/http, and are skipped.
-var core = []string{"cuda", "backend", "pool", "gcpressure", "cuarray", "kernels", "blas"}
+var core = []string{"cuda", "backend", "pool", "gcpressure", "cuarray", "kernels", "blas", "nccl"}
 
 const module = "github.com/gocuda/gocuda"
 

@@ -378,6 +378,149 @@ ELEMENTWISE_ALL(i64, i64)
 ELEMENTWISE_ALL(u8, u8)
 ELEMENTWISE_ALL(c64, c64)
 
+// ---------------------------------------------------------------------------
+// Strided binary operations: dst[i] = f(a[..], b[..]) over the row-major
+// shape of dst, each input read through its own element strides (0 along a
+// dimension it is broadcast over). The Go side (strided.go) simplifies the
+// layout first (drops dimensions of 1, merges neighbours contiguous in both
+// inputs) and picks a mode:
+//   STRIDED_ROW: [rows cols], one input full, the other one row of cols
+//     elements, read at i % cols (a bias added to every row);
+//   STRIDED_COL: [rows cols], the other input one column of rows elements,
+//     read at i / cols; with one row, a single value against a vector;
+//   STRIDED_SWAP, with either: the small input is a (f keeps its order);
+//   STRIDED_GENERAL: up to STRIDED_DIMS dimensions, right-aligned (leading
+//     dimensions of 1 and stride 0), with any strides; Go launches a layout
+//     of more dimensions once for each index of the outer ones.
+// Row and column move 16-byte vectors when the pointers are 16-byte aligned
+// and cols is a whole number of vectors, so that a vector never straddles
+// two rows; indices below 2^32 are divided in 32 bits. dst may be the full
+// input (in place), never the small one.
+
+#define STRIDED_GENERAL 0
+#define STRIDED_ROW 1
+#define STRIDED_COL 2
+#define STRIDED_SWAP 4
+#define STRIDED_DIMS 6
+
+struct Strides {
+  i64 d[STRIDED_DIMS], sa[STRIDED_DIMS], sb[STRIDED_DIMS];
+};
+
+// i / c, in 32 bits when narrow (every index and c below 2^32): a fraction
+// of the cost of 64-bit division, which the GPU does in software.
+__device__ __forceinline__ i64 div_index(i64 i, i64 c, bool narrow) {
+  return narrow ? (i64)((unsigned)i / (unsigned)c) : i / c;
+}
+
+template <class T, class F>
+__device__ __forceinline__ void rowcol(T* dst, const T* full, const T* small, i64 n, i64 cols, int mode, F f) {
+  constexpr int K = 16 / sizeof(T);
+  const i64 tid = global_tid(), stride = global_stride();
+  const bool col = (mode & STRIDED_COL) != 0, swap = (mode & STRIDED_SWAP) != 0;
+  const bool narrow = n <= 0xffffffffll;
+  if (aligned16(dst) && aligned16(full) && (col || aligned16(small)) && cols % K == 0) {
+    const i64 nv = n / K;  // n = rows * cols, a multiple of K: no tail
+    Vec<T>* d = reinterpret_cast<Vec<T>*>(dst);
+    const Vec<T>* fv = reinterpret_cast<const Vec<T>*>(full);
+    for (i64 v = tid; v < nv; v += stride) {
+      const i64 i = v * K, r = div_index(i, cols, narrow);
+      const Vec<T> x = vload(fv + v);
+      Vec<T> z;
+      if (col) {
+        const T y = small[r];
+#pragma unroll
+        for (int k = 0; k < K; k++) z.e[k] = swap ? f(y, x.e[k]) : f(x.e[k], y);
+      } else {
+        const Vec<T> y = vload(reinterpret_cast<const Vec<T>*>(small + (i - r * cols)));
+#pragma unroll
+        for (int k = 0; k < K; k++) z.e[k] = swap ? f(y.e[k], x.e[k]) : f(x.e[k], y.e[k]);
+      }
+      vstore(d + v, z);
+    }
+  } else {
+    for (i64 i = tid; i < n; i += stride) {
+      const i64 r = div_index(i, cols, narrow);
+      const T y = small[col ? r : i - r * cols];
+      dst[i] = swap ? f(y, full[i]) : f(full[i], y);
+    }
+  }
+}
+
+// The general mode: each thread finds the coordinates of its first element
+// and of the grid's stride once (divisions), then steps its coordinates and
+// both inputs' offsets by the stride with carries, which needs none.
+template <class T, class F>
+__device__ __forceinline__ void strided_general(T* dst, const T* a, const T* b, i64 n, const Strides& s, F f) {
+  const i64 tid = global_tid(), stride = global_stride();
+  if (tid >= n) return;
+  i64 c[STRIDED_DIMS], st[STRIDED_DIMS];
+  i64 x = tid, y = stride, oa = 0, ob = 0;
+#pragma unroll
+  for (int k = STRIDED_DIMS - 1; k > 0; k--) {
+    c[k] = x % s.d[k];
+    x /= s.d[k];
+    st[k] = y % s.d[k];
+    y /= s.d[k];
+  }
+  c[0] = x;
+  st[0] = y;  // the outermost coordinate does not wrap: past it, i >= n
+#pragma unroll
+  for (int k = 0; k < STRIDED_DIMS; k++) {
+    oa += c[k] * s.sa[k];
+    ob += c[k] * s.sb[k];
+  }
+  for (i64 i = tid; i < n; i += stride) {
+    dst[i] = f(a[oa], b[ob]);
+    i64 carry = 0;
+#pragma unroll
+    for (int k = STRIDED_DIMS - 1; k > 0; k--) {
+      i64 v = c[k] + st[k] + carry;  // < 2 d[k]: one subtraction wraps it
+      carry = v >= s.d[k];
+      if (carry) v -= s.d[k];
+      const i64 dv = v - c[k];
+      oa += dv * s.sa[k];
+      ob += dv * s.sb[k];
+      c[k] = v;
+    }
+    const i64 dv = st[0] + carry;
+    oa += dv * s.sa[0];
+    ob += dv * s.sb[0];
+  }
+}
+
+template <class T, class F>
+__device__ __forceinline__ void strided2(T* dst, const T* a, const T* b, i64 n, int mode, const Strides& s, F f) {
+  const i64 cols = s.d[STRIDED_DIMS - 1];
+  if (mode == STRIDED_GENERAL)
+    strided_general(dst, a, b, n, s, f);
+  else if (mode & STRIDED_SWAP)
+    rowcol(dst, b, a, n, cols, mode, f);
+  else
+    rowcol(dst, a, b, n, cols, mode, f);
+}
+
+#define STRIDED_PARAMS(p) i64 p##0, i64 p##1, i64 p##2, i64 p##3, i64 p##4, i64 p##5
+#define STRIDED_VALUES(p) {p##0, p##1, p##2, p##3, p##4, p##5}
+#define STRIDED_ONE(OP, F, T, S)                                                                           \
+  KERNEL gocuda_##OP##_strided_##S(T* dst, const T* a, const T* b, i64 n, int mode, STRIDED_PARAMS(d),    \
+                                   STRIDED_PARAMS(sa), STRIDED_PARAMS(sb)) {                              \
+    const Strides s = {STRIDED_VALUES(d), STRIDED_VALUES(sa), STRIDED_VALUES(sb)};                         \
+    strided2(dst, a, b, n, mode, s, F());                                                                  \
+  }
+#define STRIDED_ALL(T, S)       \
+  STRIDED_ONE(add, AddF, T, S)  \
+  STRIDED_ONE(sub, SubF, T, S)  \
+  STRIDED_ONE(mul, MulF, T, S)  \
+  STRIDED_ONE(div, DivF, T, S)
+
+STRIDED_ALL(float, f32)
+STRIDED_ALL(double, f64)
+STRIDED_ALL(int, i32)
+STRIDED_ALL(i64, i64)
+STRIDED_ALL(u8, u8)
+STRIDED_ALL(c64, c64)
+
 // y = alpha*x + y (Scale is muls in place).
 #define AXPY(T, S) \
   KERNEL gocuda_axpy_##S(T* y, const T* x, u64 alpha, i64 n) { map2(y, x, y, n, AxpyF<T>{scalar<T>(alpha)}); }

@@ -1,9 +1,9 @@
 // harness.cpp runs kernels.cu's kernels on the CPU (emu.h) and checks them
 // against plain loops: indexing, the vector path and its tail, unaligned
 // views, guards past the end, both passes of the reductions, the row
-// reductions. It checks the CUDA source's logic without a GPU or nvcc; it
-// says nothing about speed, and math functions are the C library's, not
-// CUDA's. Run it with run.sh.
+// reductions, the strided binary kernels in each mode. It checks the CUDA
+// source's logic without a GPU or nvcc; it says nothing about speed, and
+// math functions are the C library's, not CUDA's. Run it with run.sh.
 #include "emu.h"
 #include "kernels_emu.cu"
 #include <cstdio>
@@ -231,6 +231,110 @@ void test_nn(const char* name, void (*addrow)(T*, const T*, const T*, i64, i64),
   }
 }
 
+// Strided binary kernels: every mode against a loop over the padded
+// 6-dimensional layout, with grids small enough that the general mode's
+// carries and the row/column index math run many times per thread.
+
+template <class T, class K>
+void launch_strided(K k, T* dst, const T* a, const T* b, i64 n, int mode, const i64* d, const i64* sa, const i64* sb,
+                    unsigned grid) {
+  emu_launch(grid, 256, [&] {
+    k(dst, a, b, n, mode, d[0], d[1], d[2], d[3], d[4], d[5], sa[0], sa[1], sa[2], sa[3], sa[4], sa[5], sb[0], sb[1],
+      sb[2], sb[3], sb[4], sb[5]);
+  });
+}
+
+// The reference: element i of the 6-dimensional layout d, inputs read at
+// their strides.
+template <class T, class F>
+long long strided_bad(const T* dst, const T* a, const T* b, const i64* d, const i64* sa, const i64* sb, F ref) {
+  long long bad = 0, i = 0;
+  i64 c[6];
+  for (c[0] = 0; c[0] < d[0]; c[0]++)
+    for (c[1] = 0; c[1] < d[1]; c[1]++)
+      for (c[2] = 0; c[2] < d[2]; c[2]++)
+        for (c[3] = 0; c[3] < d[3]; c[3]++)
+          for (c[4] = 0; c[4] < d[4]; c[4]++)
+            for (c[5] = 0; c[5] < d[5]; c[5]++, i++) {
+              i64 oa = 0, ob = 0;
+              for (int k = 0; k < 6; k++) oa += c[k] * sa[k], ob += c[k] * sb[k];
+              if (!same(dst[i], ref(a[oa], b[ob]))) bad++;
+            }
+  return bad;
+}
+
+template <class T, class K, class F>
+void test_strided(const char* name, K k, F ref) {
+  // General: shapes padded to 6 dimensions, each input broadcast along a
+  // random set of dimensions (stride 0) and contiguous over its own shape
+  // elsewhere, or (every third case) read transposed: strides reversed.
+  const std::vector<std::vector<i64>> shapes = {
+      {1, 1, 1, 1, 1, 7}, {1, 1, 1, 3, 5, 7}, {2, 3, 1, 4, 5, 6}, {1, 1, 1, 1, 97, 61}, {3, 2, 2, 2, 2, 2}, {1, 1, 1, 5000, 1, 3}};
+  int round = 0;
+  for (auto& dv : shapes)
+    for (int rep = 0; rep < 3; rep++, round++) {
+      const i64* d = dv.data();
+      i64 n = 1;
+      for (int k = 0; k < 6; k++) n *= d[k];
+      i64 sa[6], sb[6], ea = 1, eb = 1;
+      for (int which = 0; which < 2; which++) {
+        i64* s = which ? sb : sa;
+        i64 acc = 1;
+        const unsigned mask = (unsigned)rng();
+        for (int k = 5; k >= 0; k--) {
+          const bool bc = (mask >> k) & 1;
+          s[k] = bc ? 0 : acc;
+          if (!bc) acc *= d[k];
+        }
+        if (round % 3 == 2 && which == 0) {  // a transposed read of a
+          i64 t = 1;
+          for (int k = 0; k < 6; k++) {
+            s[k] = (s[k] != 0 || d[k] == 1) ? t : 0;
+            if (s[k]) t *= d[k];
+          }
+        }
+        i64& e = which ? eb : ea;
+        for (int k = 0; k < 6; k++) e += (d[k] - 1) * s[k];
+      }
+      Buf<T> a(ea, rep == 1), b(eb, false), dst(n, rep == 2);
+      for (i64 i = 0; i < ea; i++) a.p[i] = rnd<T>();
+      for (i64 i = 0; i < eb; i++) b.p[i] = rnd<T>();
+      const unsigned grid = (unsigned)(1 + rng() % 3);
+      launch_strided<T>(k, dst.p, a.p, b.p, n, 0, d, sa, sb, grid);
+      const long long bad = strided_bad(dst.p, a.p, b.p, d, sa, sb, ref);
+      CHECK(bad == 0 && dst.guard_ok(), "%s general [%lld %lld %lld %lld %lld %lld] rep %d: %lld wrong, guard %d", name,
+            d[0], d[1], d[2], d[3], d[4], d[5], rep, bad, dst.guard_ok());
+    }
+  // Row and column, with and without the swap, cols a whole number of
+  // vectors or not, aligned or not, in place (dst is the full input) or not.
+  const std::vector<std::pair<i64, i64>> rc = {{1, 1}, {1, 37}, {1, 64}, {7, 16}, {33, 48}, {100, 9}, {3, 4099}, {2048, 4}};
+  for (auto sh : rc)
+    for (int mode : {1, 2, 5, 6})
+      for (int lay = 0; lay < 4; lay++) {
+        const i64 rows = sh.first, cols = sh.second, n = rows * cols;
+        const bool col = mode & 2, swap = mode & 4, inplace = lay == 3;
+        const i64 smalln = col ? rows : cols;
+        Buf<T> full(n, lay == 1), small(smalln, lay == 2), out(n, lay == 2);
+        for (i64 i = 0; i < n; i++) full.p[i] = rnd<T>();
+        for (i64 i = 0; i < smalln; i++) small.p[i] = rnd<T>();
+        std::vector<T> full0(full.p, full.p + n);
+        T* dst = inplace ? full.p : out.p;
+        const i64 d[6] = {1, 1, 1, 1, rows, cols}, zero[6] = {0, 0, 0, 0, 0, 0};
+        const T* a = swap ? small.p : full.p;
+        const T* b = swap ? full.p : small.p;
+        launch_strided<T>(k, dst, a, b, n, mode, d, zero, zero, egrid(n, sizeof(T)));
+        long long bad = 0;
+        for (i64 i = 0; i < n; i++) {
+          const T y = small.p[col ? i / cols : i % cols];
+          const T want = swap ? ref(y, full0[i]) : ref(full0[i], y);
+          if (!same(dst[i], want)) bad++;
+        }
+        const bool guards = full.guard_ok() && small.guard_ok() && out.guard_ok();
+        CHECK(bad == 0 && guards, "%s mode %d %lldx%lld layout %d: %lld wrong, guards %d", name, mode, rows, cols, lay, bad,
+              guards);
+      }
+}
+
 int main() {
   test_binary<float>("add_f32", gocuda_add_f32, [](float a, float b) { return a + b; });
   test_binary<double>("div_f64", gocuda_div_f64, [](double a, double b) { return a / b; });
@@ -329,6 +433,12 @@ int main() {
     CHECK(bad == 0 && s.guard_ok() && m.guard_ok(), "rows %lldx%lld: %lld wrong", rows, cols, bad);
   }
 
+  test_strided<float>("add_strided_f32", gocuda_add_strided_f32, [](float a, float b) { return a + b; });
+  test_strided<double>("div_strided_f64", gocuda_div_strided_f64, [](double a, double b) { return a / b; });
+  test_strided<int>("sub_strided_i32", gocuda_sub_strided_i32, [](int a, int b) { return sub_(a, b); });
+  test_strided<i64>("mul_strided_i64", gocuda_mul_strided_i64, [](i64 a, i64 b) { return mul_(a, b); });
+  test_strided<u8>("div_strided_u8", gocuda_div_strided_u8, [](u8 a, u8 b) { return div_(a, b); });
+  test_strided<c64>("sub_strided_c64", gocuda_sub_strided_c64, [](c64 a, c64 b) { return sub_(a, b); });
   test_nn<float>("f32", gocuda_addrowvec_f32, gocuda_sumcols_f32_pass1, gocuda_sumcols_f32_pass2, gocuda_softmaxxent_f32, 1e-5);
   test_nn<double>("f64", gocuda_addrowvec_f64, gocuda_sumcols_f64_pass1, gocuda_sumcols_f64_pass2, gocuda_softmaxxent_f64, 1e-12);
 
