@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +29,11 @@ const (
 	EnvStreamRace = "GOCUDA_STREAM_CHECK"
 	EnvIdleTrim   = "GOCUDA_IDLE_TRIM"
 	EnvTrace      = "GOCUDA_TRACE"
-	EnvNCCL       = "GOCUDA_NCCL_LIBRARY"
+	// EnvNVRTCLibrary names the NVRTC library file to load instead of
+	// searching for one (package nvrtc reads it).
+	EnvNVRTCLibrary = "GOCUDA_NVRTC_LIBRARY"
+	EnvKernelCache  = "GOCUDA_KERNEL_CACHE"
+	EnvNCCL         = "GOCUDA_NCCL_LIBRARY"
 )
 
 // Backends and pools accepted by GOCUDA_BACKEND and GOCUDA_MEMORY_POOL.
@@ -62,6 +67,13 @@ type Config struct {
 	// the device pools is recorded to, in the format gocuda replay reads
 	// (gzip-compressed when it ends in .gz). "" records nothing.
 	Trace string
+	// NVRTCLibrary is GOCUDA_NVRTC_LIBRARY: the NVRTC library file to
+	// load; "" searches the usual places (package nvrtc).
+	NVRTCLibrary string
+	// KernelCache is GOCUDA_KERNEL_CACHE: the folder where kernels
+	// compiled at run time are kept between processes. Unset, it is
+	// gocuda/kernels under os.UserCacheDir; "" (off) keeps nothing on disk.
+	KernelCache string
 	// NCCLLibrary is GOCUDA_NCCL_LIBRARY: the NCCL library (a file such
 	// as /opt/nccl/lib/libnccl.so.2) that package nccl loads instead of
 	// searching the system and pip's nvidia-nccl. "" searches.
@@ -160,6 +172,15 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get(EnvTrace); ok {
 		c.Trace = v
 	}
+	if v, ok := get(EnvNVRTCLibrary); ok {
+		c.NVRTCLibrary = v
+	}
+	c.KernelCache = DefaultKernelCache()
+	if v, ok := get(EnvKernelCache); ok {
+		if c.KernelCache, err = ParseKernelCache(v); err != nil {
+			return c, &Error{Var: EnvKernelCache, Value: v, Accepted: KernelCacheForms, Err: err}
+		}
+	}
 	if v, ok := get(EnvNCCL); ok {
 		c.NCCLLibrary = v
 	}
@@ -208,7 +229,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNCCL}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL}
 	sort.Strings(n)
 	return n
 }
@@ -433,4 +454,33 @@ func ParseIdleTrim(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("%v is shorter than %s: the pool would be trimmed while in use", d, minIdleTrim)
 	}
 	return d, nil
+}
+
+// KernelCacheForms is what GOCUDA_KERNEL_CACHE accepts.
+const KernelCacheForms = "an absolute folder path, or off"
+
+// ParseKernelCache parses GOCUDA_KERNEL_CACHE: an absolute folder (made
+// on first use), or off or none for no disk cache ("").
+func ParseKernelCache(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	switch strings.ToLower(v) {
+	case "off", "none":
+		return "", nil
+	}
+	if !filepath.IsAbs(v) {
+		// A relative folder would move with the working directory.
+		return "", fmt.Errorf("%q is not an absolute path", v)
+	}
+	return filepath.Clean(v), nil
+}
+
+// DefaultKernelCache is the kernel cache folder when GOCUDA_KERNEL_CACHE is
+// unset: gocuda/kernels under os.UserCacheDir (~/.cache on Linux), or ""
+// (no disk cache) where the system names no cache folder.
+func DefaultKernelCache() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "gocuda", "kernels")
 }

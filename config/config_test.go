@@ -25,6 +25,8 @@ func TestParseDefaultsWhenNothingIsSet(t *testing.T) {
 	assert.False(t, c.SoftLimit.Set())
 	assert.False(t, c.HardLimit.Set())
 	assert.Empty(t, c.Set)
+	assert.Equal(t, DefaultKernelCache(), c.KernelCache)
+	assert.Empty(t, c.NVRTCLibrary)
 }
 
 func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
@@ -64,6 +66,12 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 		{"idle trim off", map[string]string{EnvIdleTrim: "off"}, func(t *testing.T, c Config) { assert.Zero(t, c.IdleTrim) }},
 		{"idle trim 0", map[string]string{EnvIdleTrim: "0"}, func(t *testing.T, c Config) { assert.Zero(t, c.IdleTrim) }},
 		{"trace file", map[string]string{EnvTrace: " run.trace.gz "}, func(t *testing.T, c Config) { assert.Equal(t, "run.trace.gz", c.Trace) }},
+		{"nvrtc library", map[string]string{EnvNVRTCLibrary: "/opt/cuda/lib64/libnvrtc.so.13"}, func(t *testing.T, c Config) {
+			assert.Equal(t, "/opt/cuda/lib64/libnvrtc.so.13", c.NVRTCLibrary)
+		}},
+		{"kernel cache folder", map[string]string{EnvKernelCache: "/var/cache/k/"}, func(t *testing.T, c Config) { assert.Equal(t, "/var/cache/k", c.KernelCache) }},
+		{"kernel cache off", map[string]string{EnvKernelCache: "off"}, func(t *testing.T, c Config) { assert.Empty(t, c.KernelCache) }},
+		{"kernel cache none", map[string]string{EnvKernelCache: "None"}, func(t *testing.T, c Config) { assert.Empty(t, c.KernelCache) }},
 		{"trace empty is unset", map[string]string{EnvTrace: " "}, func(t *testing.T, c Config) { assert.Empty(t, c.Trace) }},
 		{"nccl library", map[string]string{EnvNCCL: " /opt/nccl/lib/libnccl.so.2 "}, func(t *testing.T, c Config) {
 			assert.Equal(t, "/opt/nccl/lib/libnccl.so.2", c.NCCLLibrary)
@@ -101,6 +109,7 @@ func TestParseRejectsBadValuesNamingVariableValueAndForms(t *testing.T) {
 		{"idle trim without unit", EnvIdleTrim, "30", "30s, 5m"},
 		{"idle trim too short", EnvIdleTrim, "1ms", "at least 10ms"},
 		{"idle trim negative", EnvIdleTrim, "-5s", "or off"},
+		{"relative kernel cache", EnvKernelCache, "cache/k", "an absolute folder path, or off"},
 		{"hard limit zero", EnvHardLimit, "0", `for no limit write "none" or "off"`},
 		{"soft limit zero", EnvSoftLimit, "0", `for no limit write "none" or "off"`},
 		{"hard limit zero with unit", EnvHardLimit, "0 MiB", `would refuse every allocation`},

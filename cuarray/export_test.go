@@ -1,6 +1,11 @@
 package cuarray
 
-import "github.com/gocuda/gocuda/pool"
+import (
+	"testing"
+
+	"github.com/gocuda/gocuda/internal/kernelcache"
+	"github.com/gocuda/gocuda/pool"
+)
 
 // idleStreams is how many streams the set of p holds unborrowed: at most
 // MaxIdleStreams.
@@ -25,3 +30,22 @@ func WaitRetired() { retiring.wait() }
 // StreamsMade is how many backend streams cuarray made and has not
 // destroyed yet (default streams included).
 func StreamsMade() int64 { return made.Load() }
+
+// SetKernelCacheDir replaces the compile cache of user kernels with an
+// empty one in dir ("" for memory only), for the test's life.
+func SetKernelCacheDir(t testing.TB, dir string) *kernelcache.Cache {
+	old := compiledCache.Load()
+	c := &kernelcache.Cache{Dir: dir}
+	compiledCache.Store(c)
+	t.Cleanup(func() { compiledCache.Store(old) })
+	return c
+}
+
+// KernelFrom says where k's code on its last device came from: "built",
+// "memory" or "disk" for source, "image" for an image, "" before any.
+func KernelFrom(k *Kernel) string {
+	if l := k.last.Load(); l != nil {
+		return l.from
+	}
+	return ""
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/internal/nvml"
+	"github.com/gocuda/gocuda/nvrtc"
 )
 
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -65,6 +66,15 @@ func doctor(w io.Writer, environ []string) error {
 		} else {
 			describeDevices(w, b)
 		}
+	}
+
+	fmt.Fprintln(w, "\nNVRTC (compiles cuarray.NewKernel's source)")
+	if name, err := nvrtc.Library(); err != nil {
+		fmt.Fprintf(w, "  none: %v\n  Kernels from source need it on a GPU; kernels with a HostFunc still run on the host backend.\n", err)
+	} else {
+		major, minor, _ := nvrtc.Version()
+		archs, _ := nvrtc.SupportedArchs()
+		fmt.Fprintf(w, "  %s, NVRTC %d.%d, architectures %v\n", name, major, minor, archs)
 	}
 
 	fmt.Fprintln(w, "\nBackend")
@@ -216,6 +226,16 @@ func parsedValue(c config.Config, name string) string {
 			return "trace off"
 		}
 		return "trace to " + c.Trace
+	case config.EnvNVRTCLibrary:
+		if c.NVRTCLibrary == "" {
+			return "NVRTC searched for"
+		}
+		return "NVRTC from " + c.NVRTCLibrary
+	case config.EnvKernelCache:
+		if c.KernelCache == "" {
+			return "kernel cache in memory only"
+		}
+		return "kernel cache in " + c.KernelCache
 	case config.EnvNCCL:
 		if c.NCCLLibrary == "" {
 			return "nccl library searched for"

@@ -206,6 +206,7 @@ func TestDoctorReportsBackendAndKnobs(t *testing.T) {
 	require.NoError(t, err)
 	s := out.String()
 	assert.Contains(t, s, "CUDA driver")
+	assert.Contains(t, s, "NVRTC (compiles cuarray.NewKernel's source)\n  ")
 	assert.Contains(t, s, "Backend")
 	assert.Contains(t, s, "pool split")
 	assert.Contains(t, s, "hard limit 4.0 GiB")
