@@ -37,6 +37,8 @@ type Kernel struct {
 	image  []byte // the program's own PTX, cubin or fatbin
 	opts   []string
 	host   reflect.Value // the Go form, a func; invalid if none
+	// preamble is Preamble's code, which only NewElementwiseKernel takes.
+	preamble string
 
 	// fns holds the function for each device's context; last is the one
 	// used last, so that the common case, one device, costs one load.
@@ -127,6 +129,9 @@ func newKernel(ctor, name string, opts []KernelOption, k *Kernel) (*Kernel, erro
 		if err := o(k); err != nil {
 			return nil, fmt.Errorf("cuarray: %s(%s): %v: %w", ctor, name, err, backend.ErrInvalidValue)
 		}
+	}
+	if k.preamble != "" {
+		return nil, fmt.Errorf("cuarray: %s(%s): Preamble is an option of NewElementwiseKernel; put the code in the kernel's source: %w", ctor, name, backend.ErrInvalidValue)
 	}
 	return k, nil
 }

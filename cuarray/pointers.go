@@ -100,6 +100,8 @@ type operand interface {
 	// hostSlice is the array's elements as a []T over p, its address on
 	// the host backend, for Go code the host backend runs.
 	hostSlice(p backend.Ptr) any
+	// byteSpan is the array's bytes in its buffer's block: [from, to).
+	byteSpan() (from, to uint64)
 	String() string
 }
 
@@ -108,6 +110,11 @@ func (a *Array[T]) elems() int             { return a.n }
 func (a *Array[T]) shapeOf() []int         { return a.shape() }
 func (a *Array[T]) dtype() kernels.DType   { return kernels.DTypeOf[T]() }
 func (a *Array[T]) device() backend.Device { return a.origin.dev }
+
+func (a *Array[T]) byteSpan() (from, to uint64) {
+	var z T
+	return a.off, a.off + uint64(a.n)*uint64(unsafe.Sizeof(z))
+}
 
 func (a *Array[T]) hostSlice(p backend.Ptr) any {
 	if a.n == 0 {
