@@ -49,3 +49,23 @@ func KernelFrom(k *Kernel) string {
 	}
 	return ""
 }
+
+// ElementwiseSource is the source k generates for inputs of kinds ("s"
+// scalar, "a" array, "b" broadcast array) over nd broadcast dimensions.
+func ElementwiseSource(k *ElementwiseKernel, kinds string, nd int) string {
+	return k.source([]byte(kinds), nd)
+}
+
+// ElementwiseSpecs lists the specializations k has made, and where each
+// one's code on its last device came from (KernelFrom's words).
+func ElementwiseSpecs(k *ElementwiseKernel) map[string]string {
+	out := map[string]string{}
+	k.specs.Range(func(key, v any) bool {
+		out[key.(string)] = KernelFrom(v.(*Kernel))
+		return true
+	})
+	return out
+}
+
+// ElementwiseLayout is ewLayout, for tests.
+var ElementwiseLayout = ewLayout
