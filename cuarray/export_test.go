@@ -69,3 +69,8 @@ func ElementwiseSpecs(k *ElementwiseKernel) map[string]string {
 
 // ElementwiseLayout is ewLayout, for tests.
 var ElementwiseLayout = ewLayout
+
+// ElementwiseParams is k's parameter lists in canonical form.
+func ElementwiseParams(k *ElementwiseKernel) (in, out string) {
+	return formatEWParams(k.in), formatEWParams(k.out)
+}
