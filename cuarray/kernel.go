@@ -79,6 +79,11 @@ type KernelOption func(*Kernel) error
 // host can read what it wrote. It must not block on later work of the
 // same stream nor keep the slices after it returns. The arguments are
 // checked against its parameters at each launch.
+//
+// For an ElementwiseKernel the func takes the inputs, then the outputs: an
+// input as []T receives arrays and scalars alike as a slice of the
+// result's length (broadcast already applied), an input as T scalars
+// only; outputs are []T. It is checked when the kernel is made.
 func HostFunc(fn any) KernelOption {
 	return func(k *Kernel) error {
 		v := reflect.ValueOf(fn)
