@@ -62,7 +62,7 @@ func newGPUComm(ctx context.Context, dev *cudabackend.Device, id UniqueID, rank,
 		}
 		return nil, err
 	}
-	if err := pollReady(ctx, "ncclCommInitRankConfig", &w); err != nil {
+	if err := pollReady(ctx, "NewComm: ncclCommInitRankConfig", &w); err != nil {
 		cAbort(cctx, h)
 		return nil, err
 	}
