@@ -32,35 +32,46 @@ const (
 	// first arrays) would otherwise collect after every few MiB of fresh
 	// arrays, and each collection costs at least a runtime.GC (0.1 to 1 ms
 	// with a small Go heap) to save memory that no other process would
-	// notice: 64 MiB is under 0.1 % of an H100, 0.4 % of a 16 GiB card.
-	// It is also two of the split pool's 32 MiB chunks, the unit in which
-	// the pool gives memory back, so a target at the floor can be followed.
-	PacerFloor = 64 << 20
+	// notice: 32 MiB is 0.04 % of an H100, 0.2 % of a 16 GiB card, and
+	// a program making garbage at the floor collects at most once per
+	// 16 MiB of it. Not more: a training loop on the host backend with a
+	// live set of 30 MiB (examples/train -width 1024 -batch 512) must
+	// keep its footprint within three times that, and the hard line (see
+	// PacerHardLine) sits above the target. It is also one of the split
+	// pool's largest chunks, the unit in which it gives memory back.
+	PacerFloor = 32 << 20
 
-	// PacerBudget is the share of run time pacer collections may take:
-	// one runs only when the previous collection's duration is at most
-	// half the time since it started. Pacer collections always run in the
-	// background (the allocating goroutine goes on at once), one at a
-	// time, and their wall time is not the program's: Go marks
-	// concurrently with a quarter of GOMAXPROCS, so collections running
-	// half the time take about an eighth of the CPU, the share Go's own
-	// collector takes under GOGC in a program that allocates fast. Half is
-	// also the cap of Go's GC CPU limiter. Under the 4 GiB limit of
-	// examples/train with a 256 MiB Go heap, background collections ran
-	// 60 % of the time and a step stayed at PyTorch's time (docs/gc.md).
-	// When collections are dearer than that, the footprint grows past the
-	// target instead of the run slowing down, up to where the eager
-	// heuristic's pressure rules take over.
+	// PacerBudget is the share of run time pacer collections may take,
+	// with PacerBurst: over any stretch of time W they take at most
+	// PacerBudget*W + PacerBurst, plus one collection. Most run in the
+	// background (the allocating goroutine goes on at once), and their
+	// wall time is not the program's: Go marks concurrently with a quarter
+	// of GOMAXPROCS, so collections running half the time take about an
+	// eighth of the CPU. Half is the cap of Go's own GC CPU limiter. Under
+	// the 4 GiB limit of examples/train with a 256 MiB Go heap, background
+	// collections ran 60 % of the time and a step stayed at PyTorch's time
+	// (docs/gc.md). When collections are dearer than that, the footprint
+	// grows past the target instead of the run slowing down, up to where
+	// the eager heuristic's pressure rules take over.
 	PacerBudget = 0.5
 
+	// PacerBurst is how much unspent budget the pacer may save up (a token
+	// bucket, as Go's GC CPU limiter has): a program issues work in bursts
+	// (a training loop queues a whole epoch of steps on the GPU within
+	// milliseconds, then waits for it), and within a burst collections
+	// must follow each other more closely than the budget's share allows
+	// on average, or the burst's garbage piles up.
+	PacerBurst = 100 * time.Millisecond
 	// reclaimBand is the hysteresis of reserved bytes: after a pacer
-	// collection the pool gives back what it reserves above the target
-	// only once that is more than a quarter of the target, and then down
-	// to the target. A steady loop reserves up to the target plus what it
-	// allocates while a collection runs; within the band that memory stays
-	// mapped from one cycle to the next instead of being unmapped and
-	// mapped again every step.
-	reclaimBand = 4 // the band is target/reclaimBand
+	// collection the pool gives back what it reserves above the next
+	// cycle's hard line (PacerHardLine: bytes in use do not pass it without
+	// waiting for a collection) only once that is more than an eighth of
+	// the line, and then down to the line. A steady loop reserves up to
+	// the hard line plus what rounding and fragmentation add; within the
+	// band that memory stays mapped from one cycle to the next instead of
+	// being unmapped and mapped again every step, and when the live set
+	// shrinks, reserved bytes follow it at the next pacer collection.
+	reclaimBand = 8 // the band is hard/reclaimBand
 )
 
 // PacerTarget is the device bytes in use at which the pacer starts the
@@ -84,6 +95,30 @@ func PacerTarget(liveAfter uint64, percent int) uint64 {
 	return max(t, floor)
 }
 
+// PacerHardLine is the bytes in use at which allocations wait for the
+// pacer's collection instead of running ahead of it: halfway again past
+// the target, target + (target - liveAfter)/2 (two and a half times the
+// live set at GCPercent 100). Go's collector has the same brake, the
+// assists that make a goroutine that allocates faster than marking goes
+// help mark. A program that queues device work far ahead of the device
+// (a training loop issuing an epoch's steps within milliseconds) would
+// otherwise make all its garbage while one background collection runs.
+// Waiting costs such a program little: the device still has the queued
+// work to do.
+func PacerHardLine(target, liveAfter uint64) uint64 {
+	if target == 0 {
+		return 0
+	}
+	grow := uint64(0)
+	if target > liveAfter {
+		grow = target - liveAfter
+	}
+	if h := target + grow/2; h >= target {
+		return h
+	}
+	return ^uint64(0)
+}
+
 // PaceInput is what the pacer decides on. The wrapper fills it on its slow
 // path, when the pool's reserved bytes have grown past the target (live
 // bytes are at most reserved bytes, so below it nothing can be due).
@@ -92,53 +127,55 @@ type PaceInput struct {
 	// Request the allocation about to be made.
 	Live, Request uint64
 	// Target is PacerTarget of the last collection's live bytes; 0 means
-	// the pacer is off.
-	Target uint64
-	// SinceLast is the time since the previous collection (of any kind)
-	// started, LastDur how long it took; LastDur 0 means there was none.
-	SinceLast, LastDur time.Duration
-	// Budget is the share of run time pacer collections may take;
-	// 0 means PacerBudget.
-	Budget float64
+	// the pacer is off. Hard is PacerHardLine.
+	Target, Hard uint64
+	// Credit is the pacer's unspent budget: PacerBudget of the time
+	// since the pacer started, less what its collections took, at most
+	// PacerBurst. A collection starts only while it is positive.
+	Credit time.Duration
 	// InFlight: a collection is running now.
 	InFlight bool
 }
 
-// Pace is the pacer's decision: Background when the bytes in use with
-// the request reach the target, no collection is running, and the
-// previous collection's duration is within Budget of the time since it
-// started (so pacer collections take at most Budget of run time, plus one
-// collection); otherwise Skip. It never returns Now: a pacer collection
-// is far from any limit, and nothing needs to wait for it.
+// Pace is the pacer's decision. Below the target: Skip. From the target,
+// with credit: Background, a collection the allocation does not wait
+// for; from the hard line, Now: the allocation waits for it. While a
+// collection runs, an allocation from the hard line waits for that one
+// (Now); none starts beside it. Without credit: Skip, so the budget bounds
+// the time pacer collections take and the time allocations wait for them,
+// and the footprint grows past the target instead.
 func Pace(in PaceInput) Action {
-	if in.Target == 0 || in.InFlight || in.Live+in.Request < in.Target || in.Live+in.Request < in.Live {
+	x := in.Live + in.Request
+	if in.Target == 0 || x < in.Live || x < in.Target {
 		return Skip
 	}
-	b := in.Budget
-	if b <= 0 {
-		b = PacerBudget
-	}
-	if in.LastDur > 0 && float64(in.LastDur) > b*float64(in.SinceLast) {
+	hard := in.Hard != 0 && x >= in.Hard
+	switch {
+	case in.InFlight && hard:
+		return Now
+	case in.InFlight, in.Credit <= 0:
 		return Skip
+	case hard:
+		return Now
 	}
 	return Background
 }
 
 // ReclaimAfterPacing is how many bytes the pool should give back to the
-// driver after a pacer collection, holding reserved bytes with the target
-// the collection set: none while reserved is within a quarter of the
-// target above it (see reclaimBand), else everything above the target.
-// The next cycle uses up to the target before it collects again, so what
-// is above it would only be cached until the next reclaim.
-func ReclaimAfterPacing(reserved, target uint64) uint64 {
-	if target == 0 || reserved <= target+target/reclaimBand {
+// driver after a pacer collection, given its reserved bytes and the hard
+// line the collection set: none while reserved is within an eighth of the
+// line above it (see reclaimBand), else everything above the line. The
+// next cycle waits for a collection before it uses more than the line, so
+// what is above it would only be cached until the next reclaim.
+func ReclaimAfterPacing(reserved, hard uint64) uint64 {
+	if hard == 0 || reserved <= hard+hard/reclaimBand {
 		return 0
 	}
-	return reserved - target
+	return reserved - hard
 }
 
 // pacerStep is how far reserved bytes grow past a look that found the
-// pacer not due (live bytes below the target, or too soon for its budget)
+// pacer not due (live bytes below the target, or no credit left)
 // before the next look: a sixteenth of the target, at least 1 MiB. Looks
 // cost a lock and the pool's Stats; this keeps them to a few a cycle when
 // reserved bytes move with every allocation (the driver's pool), and

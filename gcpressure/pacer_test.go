@@ -25,7 +25,7 @@ func TestPacerTargetTable(t *testing.T) {
 		{"before the first collection the floor", 0, 100, PacerFloor},
 		{"a small live set gets the floor", 10 * mib, 100, PacerFloor},
 		{"the floor scales with the setting", 10 * mib, 50, PacerFloor / 2},
-		{"just above the floor", 33 * mib, 100, 66 * mib},
+		{"just above the floor", 17 * mib, 100, 34 * mib},
 		{"odd bytes are not lost", 100*gib + 99, 100, 200*gib + 198},
 		{"a target beyond any device saturates", math.MaxUint64 / 2, MaxGCPercent, math.MaxUint64},
 	} {
@@ -35,26 +35,42 @@ func TestPacerTargetTable(t *testing.T) {
 	}
 }
 
+func TestPacerHardLineTable(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		target, liveAfter uint64
+		want              uint64
+	}{
+		{"off has none", 0, gib, 0},
+		{"halfway again past the target: 2.5x the live set at 100", 2 * gib, gib, 5 * gib / 2},
+		{"at the floor, from what is live", PacerFloor, 16 * mib, PacerFloor + 8*mib},
+		{"before the first collection 1.5x the target", PacerFloor, 0, 3 * PacerFloor / 2},
+		{"saturates", math.MaxUint64 - 1, 0, math.MaxUint64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, PacerHardLine(tc.target, tc.liveAfter))
+		})
+	}
+}
+
 func TestPaceTable(t *testing.T) {
-	ms := time.Millisecond
-	target := uint64(2 * gib)
+	target, hard := uint64(2*gib), uint64(5*gib/2)
+	credit := 10 * time.Millisecond
 	for _, tc := range []struct {
 		name string
 		in   PaceInput
 		want Action
 	}{
-		{"off never collects", PaceInput{Live: 100 * gib}, Skip},
-		{"below the target nothing runs", PaceInput{Live: gib, Target: target}, Skip},
-		{"at the target the first collection runs in the background", PaceInput{Live: target, Target: target}, Background},
-		{"the request counts towards the target", PaceInput{Live: target - mib, Request: mib, Target: target}, Background},
-		{"a running collection is not doubled", PaceInput{Live: 3 * gib, Target: target, InFlight: true}, Skip},
-		// Budget 50 %: a 10 ms collection needs 20 ms between starts.
-		{"too soon for the budget", PaceInput{Live: 3 * gib, Target: target, SinceLast: 19 * ms, LastDur: 10 * ms}, Skip},
-		{"late enough for the budget", PaceInput{Live: 3 * gib, Target: target, SinceLast: 20 * ms, LastDur: 10 * ms}, Background},
-		{"a dear collection spaces the next", PaceInput{Live: 30 * gib, Target: target, SinceLast: 70 * ms, LastDur: 41 * ms}, Skip},
-		{"a smaller budget spaces more", PaceInput{Live: 3 * gib, Target: target, SinceLast: 100 * ms, LastDur: 10 * ms, Budget: 0.05}, Skip},
-		{"a smaller budget still allows one later", PaceInput{Live: 3 * gib, Target: target, SinceLast: 200 * ms, LastDur: 10 * ms, Budget: 0.05}, Background},
-		{"a request that wraps is no signal", PaceInput{Live: gib, Request: math.MaxUint64, Target: target}, Skip},
+		{"off never collects", PaceInput{Live: 100 * gib, Credit: credit}, Skip},
+		{"below the target nothing runs", PaceInput{Live: gib, Target: target, Hard: hard, Credit: credit}, Skip},
+		{"at the target a collection runs in the background", PaceInput{Live: target, Target: target, Hard: hard, Credit: credit}, Background},
+		{"the request counts towards the target", PaceInput{Live: target - mib, Request: mib, Target: target, Hard: hard, Credit: credit}, Background},
+		{"from the hard line the allocation waits", PaceInput{Live: hard, Target: target, Hard: hard, Credit: credit}, Now},
+		{"a running collection is not doubled", PaceInput{Live: target, Target: target, Hard: hard, Credit: credit, InFlight: true}, Skip},
+		{"from the hard line a running collection is waited for", PaceInput{Live: hard, Target: target, Hard: hard, InFlight: true}, Now},
+		{"without credit nothing starts", PaceInput{Live: target, Target: target, Hard: hard}, Skip},
+		{"without credit nothing starts even past the hard line", PaceInput{Live: 3 * hard, Target: target, Hard: hard, Credit: -time.Millisecond}, Skip},
+		{"a request that wraps is no signal", PaceInput{Live: gib, Request: math.MaxUint64, Target: target, Hard: hard, Credit: credit}, Skip},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, Pace(tc.in))
@@ -64,55 +80,47 @@ func TestPaceTable(t *testing.T) {
 
 func TestReclaimAfterPacingTable(t *testing.T) {
 	for _, tc := range []struct {
-		name             string
-		reserved, target uint64
-		want             uint64
+		name           string
+		reserved, hard uint64
+		want           uint64
 	}{
 		{"pacer off gives nothing back", 10 * gib, 0, 0},
-		{"below the target nothing", gib, 2 * gib, 0},
-		{"at the target nothing", 2 * gib, 2 * gib, 0},
-		{"within the band nothing: the next cycle reuses it", 2*gib + gib/2, 2 * gib, 0},
-		{"past the band down to the target", 2*gib + gib/2 + 1, 2 * gib, gib/2 + 1},
+		{"below the hard line nothing", gib, 2 * gib, 0},
+		{"at the hard line nothing", 2 * gib, 2 * gib, 0},
+		{"within the band nothing: the next cycle reuses it", 2*gib + gib/4, 2 * gib, 0},
+		{"past the band down to the hard line", 2*gib + gib/4 + 1, 2 * gib, gib/4 + 1},
 		{"a live set that shrank gives back most", 40 * gib, 2 * gib, 38 * gib},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, ReclaimAfterPacing(tc.reserved, tc.target))
+			assert.Equal(t, tc.want, ReclaimAfterPacing(tc.reserved, tc.hard))
 		})
 	}
 }
 
-// FuzzPace checks the pacer's invariants: it never waits (Now), never
-// collects below the target or beside a running collection, and collects
-// only when the previous collection's duration is within the budget of the
-// time since it started.
+// FuzzPace checks the pacer's invariants: nothing below the target or
+// with the pacer off, never a second collection beside a running one,
+// none started without credit, and waiting only from the hard line.
 func FuzzPace(f *testing.F) {
-	f.Add(uint64(3*gib), uint64(0), uint64(2*gib), int64(time.Second), int64(time.Millisecond), 0.0, false)
-	f.Add(uint64(1), uint64(1), uint64(0), int64(0), int64(0), 0.5, true)
-	f.Fuzz(func(t *testing.T, live, req, target uint64, since, dur int64, budget float64, inflight bool) {
-		if math.IsNaN(budget) || budget < 0 || budget > 1 || since < 0 || dur < 0 {
-			return
-		}
-		in := PaceInput{Live: live, Request: req, Target: target, SinceLast: time.Duration(since), LastDur: time.Duration(dur), Budget: budget, InFlight: inflight}
+	f.Add(uint64(3*gib), uint64(0), uint64(2*gib), uint64(5*gib/2), int64(time.Millisecond), false)
+	f.Add(uint64(1), uint64(1), uint64(0), uint64(0), int64(0), true)
+	f.Fuzz(func(t *testing.T, live, req, target, hard uint64, credit int64, inflight bool) {
+		in := PaceInput{Live: live, Request: req, Target: target, Hard: hard, Credit: time.Duration(credit), InFlight: inflight}
 		act := Pace(in)
-		if act == Skip {
-			return
-		}
-		if act != Background {
-			t.Fatalf("%v for %+v", act, in)
-		}
-		b := budget
-		if b == 0 {
-			b = PacerBudget
-		}
+		x := live + req
 		switch {
-		case inflight:
-			t.Fatalf("collects beside a running collection: %+v", in)
+		case act == Skip:
 		case target == 0:
-			t.Fatalf("collects with the pacer off: %+v", in)
-		case live+req < target || live+req < live:
-			t.Fatalf("collects below the target: %+v", in)
-		case dur > 0 && float64(dur) > b*float64(since):
-			t.Fatalf("over budget: %+v", in)
+			t.Fatalf("%v with the pacer off: %+v", act, in)
+		case x < live || x < target:
+			t.Fatalf("%v below the target: %+v", act, in)
+		case act == Now && (hard == 0 || x < hard):
+			t.Fatalf("waits below the hard line: %+v", in)
+		case act == Background && inflight:
+			t.Fatalf("a second collection beside a running one: %+v", in)
+		case !inflight && credit <= 0:
+			t.Fatalf("%v without credit: %+v", act, in)
+		case act != Now && act != Background:
+			t.Fatalf("unknown action %v", act)
 		}
 	})
 }

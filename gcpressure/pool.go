@@ -92,8 +92,12 @@ type Pool struct {
 	// when the last look found the pacer not due; noWatch while a
 	// collection runs (its end sets it) or with the pacer off.
 	eagerAt, pacerAt uint64
-	// target is the pacer's (PacerTarget of lastLive); 0 when it is off.
-	target uint64
+	// target is the pacer's (PacerTarget of lastLive), hard its
+	// PacerHardLine; both 0 when it is off. credit is its unspent budget
+	// as of creditAt (see PacerBurst).
+	target, hard uint64
+	credit       time.Duration
+	creditAt     time.Time
 
 	// oomMu makes one goroutine at a time climb the out-of-memory ladder;
 	// the others wait and then find the memory it freed.
@@ -158,7 +162,8 @@ func Wrap(p pool.Pool, o Options) (*Pool, error) {
 	if w.opts.Early {
 		w.mu.Lock()
 		w.refreshLimit(time.Now(), w.src.Reserved())
-		w.target = PacerTarget(0, w.opts.GCPercent)
+		w.setTarget(0)
+		w.credit, w.creditAt = PacerBurst, w.start
 		if w.target != 0 {
 			w.pacerAt = max(w.target, w.src.Reserved())
 		}
@@ -301,6 +306,22 @@ func (w *Pool) setWatch(v uint64) {
 	w.arm()
 }
 
+// setTarget sets the pacer's target and hard line from the live bytes a
+// collection left. The caller holds mu.
+func (w *Pool) setTarget(liveAfter uint64) {
+	w.target = PacerTarget(liveAfter, w.opts.GCPercent)
+	w.hard = PacerHardLine(w.target, liveAfter)
+}
+
+// refill adds to the pacer's credit what the budget earned since it was
+// last counted, up to PacerBurst. The caller holds mu.
+func (w *Pool) refill(now time.Time) {
+	if d := now.Sub(w.creditAt); d > 0 {
+		w.credit = min(PacerBurst, w.credit+time.Duration(PacerBudget*float64(d)))
+		w.creditAt = now
+	}
+}
+
 // arm publishes the lower of the two watermarks for Alloc. The caller
 // holds mu.
 func (w *Pool) arm() { w.watch.Store(min(w.eagerAt, w.pacerAt)) }
@@ -404,11 +425,15 @@ func (w *Pool) look(size uint64) {
 		w.setWatch(w.eagerAt)
 	}
 	if act == Skip && r > w.pacerAt {
-		pin := PaceInput{Live: live(), Request: size, Target: w.target, SinceLast: in.SinceLast, LastDur: in.LastDur, InFlight: in.InFlight}
-		if act = Pace(pin); act == Background {
+		w.refill(now)
+		pin := PaceInput{Live: live(), Request: size, Target: w.target, Hard: w.hard, Credit: w.credit, InFlight: in.InFlight}
+		if act = Pace(pin); act != Skip {
 			note = "pacer"
 		} else {
 			w.pacerAt = w.nextPacerLook(r)
+			if in.InFlight && r < w.hard {
+				w.pacerAt = w.hard
+			}
 			w.arm()
 		}
 	}
@@ -443,10 +468,12 @@ func (w *Pool) look(size uint64) {
 func (w *Pool) begin(now time.Time) *collection {
 	c := &collection{done: make(chan struct{})}
 	w.running, w.lastStart = c, now
-	// The pacer does not look while a collection runs: its end sets the
-	// next target, and garbage made meanwhile is the next cycle's.
-	w.pacerAt = noWatch
-	w.arm()
+	// While a collection runs the pacer looks only from the hard line,
+	// where allocations wait for it; its end sets the next target.
+	if w.target != 0 {
+		w.pacerAt = max(w.hard, w.src.Reserved())
+		w.arm()
+	}
 	return c
 }
 
@@ -480,11 +507,15 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 		w.running = nil
 	}
 	// The pacer's next target follows what this collection left live,
-	// whatever kind it was.
+	// whatever kind it was; its own collections spend its credit.
 	if w.opts.GCPercent != PacerOff {
-		w.target = PacerTarget(after, w.opts.GCPercent)
+		w.setTarget(after)
 	}
-	target := w.target
+	if note == "pacer" {
+		w.refill(end)
+		w.credit -= dur
+	}
+	hard := w.hard
 	// Where to look next: after a collection, the pool may hold less
 	// (pools that cache nothing give freed memory straight back), and the
 	// next growth from there is news.
@@ -498,13 +529,13 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 	}
 
 	// Reserved follows live: after a pacer collection, what the pool
-	// reserves beyond the next cycle's target goes back to the driver
+	// reserves beyond the next cycle's hard line goes back to the driver
 	// (with hysteresis, see ReclaimAfterPacing). Only after pacer
 	// collections: the eager ones run under pressure, where the cache is
 	// what the next allocations near the limit are served from, and the
 	// out-of-memory ladder reclaims on its own.
 	if note == "pacer" {
-		if n := ReclaimAfterPacing(w.src.Reserved(), target); n > 0 {
+		if n := ReclaimAfterPacing(w.src.Reserved(), hard); n > 0 {
 			w.counts.pacerReclaimed.Add(w.Pool.Reclaim(n))
 		}
 	}
