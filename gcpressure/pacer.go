@@ -61,17 +61,22 @@ const (
 	// milliseconds, then waits for it), and within a burst collections
 	// must follow each other more closely than the budget's share allows
 	// on average, or the burst's garbage piles up.
-	PacerBurst = 100 * time.Millisecond
+	PacerBurst = 250 * time.Millisecond
 	// reclaimBand is the hysteresis of reserved bytes: after a pacer
 	// collection the pool gives back what it reserves above the next
 	// cycle's hard line (PacerHardLine: bytes in use do not pass it without
-	// waiting for a collection) only once that is more than an eighth of
-	// the line, and then down to the line. A steady loop reserves up to
-	// the hard line plus what rounding and fragmentation add; within the
-	// band that memory stays mapped from one cycle to the next instead of
-	// being unmapped and mapped again every step, and when the live set
-	// shrinks, reserved bytes follow it at the next pacer collection.
-	reclaimBand = 8 // the band is hard/reclaimBand
+	// waiting for a collection) only once that is more than a quarter of
+	// the line, and at least PacerFloor, and then down to the line. A
+	// steady loop reserves up to the hard line plus what rounding and
+	// fragmentation add (on the host, a training loop's cycles ended 10 to
+	// 25 MiB above a 55 MiB line); within the band that memory stays
+	// mapped from one cycle to the next. Giving it back every cycle would
+	// not only map and unmap the same memory: a pool takes what it gives
+	// back out of its cache first and waits for the stream's queued work
+	// before unmapping it, and meanwhile the next cycle grows the pool
+	// anew. When the live set shrinks, reserved bytes follow it at the
+	// next pacer collection.
+	reclaimBand = 4 // the band is hard/reclaimBand, at least PacerFloor
 )
 
 // PacerTarget is the device bytes in use at which the pacer starts the
@@ -163,12 +168,13 @@ func Pace(in PaceInput) Action {
 
 // ReclaimAfterPacing is how many bytes the pool should give back to the
 // driver after a pacer collection, given its reserved bytes and the hard
-// line the collection set: none while reserved is within an eighth of the
-// line above it (see reclaimBand), else everything above the line. The
+// line the collection set: none while reserved is within a quarter of the
+// line, and PacerFloor, above it (see reclaimBand), else everything above
+// the line. The
 // next cycle waits for a collection before it uses more than the line, so
 // what is above it would only be cached until the next reclaim.
 func ReclaimAfterPacing(reserved, hard uint64) uint64 {
-	if hard == 0 || reserved <= hard+hard/reclaimBand {
+	if hard == 0 || reserved <= hard+max(hard/reclaimBand, PacerFloor) {
 		return 0
 	}
 	return reserved - hard
