@@ -35,7 +35,7 @@ type arrayRig struct {
 	comms   []*nccl.Comm
 }
 
-func newArrayRig(t *testing.T, n int) *arrayRig {
+func newArrayRig(t testing.TB, n int) *arrayRig {
 	t.Helper()
 	r := &arrayRig{}
 	if onGPU() {
