@@ -176,11 +176,15 @@ func BroadcastArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cuarra
 	}
 	count := dst.Len() * per
 	if c.rank != root || src == dst {
-		// Off root src is not read; a root out of range is Broadcast's
-		// error.
+		// Off the root src is not read, and dst only written; a root out
+		// of range is Broadcast's error.
+		use := cuarray.Out(dst)
+		if src == dst {
+			use = cuarray.InOut(dst)
+		}
 		return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
 			return c.Broadcast(p[0], p[0], count, dt, root, bs)
-		}, []any{dst}, cuarray.InOut(dst))
+		}, []any{dst}, use)
 	}
 	if err := checkArray(c, what, "src (on the root)", src); err != nil {
 		return err
@@ -214,9 +218,14 @@ func ReduceArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cuarray.A
 	}
 	count := src.Len() * per
 	if c.rank != root || dst == src {
+		// Off the root src is only read and nothing is written.
+		use := cuarray.In(src)
+		if dst == src {
+			use = cuarray.InOut(src)
+		}
 		return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
 			return c.Reduce(p[0], p[0], count, dt, red, root, bs)
-		}, []any{src}, cuarray.InOut(src))
+		}, []any{src}, use)
 	}
 	if err := checkArray(c, what, "dst (on the root)", dst); err != nil {
 		return err

@@ -74,11 +74,11 @@ func allReduceForm(b *testing.B, form string, r *arrayRig, size int) func() erro
 	}
 	x, err := cuarray.On[float32](s).Ones(size / 4)
 	require.NoError(b, err)
+	b.Cleanup(x.UnsafeFree) // cleanups run last first: after Release
 	if form == "array-registered" {
 		reg, err := nccl.RegisterArray(c, s, x)
 		require.NoError(b, err)
 		b.Cleanup(func() { require.NoError(b, reg.Release()) })
 	}
-	b.Cleanup(x.UnsafeFree)
 	return func() error { return nccl.AllReduceArray(c, s, x, x, nccl.Sum) }
 }
