@@ -318,173 +318,197 @@ func TestArrayCollectivesOn1To4Ranks(t *testing.T) {
 // Other element types: complex64 goes as float32 pairs, int32 reduces as
 // int32.
 func TestArrayCollectivesTakeEveryElementType(t *testing.T) {
-	r := newArrayRig(t, 2)
-	got := make([][]complex64, 2)
-	gotMax := make([][]int32, 2)
-	require.NoError(t, r.each(func(rank int) error {
-		c, s := r.comms[rank], r.streams[rank]
-		z, err := cuarray.On[complex64](s).FromSlice([]complex64{complex(float32(rank+1), 1), complex(2, float32(-rank))})
-		if err != nil {
-			return err
-		}
-		if err := nccl.AllReduceArray(c, s, z, z, nccl.Sum); err != nil {
-			return err
-		}
-		if got[rank], err = z.ToSlice(); err != nil {
-			return err
-		}
-		v, err := cuarray.On[int32](s).FromSlice([]int32{int32(rank), int32(-rank)})
-		if err != nil {
-			return err
-		}
-		m, err := nccl.AllReduceNew(c, s, v, nccl.Max)
-		if err != nil {
-			return err
-		}
-		gotMax[rank], err = m.ToSlice()
-		return err
-	}))
-	for rank := range 2 {
-		assert.Equal(t, []complex64{complex(3, 2), complex(4, -1)}, got[rank])
-		assert.Equal(t, []int32{1, 0}, gotMax[rank])
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d ranks", n), func(t *testing.T) {
+			r := newArrayRig(t, n)
+			got := make([][]complex64, n)
+			gotMax := make([][]int32, n)
+			require.NoError(t, r.each(func(rank int) error {
+				c, s := r.comms[rank], r.streams[rank]
+				z, err := cuarray.On[complex64](s).FromSlice([]complex64{complex(float32(rank+1), 1), complex(2, float32(-rank))})
+				if err != nil {
+					return err
+				}
+				if err := nccl.AllReduceArray(c, s, z, z, nccl.Sum); err != nil {
+					return err
+				}
+				if got[rank], err = z.ToSlice(); err != nil {
+					return err
+				}
+				v, err := cuarray.On[int32](s).FromSlice([]int32{int32(rank), int32(-rank)})
+				if err != nil {
+					return err
+				}
+				m, err := nccl.AllReduceNew(c, s, v, nccl.Max)
+				if err != nil {
+					return err
+				}
+				gotMax[rank], err = m.ToSlice()
+				return err
+			}))
+			fn := float32(n)
+			for rank := range n {
+				assert.Equal(t, []complex64{complex(fn*(fn+1)/2, fn), complex(2*fn, -fn*(fn-1)/2)}, got[rank])
+				assert.Equal(t, []int32{int32(n - 1), 0}, gotMax[rank])
+			}
+		})
 	}
 }
 
 // The arrays' automatic ordering holds across streams: the input is
 // written on another stream after a slow kernel, the collective runs on
-// the rank's stream, and the output is read on a third stream while the
-// collective still waits for a slow rank. Each hand-over is ordered by
-// cuarray alone; the strict stream checker fails any that is not.
+// the rank's stream behind a slow kernel of rank 0 (so that with several
+// ranks every rank's collective waits for rank 0), and the output is used
+// at once on a third stream. Each hand-over is ordered by cuarray alone;
+// on the host the strict stream checker fails any that is not.
 func TestArrayCollectivesOrderWithOtherStreams(t *testing.T) {
-	const n, slow = 2, 150 * time.Millisecond
-	r := newArrayRig(t, n)
-	got := make([][]float32, n)
-	require.NoError(t, r.each(func(rank int) error {
-		c, s, dev := r.comms[rank], r.streams[rank], r.devs[rank]
-		producer, err := cuarray.NewStreamPool(r.pools[rank])
-		if err != nil {
-			return err
-		}
-		defer producer.Close()
-		consumer, err := cuarray.NewStreamPool(r.pools[rank])
-		if err != nil {
-			return err
-		}
-		defer consumer.Close()
-		src, err := cuarray.On[float32](producer).Zeros(arrayN)
-		if err != nil {
-			return err
-		}
-		// The producer is slow: the fill lands long after the collective
-		// is queued.
-		if err := testhook.Spin(dev, producer.Backend(), slow); err != nil {
-			return err
-		}
-		if err := cuarray.On[float32](producer).Fill(src, float32(rank+1)); err != nil {
-			return err
-		}
-		if rank == 0 {
-			// Rank 0's stream is slow too: every other rank's collective
-			// waits for it on its own stream.
-			if err := testhook.Spin(dev, s.Backend(), slow); err != nil {
+	const slow = 150 * time.Millisecond
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d ranks", n), func(t *testing.T) {
+			r := newArrayRig(t, n)
+			got := make([][]float32, n)
+			require.NoError(t, r.each(func(rank int) error {
+				c, s, dev := r.comms[rank], r.streams[rank], r.devs[rank]
+				producer, err := cuarray.NewStreamPool(r.pools[rank])
+				if err != nil {
+					return err
+				}
+				defer producer.Close()
+				consumer, err := cuarray.NewStreamPool(r.pools[rank])
+				if err != nil {
+					return err
+				}
+				defer consumer.Close()
+				src, err := cuarray.On[float32](producer).Zeros(arrayN)
+				if err != nil {
+					return err
+				}
+				// The producer is slow: the fill lands long after the
+				// collective is queued.
+				if err := testhook.Spin(dev, producer.Backend(), slow); err != nil {
+					return err
+				}
+				if err := cuarray.On[float32](producer).Fill(src, float32(rank+1)); err != nil {
+					return err
+				}
+				if rank == 0 {
+					if err := testhook.Spin(dev, s.Backend(), slow); err != nil {
+						return err
+					}
+				}
+				dst, err := nccl.AllReduceNew(c, s, src, nccl.Sum)
+				if err != nil {
+					return err
+				}
+				// Used at once on the consumer stream: it must wait for
+				// the collective on s.
+				if err := cuarray.On[float32](consumer).Scale(2, dst); err != nil {
+					return err
+				}
+				got[rank], err = dst.ToSlice()
 				return err
+			}))
+			want := make([]float32, arrayN)
+			for i := range want {
+				want[i] = 2 * float32(n*(n+1)/2)
 			}
-		}
-		dst, err := nccl.AllReduceNew(c, s, src, nccl.Sum)
-		if err != nil {
-			return err
-		}
-		// Used at once on the consumer stream: it must wait for the
-		// collective on s.
-		if err := cuarray.On[float32](consumer).Scale(2, dst); err != nil {
-			return err
-		}
-		got[rank], err = dst.ToSlice()
-		return err
-	}))
-	want := make([]float32, arrayN)
-	for i := range want {
-		want[i] = 2 * float32(n*(n+1)/2)
-	}
-	for rank := range n {
-		assert.Equal(t, want, got[rank], "rank %d", rank)
+			for rank := range n {
+				assert.Equal(t, want, got[rank], "rank %d", rank)
+			}
+		})
 	}
 }
 
 func TestArrayNewFormsTakeTheirOutputFromTheStreamsPool(t *testing.T) {
-	r := newArrayRig(t, 2)
-	require.NoError(t, r.each(func(rank int) error {
-		c, s := r.comms[rank], r.streams[rank]
-		src, err := r.f32(rank).Zeros(3, arrayN)
-		if err != nil {
-			return err
-		}
-		before := r.pools[rank].Stats()
-		dst, err := nccl.AllGatherNew(c, s, src)
-		if err != nil {
-			return err
-		}
-		after := r.pools[rank].Stats()
-		if after.Allocs != before.Allocs+1 || after.Requested-before.Requested != uint64(4*dst.Len()) {
-			return fmt.Errorf("the rank's pool served %d allocations of %d bytes for a result of %d bytes",
-				after.Allocs-before.Allocs, after.Requested-before.Requested, 4*dst.Len())
-		}
-		_, err = dst.ToSlice()
-		return err
-	}))
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d ranks", n), func(t *testing.T) {
+			r := newArrayRig(t, n)
+			require.NoError(t, r.each(func(rank int) error {
+				c, s := r.comms[rank], r.streams[rank]
+				src, err := r.f32(rank).Zeros(3, arrayN)
+				if err != nil {
+					return err
+				}
+				before := r.pools[rank].Stats()
+				dst, err := nccl.AllGatherNew(c, s, src)
+				if err != nil {
+					return err
+				}
+				after := r.pools[rank].Stats()
+				if after.Allocs != before.Allocs+1 || after.Requested-before.Requested != uint64(4*dst.Len()) {
+					return fmt.Errorf("the rank's pool served %d allocations of %d bytes for a result of %d bytes",
+						after.Allocs-before.Allocs, after.Requested-before.Requested, 4*dst.Len())
+				}
+				_, err = dst.ToSlice()
+				return err
+			}))
+		})
+	}
 }
 
 // Inside a Group the work is queued at the group's end: an array handed
 // to a collective there and dropped at once must live until then, or its
 // memory could be reused (and written) on the same stream first.
 func TestArraysInAGroupLiveUntilItsEnd(t *testing.T) {
-	r := newArrayRig(t, 2)
-	got := make([]float32, arrayN)
-	require.NoError(t, r.each(func(rank int) error {
-		c, s := r.comms[rank], r.streams[rank]
-		f := r.f32(rank)
-		var dst *cuarray.Array[float32]
-		err := c.Group(func() error {
-			if rank == 0 {
-				if err := sendDropped(c, s, f); err != nil {
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d ranks", n), func(t *testing.T) {
+			r := newArrayRig(t, n)
+			got := make([][]float32, n)
+			require.NoError(t, r.each(func(rank int) error {
+				c, s := r.comms[rank], r.streams[rank]
+				f := r.f32(rank)
+				var dst *cuarray.Array[float32]
+				err := c.Group(func() error {
+					if err := sendDropped(c, s, f, (rank+1)%n); err != nil {
+						return err
+					}
+					// The source is unreachable now; were it freed before
+					// the group's end, this fill on the same stream could
+					// take its memory, and be queued before the Send reads
+					// it.
+					for range 3 {
+						runtime.GC()
+					}
+					time.Sleep(10 * time.Millisecond) // cleanups run on their own goroutine
+					if _, err := f.Full(9, arrayN); err != nil {
+						return err
+					}
+					var err error
+					if dst, err = f.Zeros(arrayN); err != nil {
+						return err
+					}
+					return nccl.RecvArray(c, s, dst, (rank+n-1)%n)
+				})
+				if err != nil {
 					return err
 				}
-				// The source is unreachable now; were it freed before
-				// the group's end, this fill on the same stream could take
-				// its memory, and be queued before the Send reads it.
-				for range 3 {
-					runtime.GC()
-				}
-				time.Sleep(10 * time.Millisecond) // cleanups run on their own goroutine
-				_, err := f.Full(9, arrayN)
+				got[rank], err = dst.ToSlice()
 				return err
+			}))
+			for rank := range n {
+				assert.Equal(t, filled(arrayN, 7), got[rank], "rank %d", rank)
 			}
-			var err error
-			if dst, err = f.Zeros(arrayN); err != nil {
-				return err
-			}
-			return nccl.RecvArray(c, s, dst, 0)
 		})
-		if err != nil || rank == 0 {
-			return err
-		}
-		got, err = dst.ToSlice()
-		return err
-	}))
-	for i := range got {
-		assert.Equal(t, float32(7), got[i], "element %d", i)
 	}
 }
 
-// sendDropped sends an array of sevens to rank 1 and drops it.
+func filled(n int, v float32) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// sendDropped sends an array of sevens to peer and drops it.
 //
 //go:noinline
-func sendDropped(c *nccl.Comm, s *cuarray.Stream, f cuarray.Ops[float32]) error {
+func sendDropped(c *nccl.Comm, s *cuarray.Stream, f cuarray.Ops[float32], peer int) error {
 	src, err := f.Full(7, arrayN)
 	if err != nil {
 		return err
 	}
-	return nccl.SendArray(c, s, src, 1)
+	return nccl.SendArray(c, s, src, peer)
 }
 
 func TestArrayCollectivesRefuseBadArguments(t *testing.T) {
