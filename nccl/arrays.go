@@ -101,7 +101,9 @@ func checkInPlace(c *Comm, what string, send backend.Ptr, sendBytes uint64, recv
 
 // borrow runs call with the pointers of args on s, through
 // cuarray.WithPointers; inside a Group it keeps the arrays alive until
-// the group's end, when their work is queued.
+// the group's end, when their work is queued. (A use of them on another
+// stream before then is ordered after s's work as of the call, not after
+// the collective: docs/nccl.md says not to.)
 func (c *Comm) borrow(s *cuarray.Stream, call func(bs backend.Stream, p []backend.Ptr) error, keep []any, args ...cuarray.Arg) error {
 	err := cuarray.WithPointers(s, call, args...)
 	if c.grouping {
