@@ -37,6 +37,26 @@ const (
 	EnvNCCL         = "GOCUDA_NCCL_LIBRARY"
 )
 
+// The launcher's variables: what a launcher sets for each rank of a
+// program that runs one process per GPU, in the manner of torchrun's
+// RANK, WORLD_SIZE and LOCAL_RANK (docs/nccl.md, Launching ranks). They
+// are not knobs: gocuda itself never reads them, the program does
+// (examples/dataparallel). They are listed so that they are not reported
+// as unknown.
+const (
+	EnvRank      = "GOCUDA_RANK"       // this process's rank, 0 to GOCUDA_WORLD_SIZE-1
+	EnvWorldSize = "GOCUDA_WORLD_SIZE" // the number of ranks
+	EnvLocalRank = "GOCUDA_LOCAL_RANK" // the device ordinal of this rank on its host
+	EnvNCCLID    = "GOCUDA_NCCL_ID"    // the communicator's unique id, as nccl.UniqueID.String writes it
+)
+
+// LauncherNames lists the launcher's variables, sorted.
+func LauncherNames() []string {
+	n := []string{EnvRank, EnvWorldSize, EnvLocalRank, EnvNCCLID}
+	sort.Strings(n)
+	return n
+}
+
 // Backends and pools accepted by GOCUDA_BACKEND and GOCUDA_MEMORY_POOL.
 var (
 	Backends = []string{"auto", "cuda", "host"}
@@ -257,8 +277,9 @@ func Nearest(name string) string {
 	}
 	// Compare what follows the prefix: every knob shares it, and it would
 	// make any two names look close.
-	tails := make([]string, 0, len(Names()))
-	for _, n := range Names() {
+	names := append(Names(), LauncherNames()...)
+	tails := make([]string, 0, len(names))
+	for _, n := range names {
 		tails = append(tails, strings.TrimPrefix(n, prefix))
 	}
 	if t := suggest.Nearest(rest, tails); t != "" {
@@ -299,10 +320,11 @@ func WarnUnknownOnce() {
 }
 
 // UnknownSet returns GOCUDA_ variables in the environment that gocuda does
-// not know, so that a misspelt knob is reported instead of ignored.
+// not know (neither knobs nor the launcher's variables), so that a
+// misspelt knob is reported instead of ignored.
 func UnknownSet(environ []string) []string {
 	known := map[string]bool{}
-	for _, n := range Names() {
+	for _, n := range append(Names(), LauncherNames()...) {
 		known[n] = true
 	}
 	var out []string

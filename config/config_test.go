@@ -196,6 +196,8 @@ func TestNearestKnobCatchesTypos(t *testing.T) {
 		{"GOCUDA_IDLETRIM", EnvIdleTrim},
 		{"GOCUDA_XYZ", ""},
 		{"CUDA_VISIBLE_DEVICES", ""},
+		{"GOCUDA_WORLDSIZE", EnvWorldSize},
+		{"GOCUDA_LOCALRANK", EnvLocalRank},
 	} {
 		assert.Equal(t, tc.want, Nearest(tc.typed), tc.typed)
 	}
@@ -226,6 +228,15 @@ func TestWarnUnknownLogsEachUnknownVariableAsAWarning(t *testing.T) {
 func TestUnknownSetFindsMisspeltKnobs(t *testing.T) {
 	got := UnknownSet([]string{"GOCUDA_MEMORY_POL=binned", "GOCUDA_BACKEND=host", "PATH=/bin", "GOCUDA_TEST_X=1"})
 	assert.Equal(t, []string{"GOCUDA_MEMORY_POL"}, got)
+}
+
+func TestUnknownSetKnowsTheLaunchersVariables(t *testing.T) {
+	got := UnknownSet([]string{"GOCUDA_RANK=1", "GOCUDA_WORLD_SIZE=2", "GOCUDA_LOCAL_RANK=1", "GOCUDA_NCCL_ID=00", "GOCUDA_RANKS=2"})
+	assert.Equal(t, []string{"GOCUDA_RANKS"}, got)
+	assert.Equal(t, EnvRank, Nearest("GOCUDA_RANKS"))
+	for _, n := range LauncherNames() {
+		assert.NotContains(t, Names(), n, "%s is the launcher's, not a knob", n)
+	}
 }
 
 func TestLimitString(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/gcpressure"
+	"github.com/gocuda/gocuda/internal/mlp"
 	"github.com/gocuda/gocuda/observe"
 	"github.com/gocuda/gocuda/observe/timelinesvg"
 )
@@ -350,11 +351,11 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 	}
 	f := cuarray.On[float32](s)
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	data, err := MakeData(f, r, cfg.Steps, cfg.Batch, cfg.In, cfg.Classes)
+	data, err := mlp.MakeData(f, r, cfg.Steps, cfg.Batch, cfg.In, cfg.Classes)
 	if err != nil {
 		return nil, fmt.Errorf("train: making the data: %w", err)
 	}
-	model, err := NewMLP(f, r, cfg.In, cfg.Width, cfg.Depth, cfg.Classes, float32(cfg.LR), float32(cfg.Mom))
+	model, err := mlp.NewMLP(f, r, cfg.In, cfg.Width, cfg.Depth, cfg.Classes, float32(cfg.LR), float32(cfg.Mom))
 	if err != nil {
 		return nil, fmt.Errorf("train: making the model: %w", err)
 	}
@@ -410,7 +411,7 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 		steady, steps = train-firstEpoch, (cfg.Epochs-1)*cfg.Steps
 	}
 	rep.StepMs = 1e3 * steady.Seconds() / float64(steps)
-	rep.StepBytes = model.newBytes
+	rep.StepBytes = model.StepBytes()
 	rep.Collections = after.Collections() - before.Collections()
 	rep.EarlyCollections = after.EarlyCollections - before.EarlyCollections
 	collect := after.CollectTime() - before.CollectTime()
