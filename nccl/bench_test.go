@@ -25,7 +25,12 @@ var allReduceSizes = []int{1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26, 1 << 28}
 //   - array-registered: the same array registered with the communicator
 //     (RegisterArray) for the whole run;
 //   - alloc: memory straight from the device (backend Alloc, cuMemAlloc on
-//     a GPU) through Comm.AllReduce, without cuarray.
+//     a GPU) through Comm.AllReduce, without cuarray;
+//   - array-out: AllReduceArray into another array (not in place).
+//
+// With one rank NCCL moves no data for an in-place all-reduce: the time is
+// the call's alone. Out of place it copies src to dst, so array-out is the
+// one form whose bandwidth means something on one GPU.
 //
 // On a GPU: GOCUDA_BACKEND=cuda NCCL_NVLS_ENABLE=0 ./nccl.test
 // -test.run '^$' -test.bench AllReduce -test.benchtime 50x.
@@ -33,7 +38,7 @@ func BenchmarkAllReduce(b *testing.B) {
 	r := newArrayRig(b, 1)
 	c, s := r.comms[0], r.streams[0]
 	for _, size := range allReduceSizes {
-		for _, form := range []string{"array", "array-registered", "alloc"} {
+		for _, form := range []string{"array", "array-registered", "alloc", "array-out"} {
 			b.Run(fmt.Sprintf("size=%s/%s", humanize.IBytes(uint64(size)), form), func(b *testing.B) {
 				queue := allReduceForm(b, form, r, size)
 				for range 5 { // warm-up: NCCL's first call on a size sets up
@@ -75,6 +80,12 @@ func allReduceForm(b *testing.B, form string, r *arrayRig, size int) func() erro
 	x, err := cuarray.On[float32](s).Ones(size / 4)
 	require.NoError(b, err)
 	b.Cleanup(x.UnsafeFree) // cleanups run last first: after Release
+	if form == "array-out" {
+		y, err := cuarray.On[float32](s).New(size / 4)
+		require.NoError(b, err)
+		b.Cleanup(y.UnsafeFree)
+		return func() error { return nccl.AllReduceArray(c, s, y, x, nccl.Sum) }
+	}
 	if form == "array-registered" {
 		reg, err := nccl.RegisterArray(c, s, x)
 		require.NoError(b, err)
