@@ -99,7 +99,7 @@ func wrapPressure(p pool.Pool, c config.Config) (pool.Pool, error) {
 		_ = writeStatus(&b, mem, memprof.Enabled())
 		return b.String()
 	}
-	w, err := gcpressure.Wrap(p, gcpressure.Options{Early: c.GCEarly, Status: status})
+	w, err := gcpressure.Wrap(p, gcpressure.Options{Early: c.GCEarly, GCPercent: c.GCPercent, Status: status})
 	if err != nil {
 		_ = p.Close() // nothing allocated from it yet
 		return nil, fmt.Errorf("gocuda: device %d: %w", p.Device().Ordinal(), err)

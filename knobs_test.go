@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/config"
+	"github.com/gocuda/gocuda/gcpressure"
 )
 
 // knobsChild names the case TestKnobsChild runs in the child process that
@@ -123,4 +124,12 @@ func withoutKnobs(environ []string) []string {
 		}
 	}
 	return out
+}
+
+// GOCUDA_GC_PERCENT is parsed by config and passed to gcpressure as it is:
+// the two packages' values must mean the same.
+func TestGCPercentValuesAgreeBetweenConfigAndGCPressure(t *testing.T) {
+	assert.Equal(t, gcpressure.DefaultGCPercent, config.DefaultGCPercent)
+	assert.Equal(t, gcpressure.PacerOff, config.GCPercentOff)
+	assert.Equal(t, gcpressure.MaxGCPercent, config.MaxGCPercent)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/gocuda/gocuda/gcpressure"
 	"github.com/gocuda/gocuda/memprof"
 	"github.com/gocuda/gocuda/pool"
 )
@@ -27,6 +28,10 @@ type DeviceMemory struct {
 	// Stats are the pool's figures: Live and Reserved bytes, their peaks,
 	// counts, and the SoftLimit and HardLimit in force (0: none).
 	Stats pool.Stats
+	// Pressure is the pressure layer's figures (collections, the pacer's
+	// target and what it freed and gave back), nil when the pool has no
+	// pressure layer (the root package's pools all have one).
+	Pressure *gcpressure.Stats
 	// Err is why the driver's free memory could not be read, if it could
 	// not; Used is 0 then.
 	Err error
@@ -62,6 +67,10 @@ func memoryOf(ps map[int]pool.Pool) ([]DeviceMemory, error) {
 	for ord, p := range ps {
 		dev := p.Device()
 		d := DeviceMemory{Device: ord, Name: dev.Info().Name, Total: dev.Info().TotalMemory, Pool: p.Name(), Stats: p.Stats()}
+		if w, ok := gcpressure.For(p); ok {
+			st := w.PressureStats()
+			d.Pressure = &st
+		}
 		free, total, err := dev.MemInfo()
 		if err != nil {
 			d.Err = fmt.Errorf("device %d: reading its free memory: %w", ord, err)
@@ -88,7 +97,8 @@ func PoolStatus() string {
 // WritePoolStatus writes, for each device whose pool exists, the effective
 // memory usage (share and bytes of the device's total, as the driver
 // counts it), the pool's live and reserved bytes with their peaks, its
-// allocation counts, and the limits in force. It returns the first write
+// allocation counts, the limits in force, and what the GC pacer did (its
+// target, collections, bytes freed and given back). It returns the first write
 // error; a device whose free memory cannot be read is reported in the text.
 func WritePoolStatus(w io.Writer) error {
 	// MemoryStatus's error is in each device's Err, which the text shows.
@@ -129,6 +139,16 @@ func writeStatus(w io.Writer, mem []DeviceMemory, tracing bool) error {
 			lim = append(lim, "none")
 		}
 		b.WriteString(strings.Join(lim, ", ") + "\n")
+		if ps := d.Pressure; ps != nil {
+			b.WriteString("  GC pacer: ")
+			if ps.GCPercent == gcpressure.PacerOff {
+				b.WriteString("off\n")
+			} else {
+				fmt.Fprintf(&b, "target %s (GOCUDA_GC_PERCENT=%d), %s, %s freed, %s given back to the driver\n",
+					humanize.IBytes(ps.PacerTarget), ps.GCPercent, plural(uint64(ps.PacerCollections), "collection"),
+					humanize.IBytes(ps.PacerFreed), humanize.IBytes(ps.PacerReclaimed))
+			}
+		}
 	}
 	if tracing {
 		b.WriteString("\nLeak tracing is on: memprof.WriteReport lists live buffers by allocation site.\n")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/gcpressure"
 	"github.com/gocuda/gocuda/pool"
 )
 
@@ -44,6 +45,11 @@ func knownState(t *testing.T) map[int]pool.Pool {
 		return blk
 	}
 	p0, s0 := mk(0, "split", pool.Limits{Soft: 512 << 20, Hard: 768 << 20})
+	// Device 0's pool has the pressure layer, as the root package's
+	// pools do: the status says what its pacer did (nothing yet).
+	w0, err := gcpressure.Wrap(p0, gcpressure.Options{Early: true})
+	require.NoError(t, err)
+	p0 = w0
 	alloc(p0, s0, 1<<20)
 	alloc(p0, s0, 256<<10)
 	big, err := p0.Alloc(3<<20, s0)
@@ -68,6 +74,14 @@ func TestPoolStatusTextMatchesGolden(t *testing.T) {
 	require.Len(t, mem, 2)
 	broken := mem[1]
 	broken.Used, broken.Err = 0, errors.New("device 1: reading its free memory: the driver said no")
+	require.NotNil(t, mem[0].Pressure, "device 0's pool has the pressure layer")
+	paced, off := mem[0], mem[0]
+	ps := *mem[0].Pressure
+	ps.PacerTarget, ps.PacerCollections, ps.PacerFreed, ps.PacerReclaimed = 3<<30, 12, 40<<30, 700<<20
+	paced.Pressure = &ps
+	offStats := *mem[0].Pressure
+	offStats.GCPercent, offStats.PacerTarget = gcpressure.PacerOff, 0
+	off.Pressure = &offStats
 
 	for _, tc := range []struct {
 		name    string
@@ -78,6 +92,8 @@ func TestPoolStatusTextMatchesGolden(t *testing.T) {
 		{"tracing-on", mem[:1], true},
 		{"no-pools", nil, false},
 		{"meminfo-fails", []DeviceMemory{broken}, false},
+		{"pacer-worked", []DeviceMemory{paced}, false},
+		{"pacer-off", []DeviceMemory{off}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer

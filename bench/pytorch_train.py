@@ -3,7 +3,7 @@
 
 The same multilayer perceptron (in -> depth x width with ReLU -> classes),
 the same initialisation (nn.Linear's default: weights and biases uniform in
-+-1/sqrt(fan_in), which is what examples/train/model.go draws), the same
++-1/sqrt(fan_in), which is what internal/mlp/model.go draws), the same
 synthetic data (inputs with normal entries labelled by a random teacher
 network, argmax(relu(x A) B), A and B normal with variance 1/fan_in), the
 same loss (softmax cross-entropy, mean over the batch) and the same
@@ -43,7 +43,7 @@ import torch.nn.functional as F
 DEFAULT = dict(epochs=5, steps=8, batch=4096, in_features=1024, width=4096, depth=4, classes=10, lr=0.01, momentum=0.9, seed=1)
 QUICK = dict(epochs=4, steps=8, batch=128, in_features=32, width=64, depth=2, classes=10, lr=0.05, momentum=0.9, seed=1)
 
-TEACHER_HIDDEN = 64  # examples/train/data.go's teacherHidden
+TEACHER_HIDDEN = 64  # internal/mlp/data.go's teacherHidden
 
 UNITS = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -129,6 +129,9 @@ def train(cfg, hard_limit):
         hard_limit_bytes=limit,
         oom_retries=stats.get("num_alloc_retries", 0), oom_failures=stats.get("num_ooms", 0),
         peak_reserved_bytes=torch.cuda.max_memory_reserved(),
+        # Tensors' bytes at their peak: what examples/train's peak_live_bytes
+        # approaches from below (it samples the live set at collections).
+        peak_live_bytes=torch.cuda.max_memory_allocated(),
     )
 
 
@@ -146,13 +149,14 @@ def gib(b):
 
 def table(runs):
     """A markdown table of the runs, gocuda's and PyTorch's, and the ratios issue 6 asks about."""
-    rows = ["| run | train s | ms/step | last loss | collections | collect share | OOM retries | OOM failures | peak reserved |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| run | train s | ms/step | last loss | collections | collect share | OOM retries | OOM failures | peak reserved | peak live |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in runs:
         coll = r.get("collections", "-")
         share = f"{100 * r['collect_share']:.2f}%" if "collect_share" in r else "-"
         rows.append(f"| {name} | {r['train_seconds']:.3f} | {r['step_ms']:.2f} | {r['epochs'][-1]['loss']:.4f} | {coll} | {share} "
-                    f"| {r['oom_retries']} | {r['oom_failures']} | {gib(r['peak_reserved_bytes'])} |")
+                    f"| {r['oom_retries']} | {r['oom_failures']} | {gib(r['peak_reserved_bytes'])} "
+                    f"| {gib(r['peak_live_bytes']) if r.get('peak_live_bytes') else '-'} |")
     out = "\n".join(rows)
     by = dict(runs)
     torch_ms = by["pytorch"]["step_ms"]
@@ -161,10 +165,20 @@ def table(runs):
     if on and off:
         speedup = off["train_seconds"] / on["train_seconds"]
         out += f"\n\nearly GC on is {100 * (speedup - 1):.1f}% faster than off (training time off / on = {speedup:.3f}; issue 6 asks >= 15%)"
+    limited = by["pytorch"].get("hard_limit_bytes", 0) > 0
     for r in (on, off):
-        if r:
+        if r and limited:
             out += (f"\ngocuda (early GC {'on' if r['gc_early'] else 'off'}) ms/step / PyTorch ms/step: "
                     f"{r['step_ms'] / torch_ms:.3f} (issue 6 asks <= 1.25 with early GC on)")
+    if not limited:
+        # Issue 15: with no limit, the pacer keeps the footprint near the live set.
+        torch_res = by["pytorch"]["peak_reserved_bytes"]
+        for n, r in runs:
+            if n.startswith("gocuda"):
+                heap = r["config"].get("host_heap_bytes", 0)
+                out += (f"\n{n}: peak reserved / PyTorch's {r['peak_reserved_bytes'] / torch_res:.2f} (issue 15 asks <= 2), "
+                        f"ms/step / PyTorch's {r['step_ms'] / torch_ms:.3f} (issue 15 asks <= {'1.05' if heap else '1.03'}), "
+                        f"pacer collections {r.get('pacer_collections', '-')}, GOCUDA_GC_PERCENT {r.get('gc_percent', '-')}")
     return out
 
 
@@ -202,6 +216,8 @@ def main():
             if go_config(g["config"]) != cfg:
                 print(f"warning: {path} ran {g['config']}, this run {cfg}", file=sys.stderr)
             name = f"gocuda, early GC {'on' if g['gc_early'] else 'off'}"
+            if g.get("gc_percent", 100) != 100:
+                name += f", pacer {'off' if g['gc_percent'] < 0 else g['gc_percent']}"
             if g["config"].get("host_heap_bytes"):
                 name += f", host heap {gib(g['config']['host_heap_bytes'])}"
             runs.append((name, g))

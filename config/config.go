@@ -25,6 +25,7 @@ const (
 	EnvSoftLimit  = "GOCUDA_SOFT_MEMORY_LIMIT"
 	EnvHardLimit  = "GOCUDA_HARD_MEMORY_LIMIT"
 	EnvGCEarly    = "GOCUDA_GC_EARLY"
+	EnvGCPercent  = "GOCUDA_GC_PERCENT"
 	EnvDebug      = "GOCUDA_DEBUG"
 	EnvStreamRace = "GOCUDA_STREAM_CHECK"
 	EnvIdleTrim   = "GOCUDA_IDLE_TRIM"
@@ -35,6 +36,26 @@ const (
 	EnvKernelCache  = "GOCUDA_KERNEL_CACHE"
 	EnvNCCL         = "GOCUDA_NCCL_LIBRARY"
 )
+
+// The launcher's variables: what a launcher sets for each rank of a
+// program that runs one process per GPU, in the manner of torchrun's
+// RANK, WORLD_SIZE and LOCAL_RANK (docs/nccl.md, Launching ranks). They
+// are not knobs: gocuda itself never reads them, the program does
+// (examples/dataparallel). They are listed so that they are not reported
+// as unknown.
+const (
+	EnvRank      = "GOCUDA_RANK"       // this process's rank, 0 to GOCUDA_WORLD_SIZE-1
+	EnvWorldSize = "GOCUDA_WORLD_SIZE" // the number of ranks
+	EnvLocalRank = "GOCUDA_LOCAL_RANK" // the device ordinal of this rank on its host
+	EnvNCCLID    = "GOCUDA_NCCL_ID"    // the communicator's unique id, as nccl.UniqueID.String writes it
+)
+
+// LauncherNames lists the launcher's variables, sorted.
+func LauncherNames() []string {
+	n := []string{EnvRank, EnvWorldSize, EnvLocalRank, EnvNCCLID}
+	sort.Strings(n)
+	return n
+}
 
 // Backends and pools accepted by GOCUDA_BACKEND and GOCUDA_MEMORY_POOL.
 var (
@@ -54,6 +75,12 @@ type Config struct {
 	SoftLimit Limit
 	HardLimit Limit
 	GCEarly   bool
+	// GCPercent is GOCUDA_GC_PERCENT, the pacer of device memory (as GOGC
+	// for Go's heap): a collection starts when device bytes in use reach
+	// (1 + GCPercent/100) times what the last collection left live.
+	// DefaultGCPercent (100) when unset; GCPercentOff (-1) for off, which
+	// leaves only pressure-driven collection.
+	GCPercent int
 	// StreamCheck turns on the host backend's stream checker
 	// (GOCUDA_STREAM_CHECK), which reports memory used on one stream while
 	// another stream's work on it is not ordered before.
@@ -116,7 +143,7 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 }
 
 func parse(lookup func(string) (string, bool)) (Config, error) {
-	c := Config{Backend: "auto", Pool: DefaultPool, GCEarly: true, Debug: map[string]bool{}, Set: map[string]string{}}
+	c := Config{Backend: "auto", Pool: DefaultPool, GCEarly: true, GCPercent: DefaultGCPercent, Debug: map[string]bool{}, Set: map[string]string{}}
 	get := func(name string) (string, bool) {
 		v, ok := lookup(name)
 		if ok {
@@ -157,6 +184,11 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get(EnvGCEarly); ok {
 		if c.GCEarly, err = ParseBool(v); err != nil {
 			return c, &Error{Var: EnvGCEarly, Value: v, Accepted: "true, false, 1, 0, on, off, yes, no"}
+		}
+	}
+	if v, ok := get(EnvGCPercent); ok {
+		if c.GCPercent, err = ParseGCPercent(v); err != nil {
+			return c, &Error{Var: EnvGCPercent, Value: v, Accepted: GCPercentForms, Err: err}
 		}
 	}
 	if v, ok := get(EnvStreamRace); ok {
@@ -229,7 +261,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL}
 	sort.Strings(n)
 	return n
 }
@@ -245,8 +277,9 @@ func Nearest(name string) string {
 	}
 	// Compare what follows the prefix: every knob shares it, and it would
 	// make any two names look close.
-	tails := make([]string, 0, len(Names()))
-	for _, n := range Names() {
+	names := append(Names(), LauncherNames()...)
+	tails := make([]string, 0, len(names))
+	for _, n := range names {
 		tails = append(tails, strings.TrimPrefix(n, prefix))
 	}
 	if t := suggest.Nearest(rest, tails); t != "" {
@@ -287,10 +320,11 @@ func WarnUnknownOnce() {
 }
 
 // UnknownSet returns GOCUDA_ variables in the environment that gocuda does
-// not know, so that a misspelt knob is reported instead of ignored.
+// not know (neither knobs nor the launcher's variables), so that a
+// misspelt knob is reported instead of ignored.
 func UnknownSet(environ []string) []string {
 	known := map[string]bool{}
-	for _, n := range Names() {
+	for _, n := range append(Names(), LauncherNames()...) {
 		known[n] = true
 	}
 	var out []string
@@ -432,6 +466,38 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// The pacer's settings (GOCUDA_GC_PERCENT); gcpressure has the same
+// values, which a test keeps equal.
+const (
+	DefaultGCPercent = 100
+	GCPercentOff     = -1
+	MaxGCPercent     = 10000
+)
+
+// GCPercentForms is what GOCUDA_GC_PERCENT accepts.
+const GCPercentForms = "a whole number from 1 to 10000 (100, the default, collects when device memory in use reaches twice the live set, as GOGC=100), or off for no pacer"
+
+// ParseGCPercent parses GOCUDA_GC_PERCENT: a whole number from 1 to
+// MaxGCPercent, or off (GCPercentOff). 0 is an error rather than GOGC's
+// "collect continuously": a target equal to the live set would collect at
+// every allocation, and for no pacer there is off.
+func ParseGCPercent(v string) (int, error) {
+	v = strings.TrimSpace(v)
+	if strings.EqualFold(v, "off") {
+		return GCPercentOff, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(v, "%"))
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a whole number", v)
+	case n == 0:
+		return 0, errors.New(`0 would collect at every allocation: for no pacer write "off"`)
+	case n < 0 || n > MaxGCPercent:
+		return 0, fmt.Errorf("%d is outside 1 to %d", n, MaxGCPercent)
+	}
+	return n, nil
 }
 
 // IdleTrimForms is what GOCUDA_IDLE_TRIM accepts.

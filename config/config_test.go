@@ -22,6 +22,7 @@ func TestParseDefaultsWhenNothingIsSet(t *testing.T) {
 	assert.Equal(t, "auto", c.Backend)
 	assert.Equal(t, DefaultPool, c.Pool)
 	assert.True(t, c.GCEarly)
+	assert.Equal(t, DefaultGCPercent, c.GCPercent)
 	assert.False(t, c.SoftLimit.Set())
 	assert.False(t, c.HardLimit.Set())
 	assert.Empty(t, c.Set)
@@ -60,6 +61,11 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 			assert.Equal(t, 80.0, c.SoftLimit.Percent)
 		}},
 		{"gc early off", map[string]string{EnvGCEarly: "false"}, func(t *testing.T, c Config) { assert.False(t, c.GCEarly) }},
+		{"gc percent", map[string]string{EnvGCPercent: "50"}, func(t *testing.T, c Config) { assert.Equal(t, 50, c.GCPercent) }},
+		{"gc percent with spaces and a percent sign", map[string]string{EnvGCPercent: " 200% "}, func(t *testing.T, c Config) { assert.Equal(t, 200, c.GCPercent) }},
+		{"gc percent off", map[string]string{EnvGCPercent: "OFF"}, func(t *testing.T, c Config) { assert.Equal(t, GCPercentOff, c.GCPercent) }},
+		{"gc percent largest", map[string]string{EnvGCPercent: "10000"}, func(t *testing.T, c Config) { assert.Equal(t, MaxGCPercent, c.GCPercent) }},
+		{"empty gc percent is the default", map[string]string{EnvGCPercent: ""}, func(t *testing.T, c Config) { assert.Equal(t, DefaultGCPercent, c.GCPercent) }},
 		{"gc early 1", map[string]string{EnvGCEarly: "1"}, func(t *testing.T, c Config) { assert.True(t, c.GCEarly) }},
 		{"debug leaks", map[string]string{EnvDebug: "leaks"}, func(t *testing.T, c Config) { assert.True(t, c.Debug["leaks"]) }},
 		{"idle trim duration", map[string]string{EnvIdleTrim: "30s"}, func(t *testing.T, c Config) { assert.Equal(t, 30*time.Second, c.IdleTrim) }},
@@ -105,6 +111,11 @@ func TestParseRejectsBadValuesNamingVariableValueAndForms(t *testing.T) {
 		{"fraction of a byte", EnvHardLimit, "1.5", "4GiB"},
 		{"unknown unit", EnvHardLimit, "4 parsecs", "4GiB"},
 		{"not a bool", EnvGCEarly, "maybe", "true, false"},
+		{"gc percent zero", EnvGCPercent, "0", `for no pacer write "off"`},
+		{"gc percent negative", EnvGCPercent, "-1", "outside 1 to 10000"},
+		{"gc percent too large", EnvGCPercent, "20000", "a whole number from 1 to 10000"},
+		{"gc percent a fraction", EnvGCPercent, "1.5", "not a whole number"},
+		{"gc percent a word", EnvGCPercent, "none", "or off for no pacer"},
 		{"unknown debug flag", EnvDebug, "leaks,everything", "leaks"},
 		{"idle trim without unit", EnvIdleTrim, "30", "30s, 5m"},
 		{"idle trim too short", EnvIdleTrim, "1ms", "at least 10ms"},
@@ -177,6 +188,7 @@ func TestResolveLimitsNamesBothVariablesTheirValuesAndWhatTheyCameTo(t *testing.
 func TestNearestKnobCatchesTypos(t *testing.T) {
 	for _, tc := range []struct{ typed, want string }{
 		{"GOCUDA_MEMROY_POOL", EnvPool},
+		{"GOCUDA_GC_PERCNT", EnvGCPercent},
 		{"GOCUDA_MEMORY_POL", EnvPool},
 		{"GOCUDA_HARD_LIMIT", ""}, // too far from GOCUDA_HARD_MEMORY_LIMIT
 		{"GOCUDA_HARD_MEMORY_LIMT", EnvHardLimit},
@@ -184,6 +196,8 @@ func TestNearestKnobCatchesTypos(t *testing.T) {
 		{"GOCUDA_IDLETRIM", EnvIdleTrim},
 		{"GOCUDA_XYZ", ""},
 		{"CUDA_VISIBLE_DEVICES", ""},
+		{"GOCUDA_WORLDSIZE", EnvWorldSize},
+		{"GOCUDA_LOCALRANK", EnvLocalRank},
 	} {
 		assert.Equal(t, tc.want, Nearest(tc.typed), tc.typed)
 	}
@@ -214,6 +228,15 @@ func TestWarnUnknownLogsEachUnknownVariableAsAWarning(t *testing.T) {
 func TestUnknownSetFindsMisspeltKnobs(t *testing.T) {
 	got := UnknownSet([]string{"GOCUDA_MEMORY_POL=binned", "GOCUDA_BACKEND=host", "PATH=/bin", "GOCUDA_TEST_X=1"})
 	assert.Equal(t, []string{"GOCUDA_MEMORY_POL"}, got)
+}
+
+func TestUnknownSetKnowsTheLaunchersVariables(t *testing.T) {
+	got := UnknownSet([]string{"GOCUDA_RANK=1", "GOCUDA_WORLD_SIZE=2", "GOCUDA_LOCAL_RANK=1", "GOCUDA_NCCL_ID=00", "GOCUDA_RANKS=2"})
+	assert.Equal(t, []string{"GOCUDA_RANKS"}, got)
+	assert.Equal(t, EnvRank, Nearest("GOCUDA_RANKS"))
+	for _, n := range LauncherNames() {
+		assert.NotContains(t, Names(), n, "%s is the launcher's, not a knob", n)
+	}
 }
 
 func TestLimitString(t *testing.T) {

@@ -29,6 +29,12 @@ type Options struct {
 	// cleanups a collection queued; 0 means DefaultCleanupTimeout. A
 	// cleanup that blocks must not hang every allocation.
 	CleanupTimeout time.Duration
+	// GCPercent is the pacer (GOCUDA_GC_PERCENT; see PacerTarget): a
+	// collection starts in the background when device bytes in use reach
+	// (1 + GCPercent/100) times what the last collection left live. 0
+	// means DefaultGCPercent (100, as GOGC), PacerOff turns it off. The
+	// pacer is part of early collection: with Early off it is off too.
+	GCPercent int
 }
 
 // DefaultCleanupTimeout: cleanups that free arrays take microseconds each,
@@ -58,10 +64,9 @@ type Pool struct {
 	// MaxUint64: only the out-of-memory path runs.
 	src     *pool.Source
 	sourced bool // src is the wrapped pool's, not a private empty one
-	// watch is the reserved level above which Alloc looks at pressure:
-	// MinPressure of the limit at first, then where the last look was.
-	// It is written on the slow path only, so the load that every Alloc
-	// does stays in a shared cache line.
+	// watch is the reserved level above which Alloc looks: the lower of
+	// eagerAt and pacerAt. It is written on the slow path only, so the
+	// load that every Alloc does stays in a shared cache line.
 	watch atomic.Uint64
 	// nowLine is NowPressure of the limit, for look's first test; ticks
 	// counts allocations above it (see sampleEvery).
@@ -81,6 +86,18 @@ type Pool struct {
 	lastFreed uint64
 	lastLive  uint64      // live bytes as the last collection left them
 	running   *collection // the collection in progress, nil if none
+	// eagerAt is where the eager heuristic looks next: MinPressure of the
+	// limit at first, then where the last look was (noWatch with Early
+	// off). pacerAt is where the pacer looks next: the target, or past it
+	// when the last look found the pacer not due; noWatch while a
+	// collection runs (its end sets it) or with the pacer off.
+	eagerAt, pacerAt uint64
+	// target is the pacer's (PacerTarget of lastLive), hard its
+	// PacerHardLine; both 0 when it is off. credit is its unspent budget
+	// as of creditAt (see PacerBurst).
+	target, hard uint64
+	credit       time.Duration
+	creditAt     time.Time
 
 	// oomMu makes one goroutine at a time climb the out-of-memory ladder;
 	// the others wait and then find the memory it freed.
@@ -109,6 +126,9 @@ func Wrap(p pool.Pool, o Options) (*Pool, error) {
 	if o.Budget < 0 || o.Budget > MaxBudget || o.Budget != o.Budget {
 		return nil, &OptionError{Field: "Budget", Value: o.Budget, Accepted: "0 (the default, 0.05) up to 0.25"}
 	}
+	if err := checkGCPercent(o.GCPercent); err != nil {
+		return nil, err
+	}
 	if o.CleanupTimeout < 0 {
 		return nil, &OptionError{Field: "CleanupTimeout", Value: o.CleanupTimeout, Accepted: "0 (the default, 5s) or a positive duration"}
 	}
@@ -117,6 +137,9 @@ func Wrap(p pool.Pool, o Options) (*Pool, error) {
 	}
 	if o.CleanupTimeout == 0 {
 		o.CleanupTimeout = DefaultCleanupTimeout
+	}
+	if o.GCPercent == 0 {
+		o.GCPercent = DefaultGCPercent
 	}
 	w := &Pool{Pool: p, dev: p.Device(), opts: o, start: time.Now()}
 	w.src = sourceOf(p)
@@ -131,10 +154,19 @@ func Wrap(p pool.Pool, o Options) (*Pool, error) {
 		w.src = src
 		w.opts.Early = false
 	}
-	w.watch.Store(^uint64(0))
+	w.eagerAt, w.pacerAt = noWatch, noWatch
+	w.watch.Store(noWatch)
+	if !w.opts.Early {
+		w.opts.GCPercent = PacerOff
+	}
 	if w.opts.Early {
 		w.mu.Lock()
 		w.refreshLimit(time.Now(), w.src.Reserved())
+		w.setTarget(0)
+		w.credit, w.creditAt = PacerBurst, w.start
+		if w.target != 0 {
+			w.pacerAt = max(w.target, w.src.Reserved())
+		}
 		w.setWatch(w.zoneStart())
 		w.mu.Unlock()
 	}
@@ -253,17 +285,60 @@ func (w *Pool) refreshLimit(now time.Time, reserved uint64) {
 	w.nowLine.Store(uint64(NowPressure * float64(w.limit)))
 }
 
-// setWatch sets where Alloc next looks: at reserved level v, or, once
-// reserved is past NowPressure of the limit, at every allocation (sampled,
-// see look). There a caching pool stops growing: it sits at the limit and
-// serves allocations from blocks that collections gave back until they
-// run out, so growth no longer tells when garbage builds up; only live
-// bytes do, and those take a look to read. The caller holds mu.
+// noWatch is a watermark never passed: nobody looks.
+const noWatch = ^uint64(0)
+
+// setWatch sets where the eager heuristic next looks: at reserved level
+// v, or, once reserved is past NowPressure of the limit, at every
+// allocation (sampled, see look). There a caching pool stops growing: it
+// sits at the limit and serves allocations from blocks that collections
+// gave back until they run out, so growth no longer tells when garbage
+// builds up; only live bytes do, and those take a look to read. With
+// Early off it leaves the eager watermark at noWatch. The caller holds mu.
 func (w *Pool) setWatch(v uint64) {
+	if !w.opts.Early {
+		return
+	}
 	if line := w.nowLine.Load(); w.src.Reserved() >= line && line > 0 {
 		v = line - 1
 	}
-	w.watch.Store(v)
+	w.eagerAt = v
+	w.arm()
+}
+
+// setTarget sets the pacer's target and hard line from the live bytes a
+// collection left. The caller holds mu.
+func (w *Pool) setTarget(liveAfter uint64) {
+	w.target = PacerTarget(liveAfter, w.opts.GCPercent)
+	w.hard = PacerHardLine(w.target, liveAfter)
+}
+
+// refill adds to the pacer's credit what the budget earned since it was
+// last counted, up to PacerBurst. The caller holds mu.
+func (w *Pool) refill(now time.Time) {
+	if d := now.Sub(w.creditAt); d > 0 {
+		w.credit = min(PacerBurst, w.credit+time.Duration(PacerBudget*float64(d)))
+		w.creditAt = now
+	}
+}
+
+// arm publishes the lower of the two watermarks for Alloc. The caller
+// holds mu.
+func (w *Pool) arm() { w.watch.Store(min(w.eagerAt, w.pacerAt)) }
+
+// nextPacerLook is where the pacer looks next when reserved is r and no
+// collection runs: at the target, or, with reserved already past it (the
+// pool caches more than the target, or the last look found the pacer not
+// due), once it has grown by pacerStep. Live bytes are at most reserved
+// bytes, so below the target nothing can be due. The caller holds mu.
+func (w *Pool) nextPacerLook(r uint64) uint64 {
+	if w.target == 0 {
+		return noWatch
+	}
+	if r < w.target {
+		return w.target
+	}
+	return r + pacerStep(w.target)
 }
 
 // sampleEvery: above NowPressure, one allocation in this many looks. A
@@ -298,8 +373,8 @@ func EffectiveLimit(l pool.Limits, reserved uint64, dev backend.Device) uint64 {
 // one) this keeps looks to one per 1/1024 of the limit.
 const lookStep = 1024
 
-// look is the heuristic's slow path: out of line so that Alloc stays
-// small enough to inline.
+// look is the slow path of the eager heuristic and the pacer: out of line
+// so that Alloc stays small enough to inline.
 //
 //go:noinline
 func (w *Pool) look(size uint64) {
@@ -320,24 +395,48 @@ func (w *Pool) look(size uint64) {
 		in.SinceLast, in.LastDur, in.LastFreed = now.Sub(w.lastStart), w.lastDur, w.lastFreed
 		in.LiveAfterLast = w.lastLive
 	}
-	// Before summing the pool's figures, the cheap test: if even the
-	// largest budget says the last collection was too recent, and live
-	// bytes (at most reserved) are below NowPressure so that no
-	// collection can be imminent, nothing below can decide otherwise.
-	if !in.InFlight && in.LastDur > 0 &&
-		float64(in.LastDur) > MaxBudgetFactor*in.Budget*float64(in.SinceLast) &&
-		float64(r)+float64(size) < NowPressure*float64(in.Limit) {
-		w.setWatch(max(w.zoneStart(), r+w.limit/lookStep))
-		w.mu.Unlock()
-		return
+	// Live bytes are a sum over streams: read them once, and only if a
+	// decision needs them.
+	haveLive := false
+	live := func() uint64 {
+		if !haveLive {
+			in.Live, haveLive = w.Pool.Stats().Live, true
+		}
+		return in.Live
 	}
-	in.Live = w.Pool.Stats().Live
-	act := Decide(in)
-	note := "early"
-	if act == Now && !in.InFlight && !in.Within() {
-		note = "imminent"
+	act, note := Skip, "early"
+	if r > w.eagerAt {
+		// Before summing the pool's figures, the cheap test: if even the
+		// largest budget says the last collection was too recent, and live
+		// bytes (at most reserved) are below NowPressure so that no
+		// collection can be imminent, nothing below can decide otherwise.
+		if !in.InFlight && in.LastDur > 0 &&
+			float64(in.LastDur) > MaxBudgetFactor*in.Budget*float64(in.SinceLast) &&
+			float64(r)+float64(size) < NowPressure*float64(in.Limit) {
+			w.eagerAt = max(w.zoneStart(), r+w.limit/lookStep)
+		} else {
+			live()
+			act = Decide(in)
+			if act == Now && !in.InFlight && !in.Within() {
+				note = "imminent"
+			}
+			w.eagerAt = max(w.zoneStart(), r)
+		}
+		w.setWatch(w.eagerAt)
 	}
-	w.setWatch(max(w.zoneStart(), r))
+	if act == Skip && r > w.pacerAt {
+		w.refill(now)
+		pin := PaceInput{Live: live(), Request: size, Target: w.target, Hard: w.hard, Credit: w.credit, InFlight: in.InFlight}
+		if act = Pace(pin); act != Skip {
+			note = "pacer"
+		} else {
+			w.pacerAt = w.nextPacerLook(r)
+			if in.InFlight && r < w.hard {
+				w.pacerAt = w.hard
+			}
+			w.arm()
+		}
+	}
 	switch act {
 	case Background:
 		c := w.begin(now)
@@ -369,6 +468,12 @@ func (w *Pool) look(size uint64) {
 func (w *Pool) begin(now time.Time) *collection {
 	c := &collection{done: make(chan struct{})}
 	w.running, w.lastStart = c, now
+	// While a collection runs the pacer looks only from the hard line,
+	// where allocations wait for it; its end sets the next target.
+	if w.target != 0 {
+		w.pacerAt = max(w.hard, w.src.Reserved())
+		w.arm()
+	}
 	return c
 }
 
@@ -394,17 +499,27 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 	}
 	w.counts.add(note, dur, c.freed)
 
+	w.counts.noteLive(after)
+
 	w.mu.Lock()
 	w.lastDur, w.lastFreed, w.lastLive = dur, c.freed, after
 	if w.running == c {
 		w.running = nil
 	}
+	// The pacer's next target follows what this collection left live,
+	// whatever kind it was; its own collections spend its credit.
+	if w.opts.GCPercent != PacerOff {
+		w.setTarget(after)
+	}
+	if note == "pacer" {
+		w.refill(end)
+		w.credit -= dur
+	}
+	hard := w.hard
 	// Where to look next: after a collection, the pool may hold less
 	// (pools that cache nothing give freed memory straight back), and the
 	// next growth from there is news.
-	if w.opts.Early {
-		w.setWatch(max(w.zoneStart(), w.src.Reserved()))
-	}
+	w.setWatch(max(w.zoneStart(), w.src.Reserved()))
 	w.mu.Unlock()
 	close(c.done)
 
@@ -412,4 +527,24 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 		pool.Emit(pool.Event{Kind: pool.EventCollect, Device: w.dev.Ordinal(), Bytes: c.freed, Dur: dur,
 			Note: note, Reserved: w.src.Reserved()})
 	}
+
+	// Reserved follows live: after a pacer collection, what the pool
+	// reserves beyond the next cycle's hard line goes back to the driver
+	// (with hysteresis, see ReclaimAfterPacing). Only after pacer
+	// collections: the eager ones run under pressure, where the cache is
+	// what the next allocations near the limit are served from, and the
+	// out-of-memory ladder reclaims on its own.
+	if note == "pacer" {
+		if n := ReclaimAfterPacing(w.src.Reserved(), hard); n > 0 {
+			w.counts.pacerReclaimed.Add(w.Pool.Reclaim(n))
+		}
+	}
+	w.mu.Lock()
+	if w.running == nil && w.target != 0 {
+		// Any growth from here is news: the pool has used what it
+		// caches, and live bytes are then about reserved bytes.
+		w.pacerAt = max(w.target, w.src.Reserved())
+		w.arm()
+	}
+	w.mu.Unlock()
 }

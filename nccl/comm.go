@@ -19,6 +19,11 @@ type Comm struct {
 	rank, size int
 	dev        backend.Device
 	impl       commImpl
+	// grouping is set while Group runs fn with c among its comms, and
+	// held keeps the arrays of the collectives fn queued on c alive until
+	// the group's end, when their work is queued (arrays.go).
+	grouping bool
+	held     []any
 }
 
 // commImpl is a communicator's implementation: NCCL's (gpu.go) or the
@@ -30,6 +35,11 @@ type commImpl interface {
 	err() error
 	abort(cause error) error
 	destroy() error
+	// register and deregister are ncclCommRegister and
+	// ncclCommDeregister; deregister of a communicator that is gone does
+	// nothing.
+	register(p backend.Ptr, bytes uint64) (uintptr, error)
+	deregister(h uintptr) error
 }
 
 // opKind is an operation. The values are the C side's GN_ enum.
@@ -389,13 +399,26 @@ func Group(comms []*Comm, fn func() error) error {
 			hosts = append(hosts, im)
 		}
 	}
-	switch {
-	case len(gpus) == len(comms):
-		return gpuGroup(gpus, fn)
-	case len(hosts) == len(comms):
-		return hostGroup(hosts, fn)
+	if len(gpus) != len(comms) && len(hosts) != len(comms) {
+		return fmt.Errorf("nccl: Group: %d GPU and %d host communicators: a group's communicators are all of one backend: %w", len(gpus), len(hosts), errInvalid)
 	}
-	return fmt.Errorf("nccl: Group: %d GPU and %d host communicators: a group's communicators are all of one backend: %w", len(gpus), len(hosts), errInvalid)
+	for _, c := range comms {
+		if c.grouping {
+			return fmt.Errorf("nccl: Group: rank %d is in a group already; groups do not nest: %w", c.rank, errInvalid)
+		}
+	}
+	for _, c := range comms {
+		c.grouping = true
+	}
+	defer func() {
+		for _, c := range comms {
+			c.release()
+		}
+	}()
+	if len(gpus) == len(comms) {
+		return gpuGroup(gpus, fn)
+	}
+	return hostGroup(hosts, fn)
 }
 
 // Group is Group([]*Comm{c}, fn): fn's operations on c start together.

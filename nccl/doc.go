@@ -22,6 +22,24 @@
 // together: the Sends and Recvs of a ring, or one goroutine driving the
 // ranks of several devices.
 //
+// # Arrays
+//
+// AllReduceArray, BroadcastArray, ReduceArray, AllGatherArray,
+// ReduceScatterArray, SendArray and RecvArray take cuarray arrays and a
+// cuarray.Stream, and AllReduceNew, AllGatherNew and ReduceScatterNew
+// return a new array from the stream's pool. Each is a
+// cuarray.WithPointers call: the collective waits for the arrays' earlier
+// work on any stream, keeps them alive until its work has run, and is
+// what later uses, reads and frees of the arrays wait for. Shapes, lengths
+// and devices that do not fit are errors before anything is queued.
+//
+// # Registration
+//
+// Comm.Register and RegisterArray register a buffer with a communicator
+// (ncclCommRegister, NCCL 2.19 and later), an option whose worth depends
+// on the machine: BenchmarkAllReduce measures it. On the host backend
+// registration checks its arguments and does nothing else.
+//
 // # Errors and contexts
 //
 // Errors are values. A failed NCCL call is an *Error carrying the result

@@ -62,7 +62,7 @@ func newGPUComm(ctx context.Context, dev *cudabackend.Device, id UniqueID, rank,
 		}
 		return nil, err
 	}
-	if err := pollReady(ctx, "ncclCommInitRankConfig", &w); err != nil {
+	if err := pollReady(ctx, "NewComm: ncclCommInitRankConfig", &w); err != nil {
 		cAbort(cctx, h)
 		return nil, err
 	}
@@ -320,4 +320,51 @@ func ungroup(gs []*gpuComm) {
 		g.grouped = false
 		g.mu.Unlock()
 	}
+}
+
+func (g *gpuComm) register(p backend.Ptr, bytes uint64) (uintptr, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done != nil {
+		return 0, g.goneLocked("Register")
+	}
+	if g.grouped {
+		return 0, fmt.Errorf("nccl: Register on rank %d inside Group: register before the group: %w", g.w.rank, errInvalid)
+	}
+	if !cHasRegister() {
+		major, minor, patch := splitVersion(lib.version)
+		return 0, fmt.Errorf("nccl: Register on rank %d: ncclCommRegister came with NCCL 2.19, and %s is %d.%d.%d: %w",
+			g.w.rank, lib.path, major, minor, patch, backend.ErrNotSupported)
+	}
+	h, r := cRegister(g.ctx, g.w.comm, uintptr(p), bytes)
+	if inProgress(r) {
+		if err := pollReady(g.life, "ncclCommRegister", &g.w); err != nil {
+			_ = g.abortLocked(err)
+			return 0, err
+		}
+		return h, nil
+	}
+	return h, r.err("ncclCommRegister", &g.w)
+}
+
+// deregister does nothing once the communicator is gone: NCCL freed its
+// registrations with it.
+func (g *gpuComm) deregister(h uintptr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done != nil || h == 0 {
+		return nil
+	}
+	if g.grouped {
+		return fmt.Errorf("nccl: Release of a registration on rank %d inside Group: release after the group: %w", g.w.rank, errInvalid)
+	}
+	r := cDeregister(g.ctx, g.w.comm, h)
+	if inProgress(r) {
+		if err := pollReady(g.life, "ncclCommDeregister", &g.w); err != nil {
+			_ = g.abortLocked(err)
+			return err
+		}
+		return nil
+	}
+	return r.err("ncclCommDeregister", &g.w)
 }

@@ -158,6 +158,7 @@ type hostComm struct {
 	inflight         int           // operations queued and not finished
 	drained          chan struct{} // closed when inflight reaches 0, for Destroy
 	done             error         // aborted (the cause) or errDestroyed
+	regs             uint64        // registrations made, for their handles
 }
 
 // join adds rank on dev to the communicator id names, creating it for the
@@ -673,3 +674,21 @@ func hostGroup(hs []*hostComm, fn func() error) error {
 	}
 	return errors.Join(errs...)
 }
+
+// register registers nothing: host collectives copy in memory whatever
+// the buffer. It refuses what NCCL would: a communicator that is gone or
+// inside a group. The handle only tells registrations apart.
+func (h *hostComm) register(p backend.Ptr, bytes uint64) (uintptr, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.refusedLocked("Register"); err != nil {
+		return 0, err
+	}
+	if h.grouped {
+		return 0, fmt.Errorf("nccl: Register on rank %d inside Group: register before the group: %w", h.rank, errInvalid)
+	}
+	h.regs++
+	return uintptr(h.regs), nil
+}
+
+func (h *hostComm) deregister(uintptr) error { return nil }

@@ -57,6 +57,10 @@ FUNCS
 #undef FN
 static CUresult (*p_cuCtxGetCurrent)(CUcontext*);
 static CUresult (*p_cuCtxSetCurrent)(CUcontext);
+// Buffer registration came with NCCL 2.19: optional, so that 2.14 to
+// 2.18 still load; 0 when the library lacks them.
+static ncclResult_t (*p_ncclCommRegister)(ncclComm_t, void*, size_t, void**);
+static ncclResult_t (*p_ncclCommDeregister)(ncclComm_t, void*);
 
 static char open_error[1024];
 
@@ -86,6 +90,8 @@ static const char *gn_install(uintptr_t lib) {
 #define FN(ret, name, args) p_##name = (ret (*) args)dlsym((void*)lib, #name); if (!p_##name) return #name;
 	FUNCS
 #undef FN
+	p_ncclCommRegister = (ncclResult_t (*)(ncclComm_t, void*, size_t, void**))dlsym((void*)lib, "ncclCommRegister");
+	p_ncclCommDeregister = (ncclResult_t (*)(ncclComm_t, void*))dlsym((void*)lib, "ncclCommDeregister");
 	return 0;
 }
 
@@ -191,6 +197,25 @@ static gn_res gn_async_error(uintptr_t comm, int *res) {
 static gn_res gn_finalize(uintptr_t ctx, uintptr_t comm) { GN_BODY(ctx, p_ncclCommFinalize((ncclComm_t)comm)) }
 static gn_res gn_destroy(uintptr_t ctx, uintptr_t comm) { GN_BODY(ctx, p_ncclCommDestroy((ncclComm_t)comm)) }
 static gn_res gn_abort(uintptr_t ctx, uintptr_t comm) { GN_BODY(ctx, p_ncclCommAbort((ncclComm_t)comm)) }
+
+static int gn_has_register(void) { return p_ncclCommRegister && p_ncclCommDeregister; }
+
+// gn_register registers [buf, buf+size) with comm for its collectives;
+// *handle is what gn_deregister takes back.
+static gn_res gn_register(uintptr_t ctx, uintptr_t comm, uintptr_t buf, size_t size, uintptr_t *handle) {
+	void *h = 0;
+	gn_ctx st; gn_res o;
+	CUresult cr = gn_enter((CUcontext)ctx, &st);
+	if (cr) return gn_res_of(GN_CTX, cr);
+	o = gn_res_of(GN_CALL, p_ncclCommRegister((ncclComm_t)comm, (void*)buf, size, &h));
+	*handle = (uintptr_t)h;
+	cr = gn_leave(&st);
+	if (o.stage == GN_OK && cr) o = gn_res_of(GN_RESTORE, cr);
+	return o;
+}
+static gn_res gn_deregister(uintptr_t ctx, uintptr_t comm, uintptr_t handle) {
+	GN_BODY(ctx, p_ncclCommDeregister((ncclComm_t)comm, (void*)handle))
+}
 
 static gn_res gn_comm_info(uintptr_t comm, int *count, int *rank, int *dev) {
 	ncclResult_t r = p_ncclCommCount((ncclComm_t)comm, count);
@@ -330,6 +355,18 @@ func cCommInfo(comm uintptr) (count, rank, dev int, r cres) {
 	var c, rk, d C.int
 	o := C.gn_comm_info(cu(comm), &c, &rk, &d)
 	return int(c), int(rk), int(d), res(o)
+}
+
+func cHasRegister() bool { return C.gn_has_register() != 0 }
+
+func cRegister(ctx, comm, buf uintptr, size uint64) (uintptr, cres) {
+	var h C.uintptr_t
+	o := C.gn_register(cu(ctx), cu(comm), cu(buf), C.size_t(size), &h)
+	return uintptr(h), res(o)
+}
+
+func cDeregister(ctx, comm, handle uintptr) cres {
+	return res(C.gn_deregister(cu(ctx), cu(comm), cu(handle)))
 }
 
 func cErrorString(r Result) string   { return C.GoString(C.gn_error_string(C.int(r))) }

@@ -27,5 +27,8 @@ func cLastError(comm uintptr) string                        { return "" }
 func cOp(ctx, comm uintptr, grouped bool, kind opKind, send, recv uintptr, count uint64, dtype, op, root int, stream uintptr) cres {
 	return notLoaded
 }
-func cGroupStart() cres { return notLoaded }
-func cGroupEnd() cres   { return notLoaded }
+func cHasRegister() bool                                            { return false }
+func cRegister(ctx, comm, buf uintptr, size uint64) (uintptr, cres) { return 0, notLoaded }
+func cDeregister(ctx, comm, handle uintptr) cres                    { return notLoaded }
+func cGroupStart() cres                                             { return notLoaded }
+func cGroupEnd() cres                                               { return notLoaded }

@@ -57,6 +57,17 @@ type PressureFigures struct {
 	LimitBytes        uint64  `json:"limit_bytes"`
 	RunSeconds        float64 `json:"run_seconds"`
 	ReservedPeakBytes uint64  `json:"reserved_peak_bytes"`
+	// The pacer (GOCUDA_GC_PERCENT): its setting (-1 for off), target,
+	// collections, their time, what they freed and what the pool gave back
+	// to the driver after them, and the live bytes collections left.
+	GCPercent           int     `json:"gc_percent"`
+	PacerTargetBytes    uint64  `json:"pacer_target_bytes"`
+	PacerCollections    int     `json:"pacer_collections"`
+	PacerSeconds        float64 `json:"pacer_seconds"`
+	PacerFreedBytes     uint64  `json:"pacer_freed_bytes"`
+	PacerReclaimedBytes uint64  `json:"pacer_reclaimed_bytes"`
+	LiveAfterGCBytes    uint64  `json:"live_after_gc_bytes"`
+	PeakLiveAfterGC     uint64  `json:"peak_live_after_gc_bytes"`
 }
 
 func pressureOf(p pool.Pool) *PressureFigures {
@@ -71,6 +82,9 @@ func pressureOf(p pool.Pool) *PressureFigures {
 		CollectShare: st.Share(), EarlyShare: st.EarlyShare(), WaitedSeconds: st.Waited.Seconds(),
 		FreedBytes: st.Freed, OOMRetries: st.OOMRetries, OOMFailures: st.OOMFailures,
 		LimitBytes: st.Limit, RunSeconds: st.RunTime.Seconds(), ReservedPeakBytes: st.PeakReserved,
+		GCPercent: st.GCPercent, PacerTargetBytes: st.PacerTarget, PacerCollections: st.PacerCollections,
+		PacerSeconds: st.PacerTime.Seconds(), PacerFreedBytes: st.PacerFreed, PacerReclaimedBytes: st.PacerReclaimed,
+		LiveAfterGCBytes: st.LiveAfterGC, PeakLiveAfterGC: st.PeakLiveAfterGC,
 	}
 }
 

@@ -247,6 +247,8 @@ func TestTimelineAndMetricsSeeThePressureLayersOutOfMemoryLadder(t *testing.T) {
 	assert.Equal(t, uint64(1), f.Pressure.OOMFailures)
 	assert.Positive(t, f.Pressure.OOMRetries)
 	assert.Equal(t, uint64(64<<20), f.Pressure.LimitBytes)
+	assert.Equal(t, gcpressure.PacerOff, f.Pressure.GCPercent, "early collection off: no pacer")
+	assert.Zero(t, f.Pressure.PacerTargetBytes)
 	assert.Equal(t, uint64(64<<20), f.HardLimitBytes)
 
 	b, err := json.Marshal(snap)

@@ -20,7 +20,8 @@ const (
 	EventReclaim
 	// EventCollect: the collector was run to free unreachable arrays; Dur
 	// is how long the collection (and waiting for its cleanups) took,
-	// Bytes what it freed, Note why it ran ("early", "oom").
+	// Bytes what it freed, Note why it ran ("pacer", "early",
+	// "imminent", "oom").
 	EventCollect
 	// EventOOMRetry: an allocation of Bytes failed and is being retried
 	// after reclaiming and collecting.

@@ -39,9 +39,11 @@ go build "${flags[@]}" -o .gpu/bin/gocuda ./cmd/gocuda
 echo "${tags:-(none)}" >.gpu/bin/TAGS
 # The training example, for its benchmark beside bench/pytorch_train.py.
 go build "${flags[@]}" -o .gpu/bin/train ./examples/train
+# The data-parallel example, for its one-GPU run beside single-device training.
+go build "${flags[@]}" -o .gpu/bin/dataparallel ./examples/dataparallel
 count=$(wc -l <"$manifest")
 # xz -9: its 64 MiB dictionary spans several test binaries, which share most
 # of their code (the runtime, testify, gocuda): 3x smaller than the default.
 tar -C .gpu -cf - bin | xz -9 -T0 >.gpu/bundle.tar.xz
 rm -rf .gpu/bin
-echo "built $count test binaries, gocuda and train (build tags: ${tags:-none}): .gpu/bundle.tar.xz ($(du -h .gpu/bundle.tar.xz | cut -f1)); carry .gpu to the GPU machine"
+echo "built $count test binaries, gocuda, train and dataparallel (build tags: ${tags:-none}): .gpu/bundle.tar.xz ($(du -h .gpu/bundle.tar.xz | cut -f1)); carry .gpu to the GPU machine"

@@ -214,6 +214,14 @@ func parsedValue(c config.Config, name string) string {
 		return "hard limit " + c.HardLimit.String()
 	case config.EnvGCEarly:
 		return "early collection " + map[bool]string{true: "on", false: "off"}[c.GCEarly]
+	case config.EnvGCPercent:
+		if c.GCPercent == config.GCPercentOff {
+			return "pacer off"
+		}
+		if !c.GCEarly {
+			return "pacer off (GOCUDA_GC_EARLY is off)"
+		}
+		return fmt.Sprintf("pacer at %d%% above the live set", c.GCPercent)
 	case config.EnvStreamRace:
 		return "stream check " + map[bool]string{true: "on (host backend)", false: "off"}[c.StreamCheck]
 	case config.EnvIdleTrim:

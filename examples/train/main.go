@@ -19,6 +19,7 @@ import (
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/gcpressure"
+	"github.com/gocuda/gocuda/internal/mlp"
 	"github.com/gocuda/gocuda/observe"
 	"github.com/gocuda/gocuda/observe/timelinesvg"
 )
@@ -102,8 +103,10 @@ type Report struct {
 	TrainSeconds float64 `json:"train_seconds"`
 	StepMs       float64 `json:"step_ms"`
 	StepBytes    int64   `json:"step_bytes"` // fresh arrays per step
-	// GCEarly and HardLimit are the knobs as gocuda parsed them.
+	// GCEarly, GCPercent and HardLimit are the knobs as gocuda parsed
+	// them (GCPercent -1: the pacer is off).
 	GCEarly   bool   `json:"gc_early"`
+	GCPercent int    `json:"gc_percent"`
 	HardLimit uint64 `json:"hard_limit_bytes"`
 	// The pressure layer's figures over the epochs (data making excluded),
 	// from gcpressure.Stats.
@@ -114,6 +117,16 @@ type Report struct {
 	OOMRetries       uint64  `json:"oom_retries"`
 	OOMFailures      uint64  `json:"oom_failures"`
 	PeakReserved     uint64  `json:"peak_reserved_bytes"` // whole run
+	// PeakLive is the most device bytes any collection of the run left
+	// live (gcpressure.Stats.PeakLiveAfterGC): the live set as collections
+	// sample it, a lower bound of its true peak. 0 when nothing collected.
+	PeakLive uint64 `json:"peak_live_bytes"`
+	// The pacer's part (GOCUDA_GC_PERCENT) over the epochs: collections,
+	// the bytes the pool gave back to the driver after them, and its
+	// target at the end.
+	PacerCollections int    `json:"pacer_collections"`
+	PacerReclaimed   uint64 `json:"pacer_reclaimed_bytes"`
+	PacerTarget      uint64 `json:"pacer_target_bytes"`
 }
 
 func main() {
@@ -179,6 +192,7 @@ func parseFlags(args []string) (Config, runOpts, error) {
 	plot := fs.String("plot", "", "write the memory timeline (live and reserved bytes, collections marked) to this SVG file")
 	hardLimit := fs.String("hard-limit", "", "sets GOCUDA_HARD_MEMORY_LIMIT (4GiB, 12.5GB, 80%); empty leaves the environment's")
 	gcEarly := fs.String("gc-early", "", "sets GOCUDA_GC_EARLY (true or false); empty leaves the environment's (default on)")
+	gcPercent := fs.String("gc-percent", "", "sets GOCUDA_GC_PERCENT (100, 50, off): the pacer; empty leaves the environment's (default 100)")
 	hostHeap := fs.String("host-heap", os.Getenv("TRAIN_HOST_HEAP"), "keep this much of linked Go records live (256MiB, 1GB), as the rest of a Go program would: every collection marks them (TRAIN_HOST_HEAP)")
 	c := defaultConfig
 	fs.IntVar(&c.Epochs, "epochs", 0, "epochs (TRAIN_EPOCHS)")
@@ -269,6 +283,9 @@ func parseFlags(args []string) (Config, runOpts, error) {
 	if *gcEarly != "" {
 		os.Setenv("GOCUDA_GC_EARLY", *gcEarly)
 	}
+	if *gcPercent != "" {
+		os.Setenv("GOCUDA_GC_PERCENT", *gcPercent)
+	}
 	return c, opts, nil
 }
 
@@ -323,8 +340,9 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 		return nil, errors.New("train: device 0's pool has no pressure layer, so there are no collection figures to report")
 	}
 	rep := &Report{Backend: b.Name(), Device: dev.Info().Name, Pool: p.Name(), Config: cfg,
-		GCEarly: gcfg.GCEarly, HardLimit: p.Stats().HardLimit}
-	fmt.Fprintf(w, "%s %q, pool %s, hard limit %s, early GC %v\n", rep.Backend, rep.Device, rep.Pool, limitString(rep.HardLimit), rep.GCEarly)
+		GCEarly: gcfg.GCEarly, GCPercent: pressure.PressureStats().GCPercent, HardLimit: p.Stats().HardLimit}
+	fmt.Fprintf(w, "%s %q, pool %s, hard limit %s, early GC %v, pacer %s\n", rep.Backend, rep.Device, rep.Pool, limitString(rep.HardLimit), rep.GCEarly,
+		pacerString(rep.GCPercent))
 
 	// One stream for everything: work on it runs in the order it is queued.
 	s, err := cuarray.DefaultStream(0)
@@ -333,11 +351,11 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 	}
 	f := cuarray.On[float32](s)
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	data, err := MakeData(f, r, cfg.Steps, cfg.Batch, cfg.In, cfg.Classes)
+	data, err := mlp.MakeData(f, r, cfg.Steps, cfg.Batch, cfg.In, cfg.Classes)
 	if err != nil {
 		return nil, fmt.Errorf("train: making the data: %w", err)
 	}
-	model, err := NewMLP(f, r, cfg.In, cfg.Width, cfg.Depth, cfg.Classes, float32(cfg.LR), float32(cfg.Mom))
+	model, err := mlp.NewMLP(f, r, cfg.In, cfg.Width, cfg.Depth, cfg.Classes, float32(cfg.LR), float32(cfg.Mom))
 	if err != nil {
 		return nil, fmt.Errorf("train: making the model: %w", err)
 	}
@@ -393,7 +411,7 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 		steady, steps = train-firstEpoch, (cfg.Epochs-1)*cfg.Steps
 	}
 	rep.StepMs = 1e3 * steady.Seconds() / float64(steps)
-	rep.StepBytes = model.newBytes
+	rep.StepBytes = model.StepBytes()
 	rep.Collections = after.Collections() - before.Collections()
 	rep.EarlyCollections = after.EarlyCollections - before.EarlyCollections
 	collect := after.CollectTime() - before.CollectTime()
@@ -402,13 +420,24 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 	rep.OOMRetries = after.OOMRetries - before.OOMRetries
 	rep.OOMFailures = after.OOMFailures - before.OOMFailures
 	rep.PeakReserved = after.PeakReserved
+	rep.PeakLive = after.PeakLiveAfterGC
+	rep.PacerCollections = after.PacerCollections - before.PacerCollections
+	rep.PacerReclaimed = after.PacerReclaimed - before.PacerReclaimed
+	rep.PacerTarget = after.PacerTarget
 
 	fmt.Fprintf(w, "trained in %.3fs, %.2f ms/step after the first epoch; each step allocates %s\n",
 		rep.TrainSeconds, rep.StepMs, humanize.IBytes(uint64(rep.StepBytes)))
-	fmt.Fprintf(w, "collections %d (%d early), %.3fs = %.2f%% of training; OOM retries %d, failures %d; peak reserved %s\n",
-		rep.Collections, rep.EarlyCollections, rep.CollectSeconds, 100*rep.CollectShare,
-		rep.OOMRetries, rep.OOMFailures, humanize.IBytes(rep.PeakReserved))
+	fmt.Fprintf(w, "collections %d (%d pacer, %d early), %.3fs = %.2f%% of training; OOM retries %d, failures %d; peak reserved %s, peak live %s\n",
+		rep.Collections, rep.PacerCollections, rep.EarlyCollections, rep.CollectSeconds, 100*rep.CollectShare,
+		rep.OOMRetries, rep.OOMFailures, humanize.IBytes(rep.PeakReserved), humanize.IBytes(rep.PeakLive))
 	return rep, nil
+}
+
+func pacerString(percent int) string {
+	if percent == gcpressure.PacerOff {
+		return "off"
+	}
+	return strconv.Itoa(percent) + "%"
 }
 
 func limitString(b uint64) string {

@@ -74,6 +74,8 @@ func TestQuickRunUnderHardLimit(t *testing.T) {
 		assert.Zero(t, rep.OOMFailures, "gc_early=%v", rep.GCEarly)
 		assert.Positive(t, rep.Collections, "gc_early=%v: memory past the limit can only come back by collecting", rep.GCEarly)
 		assert.LessOrEqual(t, rep.PeakReserved, uint64(limit))
+		assert.Positive(t, rep.PeakLive, "gc_early=%v: collections ran, so the report has the live bytes they left", rep.GCEarly)
+		assert.LessOrEqual(t, rep.PeakLive, rep.PeakReserved)
 	}
 	assert.True(t, on.GCEarly)
 	assert.False(t, off.GCEarly)

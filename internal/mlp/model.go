@@ -1,4 +1,4 @@
-package main
+package mlp
 
 import (
 	"math"
@@ -95,11 +95,26 @@ func (m *MLP) new(shape ...int) (*cuarray.Array[float32], error) {
 	return a, err
 }
 
+// StepBytes is the bytes of the fresh arrays the last Step made: the
+// garbage a step leaves.
+func (m *MLP) StepBytes() int64 { return m.newBytes }
+
 // Step runs the forward pass, the backward pass and the SGD update on one
 // batch x (batch × in) with labels (batch int32 classes). It returns the
 // loss of each example, as an array still on the device: reading it would
 // make the host wait for the GPU every step.
 func (m *MLP) Step(x *cuarray.Array[float32], labels *cuarray.Array[int32]) (*cuarray.Array[float32], error) {
+	return m.StepReduce(x, labels, nil)
+}
+
+// StepReduce is Step with each gradient handed to reduce before the
+// update uses it: data-parallel training all-reduces it there, in place,
+// so that every rank updates its copy of the model alike. The gradients
+// come last layer first, each weight's before its bias's, as the backward
+// pass makes them, so a rank's communication of one layer can overlap the
+// computation of the layers below (as PyTorch's DistributedDataParallel
+// does). A nil reduce is Step.
+func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32], reduce func(grad *cuarray.Array[float32]) error) (*cuarray.Array[float32], error) {
 	f := m.f
 	m.newBytes = 0
 	batch := x.Shape()[0]
@@ -182,6 +197,14 @@ func (m *MLP) Step(x *cuarray.Array[float32], labels *cuarray.Array[int32]) (*cu
 				return nil, err
 			}
 			if err := f.ReluGrad(dz, pre[i-1], dh); err != nil {
+				return nil, err
+			}
+		}
+		if reduce != nil {
+			if err := reduce(dW); err != nil {
+				return nil, err
+			}
+			if err := reduce(db); err != nil {
 				return nil, err
 			}
 		}

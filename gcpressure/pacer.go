@@ -1,0 +1,199 @@
+package gcpressure
+
+import (
+	"fmt"
+	"time"
+)
+
+// The pacer (GOCUDA_GC_PERCENT, Options.GCPercent) is to device memory
+// what GOGC is to Go's heap: a collection starts when the device bytes in
+// use (live arrays and garbage not yet collected) reach a target set above
+// the live bytes the last collection left, so that the footprint follows
+// the live set instead of piling up until pressure against the device or a
+// limit makes the eager heuristic act. Both work side by side; whichever
+// comes first collects.
+
+const (
+	// DefaultGCPercent is GOGC's default: the target is twice what the
+	// last collection left live.
+	DefaultGCPercent = 100
+
+	// PacerOff as Options.GCPercent (GOCUDA_GC_PERCENT=off) turns the
+	// pacer off: only pressure starts collections, as before it existed.
+	PacerOff = -1
+
+	// MaxGCPercent is the largest setting accepted: a target a hundred
+	// and one times the live set is no pacing; off says so more plainly.
+	MaxGCPercent = 10000
+
+	// PacerFloor is the smallest target at GCPercent 100 (it scales with
+	// GCPercent, as Go's 4 MiB heap minimum scales with GOGC). A program
+	// with a live set of a few MiB (tests, the -quick model, a notebook's
+	// first arrays) would otherwise collect after every few MiB of fresh
+	// arrays, and each collection costs at least a runtime.GC (0.1 to 1 ms
+	// with a small Go heap) to save memory that no other process would
+	// notice: 32 MiB is 0.04 % of an H100, 0.2 % of a 16 GiB card, and
+	// a program making garbage at the floor collects at most once per
+	// 16 MiB of it. Not more: a training loop on the host backend with a
+	// live set of 30 MiB (examples/train -width 1024 -batch 512) must
+	// keep its footprint within three times that, and the hard line (see
+	// PacerHardLine) sits above the target. It is also one of the split
+	// pool's largest chunks, the unit in which it gives memory back.
+	PacerFloor = 32 << 20
+
+	// PacerBudget is the share of run time pacer collections may take,
+	// with PacerBurst: over any stretch of time W they take at most
+	// PacerBudget*W + PacerBurst, plus one collection. Most run in the
+	// background (the allocating goroutine goes on at once), and their
+	// wall time is not the program's: Go marks concurrently with a quarter
+	// of GOMAXPROCS, so collections running half the time take about an
+	// eighth of the CPU. Half is the cap of Go's own GC CPU limiter. Under
+	// the 4 GiB limit of examples/train with a 256 MiB Go heap, background
+	// collections ran 60 % of the time and a step stayed at PyTorch's time
+	// (docs/gc.md). When collections are dearer than that, the footprint
+	// grows past the target instead of the run slowing down, up to where
+	// the eager heuristic's pressure rules take over.
+	PacerBudget = 0.5
+
+	// PacerBurst is how much unspent budget the pacer may save up (a token
+	// bucket, as Go's GC CPU limiter has): a program issues work in bursts
+	// (a training loop queues a whole epoch of steps on the GPU within
+	// milliseconds, then waits for it), and within a burst collections
+	// must follow each other more closely than the budget's share allows
+	// on average, or the burst's garbage piles up.
+	PacerBurst = 250 * time.Millisecond
+	// reclaimBand is the hysteresis of reserved bytes: after a pacer
+	// collection the pool gives back what it reserves above the next
+	// cycle's hard line (PacerHardLine: bytes in use do not pass it without
+	// waiting for a collection) only once that is more than a quarter of
+	// the line, and at least PacerFloor, and then down to the line. A
+	// steady loop reserves up to the hard line plus what rounding and
+	// fragmentation add (on the host, a training loop's cycles ended 10 to
+	// 25 MiB above a 55 MiB line); within the band that memory stays
+	// mapped from one cycle to the next. Giving it back every cycle would
+	// not only map and unmap the same memory: a pool takes what it gives
+	// back out of its cache first and waits for the stream's queued work
+	// before unmapping it, and meanwhile the next cycle grows the pool
+	// anew. When the live set shrinks, reserved bytes follow it at the
+	// next pacer collection.
+	reclaimBand = 4 // the band is hard/reclaimBand, at least PacerFloor
+)
+
+// PacerTarget is the device bytes in use at which the pacer starts the
+// next collection, given what the last collection left live and the
+// setting: liveAfter*(1+percent/100), at least PacerFloor*percent/100.
+// It is 0 when the pacer is off (percent < 0).
+func PacerTarget(liveAfter uint64, percent int) uint64 {
+	if percent < 0 {
+		return 0
+	}
+	if percent == 0 {
+		percent = DefaultGCPercent
+	}
+	p := uint64(percent)
+	floor := PacerFloor * p / 100 // p <= MaxGCPercent: no overflow
+	// liveAfter*p/100 without overflow for any live set a device holds.
+	t := liveAfter + liveAfter/100*p + liveAfter%100*p/100
+	if t < liveAfter { // wrapped: no target is reachable
+		return ^uint64(0)
+	}
+	return max(t, floor)
+}
+
+// PacerHardLine is the bytes in use at which allocations wait for the
+// pacer's collection instead of running ahead of it: halfway again past
+// the target, target + (target - liveAfter)/2 (two and a half times the
+// live set at GCPercent 100). Go's collector has the same brake, the
+// assists that make a goroutine that allocates faster than marking goes
+// help mark. A program that queues device work far ahead of the device
+// (a training loop issuing an epoch's steps within milliseconds) would
+// otherwise make all its garbage while one background collection runs.
+// Waiting costs such a program little: the device still has the queued
+// work to do.
+func PacerHardLine(target, liveAfter uint64) uint64 {
+	if target == 0 {
+		return 0
+	}
+	grow := uint64(0)
+	if target > liveAfter {
+		grow = target - liveAfter
+	}
+	if h := target + grow/2; h >= target {
+		return h
+	}
+	return ^uint64(0)
+}
+
+// PaceInput is what the pacer decides on. The wrapper fills it on its slow
+// path, when the pool's reserved bytes have grown past the target (live
+// bytes are at most reserved bytes, so below it nothing can be due).
+type PaceInput struct {
+	// Live is the bytes the pool has handed out, garbage included;
+	// Request the allocation about to be made.
+	Live, Request uint64
+	// Target is PacerTarget of the last collection's live bytes; 0 means
+	// the pacer is off. Hard is PacerHardLine.
+	Target, Hard uint64
+	// Credit is the pacer's unspent budget: PacerBudget of the time
+	// since the pacer started, less what its collections took, at most
+	// PacerBurst. A collection starts only while it is positive.
+	Credit time.Duration
+	// InFlight: a collection is running now.
+	InFlight bool
+}
+
+// Pace is the pacer's decision. Below the target: Skip. From the target,
+// with credit: Background, a collection the allocation does not wait
+// for; from the hard line, Now: the allocation waits for it. While a
+// collection runs, an allocation from the hard line waits for that one
+// (Now); none starts beside it. Without credit: Skip, so the budget bounds
+// the time pacer collections take and the time allocations wait for them,
+// and the footprint grows past the target instead.
+func Pace(in PaceInput) Action {
+	x := in.Live + in.Request
+	if in.Target == 0 || x < in.Live || x < in.Target {
+		return Skip
+	}
+	hard := in.Hard != 0 && x >= in.Hard
+	switch {
+	case in.InFlight && hard:
+		return Now
+	case in.InFlight, in.Credit <= 0:
+		return Skip
+	case hard:
+		return Now
+	}
+	return Background
+}
+
+// ReclaimAfterPacing is how many bytes the pool should give back to the
+// driver after a pacer collection, given its reserved bytes and the hard
+// line the collection set: none while reserved is within a quarter of the
+// line, and PacerFloor, above it (see reclaimBand), else everything above
+// the line. The
+// next cycle waits for a collection before it uses more than the line, so
+// what is above it would only be cached until the next reclaim.
+func ReclaimAfterPacing(reserved, hard uint64) uint64 {
+	if hard == 0 || reserved <= hard+max(hard/reclaimBand, PacerFloor) {
+		return 0
+	}
+	return reserved - hard
+}
+
+// pacerStep is how far reserved bytes grow past a look that found the
+// pacer not due (live bytes below the target, or no credit left)
+// before the next look: a sixteenth of the target, at least 1 MiB. Looks
+// cost a lock and the pool's Stats; this keeps them to a few a cycle when
+// reserved bytes move with every allocation (the driver's pool), and
+// lets the footprint pass the target by at most a sixteenth when the
+// budget made the pacer wait.
+func pacerStep(target uint64) uint64 { return max(target/16, 1<<20) }
+
+// checkGCPercent validates Options.GCPercent.
+func checkGCPercent(p int) error {
+	if p < PacerOff || p > MaxGCPercent {
+		return &OptionError{Field: "GCPercent", Value: p,
+			Accepted: fmt.Sprintf("0 (the default, %d), 1 to %d, or PacerOff (-1)", DefaultGCPercent, MaxGCPercent)}
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+package gcpressure_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/gcpressure"
+	"github.com/gocuda/gocuda/pool"
+	"github.com/gocuda/gocuda/pool/pooltest"
+)
+
+// A training-like loop with no limit: a live set that grows, then
+// shrinks, and fresh garbage every step. Without the pacer nothing would
+// collect (the device is far from full) and reserved bytes would climb
+// with the garbage; with it they follow the live set, up and down.
+func TestReservedFollowsTheLiveSet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a few hundred steps with a pause each")
+	}
+	for _, name := range []string{"split", "none", "binned"} {
+		t.Run(name, func(t *testing.T) {
+			s := pooltest.NewStream(t, pooltest.Device(t))
+			p := newPool(t, name, 0, gcpressure.Options{Early: true})
+			var live []*pool.Block
+			defer func() {
+				for _, b := range live {
+					assert.NoError(t, p.Free(b, s))
+				}
+			}()
+			const block = 4 * mib
+			resize := func(n uint64) {
+				for uint64(len(live))*block < n {
+					b, err := p.Alloc(block, s)
+					require.NoError(t, err)
+					live = append(live, b)
+				}
+				for uint64(len(live))*block > n {
+					require.NoError(t, p.Free(live[len(live)-1], s))
+					live = live[:len(live)-1]
+				}
+			}
+			// step makes 4 MiB of garbage in 1 MiB arrays with "compute"
+			// after it: 2 ms, or half what a pacer collection took so far
+			// when that is longer (a loaded machine), so that a
+			// collection sees about the same garbage made while it runs
+			// on any machine. A GPU training step makes about 40 MiB a
+			// millisecond against collections under one.
+			step := func() {
+				for range 4 {
+					require.NoError(t, makeGarbage(t, p, mib, s))
+				}
+				time.Sleep(pause(p))
+			}
+			// settled runs steps until the pacer has collected twice since
+			// the live set changed (the first collection learns the new
+			// live set, the second's cycle runs to the new target), then
+			// 60 steps more, and returns the most reserved bytes seen over
+			// those.
+			settled := func() (peak uint64) {
+				start := p.PressureStats().PacerCollections
+				for i := 0; i < 500 && p.PressureStats().PacerCollections-start < 2; i++ {
+					step()
+				}
+				for range 60 {
+					step()
+					peak = max(peak, p.Stats().Reserved)
+				}
+				return peak
+			}
+			for _, ph := range []struct {
+				live uint64
+				// most is the bound on reserved bytes once settled:
+				// three times the live set (the hard line is 2.5 times
+				// what a collection left live), plus twice the floor, which
+				// dominates for small sets (the target's floor, and the
+				// reclaim band's). Without the pacer the phases reach
+				// 400 MiB.
+				most uint64
+			}{
+				{16 * mib, 3*16*mib + 2*gcpressure.PacerFloor},
+				{192 * mib, 3*192*mib + 2*gcpressure.PacerFloor},
+				{16 * mib, 3*16*mib + 2*gcpressure.PacerFloor},
+			} {
+				resize(ph.live)
+				before := p.PressureStats()
+				peak := settled()
+				st := p.PressureStats()
+				t.Logf("live %s: peak reserved %s (bound %s), target %s, %d pacer collections, gave back %s",
+					humanize.IBytes(ph.live), humanize.IBytes(peak), humanize.IBytes(ph.most), humanize.IBytes(st.PacerTarget),
+					st.PacerCollections-before.PacerCollections, humanize.IBytes(st.PacerReclaimed-before.PacerReclaimed))
+				assert.Positive(t, st.PacerCollections-before.PacerCollections, "the pacer never collected")
+				assert.LessOrEqual(t, peak, ph.most, "reserved did not follow a live set of %s", humanize.IBytes(ph.live))
+			}
+			st := p.PressureStats()
+			t.Log(st)
+			assert.Zero(t, st.EarlyCollections+st.ImminentCollections+st.OOMCollections, "far from any limit only the pacer collects")
+			// Allocations wait only from the hard line, for a collection
+			// that is running: never longer than pacer collections took.
+			assert.LessOrEqual(t, st.Waited, st.PacerTime, "allocations waited longer than collections took")
+		})
+	}
+}
+
+// pause is the loops' "compute" between steps: 2 ms, or half the mean
+// pacer collection so far when that is longer.
+func pause(p *gcpressure.Pool) time.Duration {
+	st := p.PressureStats()
+	if st.PacerCollections == 0 {
+		return 2 * time.Millisecond
+	}
+	return max(2*time.Millisecond, st.PacerTime/time.Duration(2*st.PacerCollections))
+}
+
+// In a steady loop the pool keeps what the next cycle needs: the
+// hysteresis band means memory is not unmapped and mapped again at every
+// collection.
+func TestSteadyLoopDoesNotRemapEveryCycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a few hundred steps with a pause each")
+	}
+	s := pooltest.NewStream(t, pooltest.Device(t))
+	p := newPool(t, "split", 0, gcpressure.Options{Early: true})
+	live, err := p.Alloc(48*mib, s)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, p.Free(live, s)) }()
+	step := func() {
+		for range 4 {
+			require.NoError(t, makeGarbage(t, p, mib, s))
+		}
+		time.Sleep(pause(p))
+	}
+	for range 50 { // settle
+		step()
+	}
+	var reclaims atomic.Int32
+	cancel := pool.Subscribe(func(e pool.Event) {
+		if e.Kind == pool.EventReclaim && e.Device == p.Device().Ordinal() {
+			reclaims.Add(1)
+		}
+	})
+	defer cancel()
+	before, pst := p.Stats(), p.PressureStats()
+	for range 200 {
+		step()
+	}
+	after, st := p.Stats(), p.PressureStats()
+	cycles := st.PacerCollections - pst.PacerCollections
+	t.Logf("%d pacer collections, %d reclaims, %d driver allocations, %d driver frees, reserved %s, target %s", cycles, reclaims.Load(),
+		after.DriverAllocs-before.DriverAllocs, after.DriverFrees-before.DriverFrees, humanize.IBytes(after.Reserved), humanize.IBytes(st.PacerTarget))
+	require.GreaterOrEqual(t, cycles, 5, "the loop did not make the pacer cycle")
+	assert.LessOrEqual(t, int(reclaims.Load()), cycles/2, "memory went back to the driver after most collections")
+}
+
+// GCPercent is checked, and a pool with early collection off has no pacer.
+func TestPacerOptions(t *testing.T) {
+	inner, err := pool.New("split", pooltest.Device(t), pool.Limits{})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, inner.Close()) }()
+	for _, bad := range []int{-2, gcpressure.MaxGCPercent + 1} {
+		_, err := gcpressure.Wrap(inner, gcpressure.Options{Early: true, GCPercent: bad})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "Options.GCPercent")
+		assert.Contains(t, err.Error(), "PacerOff (-1)")
+	}
+	for _, tc := range []struct {
+		name    string
+		o       gcpressure.Options
+		percent int
+		target  uint64
+	}{
+		{"default", gcpressure.Options{Early: true}, gcpressure.DefaultGCPercent, gcpressure.PacerFloor},
+		{"set", gcpressure.Options{Early: true, GCPercent: 50}, 50, gcpressure.PacerFloor / 2},
+		{"off", gcpressure.Options{Early: true, GCPercent: gcpressure.PacerOff}, gcpressure.PacerOff, 0},
+		{"early collection off", gcpressure.Options{GCPercent: 50}, gcpressure.PacerOff, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := gcpressure.Wrap(inner, tc.o)
+			require.NoError(t, err)
+			st := w.PressureStats()
+			assert.Equal(t, tc.percent, st.GCPercent)
+			assert.Equal(t, tc.target, st.PacerTarget)
+		})
+	}
+}
+
+// With the pacer off, garbage far from any limit is not collected: the
+// layer is as it was before the pacer.
+func TestPacerOffLeavesGarbageToPressure(t *testing.T) {
+	s := pooltest.NewStream(t, pooltest.Device(t))
+	p := newPool(t, "none", 0, gcpressure.Options{Early: true, GCPercent: gcpressure.PacerOff})
+	for range 3 * gcpressure.PacerFloor / mib {
+		require.NoError(t, makeGarbage(t, p, mib, s))
+	}
+	st := p.PressureStats()
+	assert.Zero(t, st.Collections())
+	assert.GreaterOrEqual(t, p.Stats().ReservedPeak, uint64(3*gcpressure.PacerFloor))
+	assert.Equal(t, "off", st.PacerString())
+}
