@@ -62,6 +62,24 @@ const (
 	// must follow each other more closely than the budget's share allows
 	// on average, or the burst's garbage piles up.
 	PacerBurst = 250 * time.Millisecond
+
+	// PacerWaitBudget bounds the time allocations wait at the hard line
+	// for a pacer collection, as a share of run time, with PacerWaitBurst
+	// saved up at most. A wait stalls the goroutine that queues the
+	// device's work, and the device idles once its queue drains: that
+	// time is lost to throughput outright, unlike a collection's
+	// background marking. Where collections are cheap (about a
+	// millisecond with a small Go heap) the budget is seldom reached and
+	// the hard line holds the footprint; where they are dear (tens of
+	// milliseconds with hundreds of MiB of Go heap) it runs out, and the
+	// allocation goes on past the hard line while the collection finishes
+	// in the background: the footprint grows by what the program makes
+	// meanwhile, instead of every step waiting (docs/gc.md).
+	PacerWaitBudget = 0.02
+
+	// PacerWaitBurst is the wait budget a program may save up: enough for
+	// a few waits for a cheap collection in a row.
+	PacerWaitBurst = 20 * time.Millisecond
 	// reclaimBand is the hysteresis of reserved bytes: after a pacer
 	// collection the pool gives back what it reserves above the next
 	// cycle's hard line (PacerHardLine: bytes in use do not pass it without
@@ -140,21 +158,26 @@ type PaceInput struct {
 	Credit time.Duration
 	// InFlight: a collection is running now.
 	InFlight bool
+	// WaitCredit is the unspent wait budget (PacerWaitBudget); the hard
+	// line makes an allocation wait only while it is positive.
+	WaitCredit time.Duration
 }
 
 // Pace is the pacer's decision. Below the target: Skip. From the target,
 // with credit: Background, a collection the allocation does not wait
-// for; from the hard line, Now: the allocation waits for it. While a
-// collection runs, an allocation from the hard line waits for that one
-// (Now); none starts beside it. Without credit: Skip, so the budget bounds
-// the time pacer collections take and the time allocations wait for them,
-// and the footprint grows past the target instead.
+// for; from the hard line, with wait credit, Now: the allocation waits
+// for it. While a collection runs, an allocation from the hard line waits
+// for that one (Now); none starts beside it. Without credit: Skip, so the
+// budget bounds the time pacer collections take and the time allocations
+// wait for them, and the footprint grows past the target instead; without
+// wait credit the hard line is passed (Background, or Skip while one
+// runs).
 func Pace(in PaceInput) Action {
 	x := in.Live + in.Request
 	if in.Target == 0 || x < in.Live || x < in.Target {
 		return Skip
 	}
-	hard := in.Hard != 0 && x >= in.Hard
+	hard := in.Hard != 0 && x >= in.Hard && in.WaitCredit > 0
 	switch {
 	case in.InFlight && hard:
 		return Now

@@ -61,13 +61,15 @@ func TestPaceTable(t *testing.T) {
 		in   PaceInput
 		want Action
 	}{
+		{"without wait credit the hard line is passed in the background", PaceInput{Live: hard, Target: target, Hard: hard, Credit: credit, WaitCredit: -time.Millisecond}, Background},
+		{"without wait credit a running collection is not waited for", PaceInput{Live: hard, Target: target, Hard: hard, InFlight: true}, Skip},
 		{"off never collects", PaceInput{Live: 100 * gib, Credit: credit}, Skip},
 		{"below the target nothing runs", PaceInput{Live: gib, Target: target, Hard: hard, Credit: credit}, Skip},
 		{"at the target a collection runs in the background", PaceInput{Live: target, Target: target, Hard: hard, Credit: credit}, Background},
 		{"the request counts towards the target", PaceInput{Live: target - mib, Request: mib, Target: target, Hard: hard, Credit: credit}, Background},
-		{"from the hard line the allocation waits", PaceInput{Live: hard, Target: target, Hard: hard, Credit: credit}, Now},
+		{"from the hard line the allocation waits", PaceInput{Live: hard, Target: target, Hard: hard, Credit: credit, WaitCredit: credit}, Now},
 		{"a running collection is not doubled", PaceInput{Live: target, Target: target, Hard: hard, Credit: credit, InFlight: true}, Skip},
-		{"from the hard line a running collection is waited for", PaceInput{Live: hard, Target: target, Hard: hard, InFlight: true}, Now},
+		{"from the hard line a running collection is waited for", PaceInput{Live: hard, Target: target, Hard: hard, InFlight: true, WaitCredit: credit}, Now},
 		{"without credit nothing starts", PaceInput{Live: target, Target: target, Hard: hard}, Skip},
 		{"without credit nothing starts even past the hard line", PaceInput{Live: 3 * hard, Target: target, Hard: hard, Credit: -time.Millisecond}, Skip},
 		{"a request that wraps is no signal", PaceInput{Live: gib, Request: math.MaxUint64, Target: target, Hard: hard, Credit: credit}, Skip},
@@ -101,12 +103,13 @@ func TestReclaimAfterPacingTable(t *testing.T) {
 
 // FuzzPace checks the pacer's invariants: nothing below the target or
 // with the pacer off, never a second collection beside a running one,
-// none started without credit, and waiting only from the hard line.
+// none started without credit, and waiting only from the hard line and
+// with wait credit.
 func FuzzPace(f *testing.F) {
-	f.Add(uint64(3*gib), uint64(0), uint64(2*gib), uint64(5*gib/2), int64(time.Millisecond), false)
-	f.Add(uint64(1), uint64(1), uint64(0), uint64(0), int64(0), true)
-	f.Fuzz(func(t *testing.T, live, req, target, hard uint64, credit int64, inflight bool) {
-		in := PaceInput{Live: live, Request: req, Target: target, Hard: hard, Credit: time.Duration(credit), InFlight: inflight}
+	f.Add(uint64(3*gib), uint64(0), uint64(2*gib), uint64(5*gib/2), int64(time.Millisecond), false, int64(time.Millisecond))
+	f.Add(uint64(1), uint64(1), uint64(0), uint64(0), int64(0), true, int64(0))
+	f.Fuzz(func(t *testing.T, live, req, target, hard uint64, credit int64, inflight bool, wait int64) {
+		in := PaceInput{Live: live, Request: req, Target: target, Hard: hard, Credit: time.Duration(credit), InFlight: inflight, WaitCredit: time.Duration(wait)}
 		act := Pace(in)
 		x := live + req
 		switch {
@@ -117,6 +120,8 @@ func FuzzPace(f *testing.F) {
 			t.Fatalf("%v below the target: %+v", act, in)
 		case act == Now && (hard == 0 || x < hard):
 			t.Fatalf("waits below the hard line: %+v", in)
+		case act == Now && wait <= 0:
+			t.Fatalf("waits without wait credit: %+v", in)
 		case act == Background && inflight:
 			t.Fatalf("a second collection beside a running one: %+v", in)
 		case !inflight && credit <= 0:

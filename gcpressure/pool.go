@@ -54,8 +54,9 @@ type sourced interface{ Source() *pool.Source }
 type unwrapper interface{ Unwrap() pool.Pool }
 
 // Pool wraps a pool.Pool with the pressure layer: Alloc runs the eager
-// heuristic and the out-of-memory retry; Free, Reclaim, Stats, Name and
-// Device are the wrapped pool's. Blocks are the wrapped pool's own.
+// heuristic, the pacer and the out-of-memory retry; Free counts what a
+// running collection frees; Reclaim, Stats, Name and Device are the
+// wrapped pool's. Blocks are the wrapped pool's own.
 type Pool struct {
 	pool.Pool
 
@@ -72,6 +73,13 @@ type Pool struct {
 	// counts allocations above it (see sampleEvery).
 	nowLine atomic.Uint64
 	ticks   atomic.Uint32
+	// counting is set while a collection runs; meanwhile Free adds the
+	// bytes it frees to freedDuring, so that the collection knows the
+	// live bytes it left without counting what the program allocated
+	// while it ran (see collect). Written twice a collection, so Free's
+	// load of it stays in a shared cache line.
+	counting    atomic.Bool
+	freedDuring atomic.Uint64
 
 	dev  backend.Device
 	opts Options
@@ -98,6 +106,10 @@ type Pool struct {
 	target, hard uint64
 	credit       time.Duration
 	creditAt     time.Time
+	// waitCredit is the unspent wait budget (PacerWaitBudget) as of
+	// waitAt.
+	waitCredit time.Duration
+	waitAt     time.Time
 
 	// oomMu makes one goroutine at a time climb the out-of-memory ladder;
 	// the others wait and then find the memory it freed.
@@ -164,6 +176,7 @@ func Wrap(p pool.Pool, o Options) (*Pool, error) {
 		w.refreshLimit(time.Now(), w.src.Reserved())
 		w.setTarget(0)
 		w.credit, w.creditAt = PacerBurst, w.start
+		w.waitCredit, w.waitAt = PacerWaitBurst, w.start
 		if w.target != 0 {
 			w.pacerAt = max(w.target, w.src.Reserved())
 		}
@@ -234,6 +247,15 @@ func (w *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 		return w.retry(size, s, err)
 	}
 	return b, nil
+}
+
+// Free frees through the wrapped pool; while a collection runs it also
+// counts the bytes freed (one atomic load otherwise).
+func (w *Pool) Free(b *pool.Block, s backend.Stream) error {
+	if w.counting.Load() && b != nil {
+		w.freedDuring.Add(b.Size)
+	}
+	return w.Pool.Free(b, s)
 }
 
 // SetLimits sets the wrapped pool's limits at run time (see
@@ -320,6 +342,17 @@ func (w *Pool) refill(now time.Time) {
 		w.credit = min(PacerBurst, w.credit+time.Duration(PacerBudget*float64(d)))
 		w.creditAt = now
 	}
+	if d := now.Sub(w.waitAt); d > 0 {
+		w.waitCredit = min(PacerWaitBurst, w.waitCredit+time.Duration(PacerWaitBudget*float64(d)))
+		w.waitAt = now
+	}
+}
+
+// spendWait takes a pacer wait of d from the wait budget.
+func (w *Pool) spendWait(d time.Duration) {
+	w.mu.Lock()
+	w.waitCredit -= d
+	w.mu.Unlock()
 }
 
 // arm publishes the lower of the two watermarks for Alloc. The caller
@@ -426,7 +459,7 @@ func (w *Pool) look(size uint64) {
 	}
 	if act == Skip && r > w.pacerAt {
 		w.refill(now)
-		pin := PaceInput{Live: live(), Request: size, Target: w.target, Hard: w.hard, Credit: w.credit, InFlight: in.InFlight}
+		pin := PaceInput{Live: live(), Request: size, Target: w.target, Hard: w.hard, Credit: w.credit, InFlight: in.InFlight, WaitCredit: w.waitCredit}
 		if act = Pace(pin); act != Skip {
 			note = "pacer"
 		} else {
@@ -455,10 +488,17 @@ func (w *Pool) look(size uint64) {
 		if joined {
 			t := time.Now()
 			<-c.done
-			w.counts.waited.Add(int64(time.Since(t)))
+			d := time.Since(t)
+			w.counts.waited.Add(int64(d))
+			if note == "pacer" {
+				w.spendWait(d)
+			}
 			return
 		}
 		w.collect(c, now, note, true)
+		if note == "pacer" {
+			w.spendWait(time.Since(now))
+		}
 	default:
 		w.mu.Unlock()
 	}
@@ -483,15 +523,24 @@ func (w *Pool) begin(now time.Time) *collection {
 // allocation waits for it: then the cleanup wait counts as collection
 // time too.
 func (w *Pool) collect(c *collection, start time.Time, note string, blocking bool) {
+	// The live bytes a collection leaves are what was in use when it
+	// started less what it freed: the bytes in use when it ends also hold
+	// what the program allocated meanwhile (gigabytes, for a training loop
+	// that allocates tens of GiB/s during a collection that takes
+	// milliseconds), and a target set from those would grow every cycle.
+	// Go's pacer likewise sets its goal from the heap marked live, not the
+	// heap at the cycle's end. Frees the program makes meanwhile count as
+	// the collection's: they too shrink the live set.
+	w.freedDuring.Store(0)
+	w.counting.Store(true)
 	before := w.Pool.Stats().Live
 	runtime.GC()
 	gcDone := time.Now()
 	waitCleanups(start.Add(w.opts.CleanupTimeout))
 	end := time.Now()
-	after := w.Pool.Stats().Live
-	if after < before {
-		c.freed = before - after
-	}
+	w.counting.Store(false)
+	c.freed = min(w.freedDuring.Load(), before)
+	after := before - c.freed
 	dur := gcDone.Sub(start)
 	if blocking {
 		dur = end.Sub(start)
