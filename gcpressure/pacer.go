@@ -82,19 +82,21 @@ const (
 	PacerWaitBurst = 20 * time.Millisecond
 	// reclaimBand is the hysteresis of reserved bytes: after a pacer
 	// collection the pool gives back what it reserves above the next
-	// cycle's hard line (PacerHardLine: bytes in use do not pass it without
-	// waiting for a collection) only once that is more than a quarter of
-	// the line, and at least PacerFloor, and then down to the line. A
-	// steady loop reserves up to the hard line plus what rounding and
-	// fragmentation add (on the host, a training loop's cycles ended 10 to
-	// 25 MiB above a 55 MiB line); within the band that memory stays
-	// mapped from one cycle to the next. Giving it back every cycle would
-	// not only map and unmap the same memory: a pool takes what it gives
-	// back out of its cache first and waits for the stream's queued work
-	// before unmapping it, and meanwhile the next cycle grows the pool
-	// anew. When the live set shrinks, reserved bytes follow it at the
-	// next pacer collection.
-	reclaimBand = 4 // the band is hard/reclaimBand, at least PacerFloor
+	// cycle's hard line (PacerHardLine) only once reserved is more than
+	// twice the line (the band is the line itself, at least PacerFloor),
+	// and then down to the line. A steady loop reserves up to the hard
+	// line plus what rounding and fragmentation add, and passes it while
+	// the wait budget is spent; within the band that memory stays mapped
+	// from one cycle to the next. Giving it back sooner costs more than it
+	// saves: a pool takes what it gives back out of its cache first and
+	// waits for the stream's queued work before unmapping it, and
+	// meanwhile the next cycle grows the pool anew. On the H100 a band of
+	// a quarter of the line gave back 13 to 27 GB over a 40-step run and
+	// peaked at 7.5 to 8.9 GiB; the whole line, 0 to 3 GB and 3.8 to
+	// 5.4 GiB; never giving back, 3.9 GiB (docs/gc.md). When the live set
+	// shrinks to less than half, reserved bytes follow it at the next
+	// pacer collection.
+	reclaimBand = 1 // the band is hard/reclaimBand, at least PacerFloor
 )
 
 // PacerTarget is the device bytes in use at which the pacer starts the
@@ -191,11 +193,11 @@ func Pace(in PaceInput) Action {
 
 // ReclaimAfterPacing is how many bytes the pool should give back to the
 // driver after a pacer collection, given its reserved bytes and the hard
-// line the collection set: none while reserved is within a quarter of the
-// line, and PacerFloor, above it (see reclaimBand), else everything above
-// the line. The
-// next cycle waits for a collection before it uses more than the line, so
-// what is above it would only be cached until the next reclaim.
+// line the collection set: none while reserved is within the band above
+// the line (the line itself, at least PacerFloor: see reclaimBand), else
+// everything above the line. The next cycle waits for a collection before
+// it uses more than the line (while the wait budget lasts), so what is
+// above it would only be cached until the next reclaim.
 func ReclaimAfterPacing(reserved, hard uint64) uint64 {
 	if hard == 0 || reserved <= hard+max(hard/reclaimBand, PacerFloor) {
 		return 0

@@ -89,10 +89,10 @@ func TestReclaimAfterPacingTable(t *testing.T) {
 		{"pacer off gives nothing back", 10 * gib, 0, 0},
 		{"below the hard line nothing", gib, 2 * gib, 0},
 		{"at the hard line nothing", 2 * gib, 2 * gib, 0},
-		{"within the band nothing: the next cycle reuses it", 2*gib + gib/2, 2 * gib, 0},
-		{"past the band down to the hard line", 2*gib + gib/2 + 1, 2 * gib, gib/2 + 1},
-		{"a small line has a band of the floor", 40*mib + PacerFloor, 40 * mib, 0},
-		{"past the floor's band", 40*mib + PacerFloor + 1, 40 * mib, PacerFloor + 1},
+		{"within the band nothing: the next cycle reuses it", 4 * gib, 2 * gib, 0},
+		{"past the band down to the hard line", 4*gib + 1, 2 * gib, 2*gib + 1},
+		{"a small line has a band of at least the floor", 16*mib + PacerFloor, 16 * mib, 0},
+		{"past the floor's band", 16*mib + PacerFloor + 1, 16 * mib, PacerFloor + 1},
 		{"a live set that shrank gives back most", 40 * gib, 2 * gib, 38 * gib},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
