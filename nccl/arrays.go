@@ -363,27 +363,19 @@ func ReduceScatterNew[T cuarray.Elem](c *Comm, s *cuarray.Stream, src *cuarray.A
 // RecvArray into an array of as many elements. As with Send, two ranks
 // that send to each other do so inside a Group.
 func SendArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, src *cuarray.Array[T], peer int) error {
-	const what = "SendArray"
-	if err := checkComm(c, what, s); err != nil {
-		return err
-	}
-	dt, per, err := arrayType[T](c, what, 0)
-	if err != nil {
-		return err
-	}
-	if err := checkArray(c, what, "src", src); err != nil {
-		return err
-	}
-	count := src.Len() * per
-	return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
-		return c.Send(p[0], count, dt, peer, bs)
-	}, []any{src}, cuarray.In(src))
+	return p2pArray(c, s, "SendArray", "src", src, cuarray.In(src), c.Send, peer)
 }
 
 // RecvArray queues receiving into dst what rank peer sends with
 // SendArray.
 func RecvArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst *cuarray.Array[T], peer int) error {
-	const what = "RecvArray"
+	return p2pArray(c, s, "RecvArray", "dst", dst, cuarray.Out(dst), c.Recv, peer)
+}
+
+// p2pArray is SendArray and RecvArray: call (Comm.Send or Comm.Recv) on
+// a's memory, declared as arg.
+func p2pArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, what, role string, a *cuarray.Array[T], arg cuarray.Arg,
+	call func(backend.Ptr, int, DataType, int, backend.Stream) error, peer int) error {
 	if err := checkComm(c, what, s); err != nil {
 		return err
 	}
@@ -391,13 +383,13 @@ func RecvArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst *cuarray.Array[T]
 	if err != nil {
 		return err
 	}
-	if err := checkArray(c, what, "dst", dst); err != nil {
+	if err := checkArray(c, what, role, a); err != nil {
 		return err
 	}
-	count := dst.Len() * per
+	count := a.Len() * per
 	return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
-		return c.Recv(p[0], count, dt, peer, bs)
-	}, []any{dst}, cuarray.Out(dst))
+		return call(p[0], count, dt, peer, bs)
+	}, []any{a}, arg)
 }
 
 // newChecks is what the New forms check before allocating.

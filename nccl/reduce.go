@@ -82,34 +82,15 @@ type integer interface {
 // reduceInt: wrapping sums and products, as C's unsigned arithmetic and
 // NCCL's kernels give; Avg divides the sum, rounding towards zero.
 func reduceInt[T integer](red Op, dst []T, srcs [][]T) {
-	first, rest := srcs[0], srcs[1:]
-	copy(dst, first)
-	for _, s := range rest {
-		switch red {
-		case Sum, Avg:
-			for i, v := range s {
-				dst[i] += v
-			}
-		case Prod:
-			for i, v := range s {
-				dst[i] *= v
-			}
-		case Max:
-			for i, v := range s {
-				dst[i] = max(dst[i], v)
-			}
-		case Min:
-			for i, v := range s {
-				dst[i] = min(dst[i], v)
-			}
-		}
-	}
 	if red == Avg {
+		fold(Sum, dst, srcs)
 		n := T(len(srcs))
 		for i := range dst {
 			dst[i] /= n
 		}
+		return
 	}
+	fold(red, dst, srcs)
 }
 
 // reduceFloat: Avg multiplies each element by 1/ranks before summing, as
@@ -126,9 +107,14 @@ func reduceFloat[T float32 | float64](red Op, dst []T, srcs [][]T) {
 		}
 		return
 	}
-	first, rest := srcs[0], srcs[1:]
-	copy(dst, first)
-	for _, s := range rest {
+	fold(red, dst, srcs)
+}
+
+// fold sets dst to the ranks' srcs combined in rank order by red (Sum,
+// Prod, Max or Min).
+func fold[T integer | float32 | float64](red Op, dst []T, srcs [][]T) {
+	copy(dst, srcs[0])
+	for _, s := range srcs[1:] {
 		switch red {
 		case Sum:
 			for i, v := range s {
