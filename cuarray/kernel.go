@@ -13,6 +13,7 @@ import (
 	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/kernels"
 )
 
 // Kernel is a GPU kernel cuarray did not write: CUDA C++ source compiled
@@ -181,7 +182,7 @@ func NewKernelImage(name string, image []byte, opts ...KernelOption) (*Kernel, e
 		return nil, err
 	}
 	if kind == "PTX" {
-		if entries := ptxEntries(image); !contains(entries, name) {
+		if entries := kernels.PTXEntries(image); !contains(entries, name) {
 			return nil, fmt.Errorf("cuarray: NewKernelImage(%s): the PTX defines no kernel %s; it defines %q (is the kernel extern \"C\"?): %w", name, name, entries, backend.ErrInvalidValue)
 		}
 	}
@@ -209,17 +210,6 @@ func imageKind(b []byte) string {
 		return "PTX"
 	}
 	return ""
-}
-
-var entryRE = regexp.MustCompile(`(?m)^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([A-Za-z_$%][\w$]*)`)
-
-// ptxEntries lists the kernels (.entry directives) PTX defines.
-func ptxEntries(ptx []byte) []string {
-	var names []string
-	for _, m := range entryRE.FindAllSubmatch(ptx, -1) {
-		names = append(names, string(m[1]))
-	}
-	return names
 }
 
 // Name is the kernel's function name.

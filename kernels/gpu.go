@@ -211,8 +211,9 @@ func kernelNames() []string {
 
 var entryRE = regexp.MustCompile(`(?m)^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([A-Za-z_$%][\w$]*)`)
 
-// ptxEntries lists the kernels (.entry directives) a PTX image defines.
-func ptxEntries(ptx []byte) []string {
+// PTXEntries lists the kernels (.entry directives) a PTX image defines, in
+// order: what a module loaded from it offers to look up by name.
+func PTXEntries(ptx []byte) []string {
 	var names []string
 	for _, m := range entryRE.FindAllSubmatch(ptx, -1) {
 		names = append(names, string(m[1]))
@@ -223,7 +224,7 @@ func ptxEntries(ptx []byte) []string {
 // isPlaceholder reports whether the PTX is the placeholder committed before
 // nvcc has run, or holds no kernel at all.
 func isPlaceholder(ptx []byte) bool {
-	return bytes.Contains(ptx, []byte(placeholderMarker)) || len(ptxEntries(ptx)) == 0
+	return bytes.Contains(ptx, []byte(placeholderMarker)) || len(PTXEntries(ptx)) == 0
 }
 
 // Launch shape. Blocks of 256 threads, and at most blocksPerSM blocks per

@@ -37,7 +37,7 @@ func TestEmbeddedPTXHasEveryKernel(t *testing.T) {
 	text := string(ptxImage())
 	assert.Contains(t, text, ".address_size 64")
 	assert.Regexp(t, `(?m)^\.target\s+sm_80\b`, text, "the PTX should target compute_80 (see scripts/gen-ptx.sh)")
-	entries := ptxEntries(ptxImage())
+	entries := PTXEntries(ptxImage())
 	var missing []string
 	for _, name := range kernelNames() {
 		if !slices.Contains(entries, name) {
@@ -147,7 +147,7 @@ func TestPTXParsing(t *testing.T) {
 )
 .entry local_kernel(
 `)
-	assert.Equal(t, []string{"gocuda_fill_f32", "gocuda_spin", "local_kernel"}, ptxEntries(ptx))
+	assert.Equal(t, []string{"gocuda_fill_f32", "gocuda_spin", "local_kernel"}, PTXEntries(ptx))
 	assert.False(t, isPlaceholder(ptx))
 	assert.True(t, isPlaceholder([]byte("// gocuda-ptx-placeholder\n")))
 	assert.True(t, isPlaceholder([]byte(".version 8.0\n.target sm_80\n")), "PTX without kernels")
