@@ -37,9 +37,23 @@ type Pool struct {
 	dev     backend.Device
 	src     *pool.Source
 	streams *pool.StreamTable[entry]
+	// marks is the live watcher's state (see WatchLive).
+	marks pool.LiveMarks
 }
 
-var _ pool.Pool = (*Pool)(nil)
+var (
+	_ pool.Pool        = (*Pool)(nil)
+	_ pool.LiveWatcher = (*Pool)(nil)
+)
+
+// WatchLive implements pool.LiveWatcher.
+func (p *Pool) WatchLive(room uint64, fn func()) {
+	pool.Watch(&p.marks, p.streams, room, fn, func(e *entry, f func(uint64, *int64)) {
+		e.mu.Lock()
+		f(e.counts.live, &e.counts.mark)
+		e.mu.Unlock()
+	})
+}
 
 // entry is one stream's cache: a LIFO free list per class, linked through
 // Block.Next, and the large blocks sorted by size. Its mutex is taken by
@@ -106,8 +120,11 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 	}
 	e.heads[c] = b.Next
 	// Plain adds: the lock is held anyway (see counters).
-	e.counts.onAlloc(b.Size, size, true)
+	fire := e.counts.onAlloc(b.Size, size, true)
 	e.mu.Unlock()
+	if fire {
+		p.marks.Fire()
+	}
 	// The block is ours now; fill it in outside the lock.
 	b.Next = nil
 	b.Requested = size
@@ -169,8 +186,11 @@ func (p *Pool) takeOwn(e *entry, s backend.Stream, size uint64, take func(*entry
 		// synchronization covered the work of all earlier streams.
 		if b.Stream == s || rebound {
 			b.Stream = s
-			e.counts.onAlloc(b.Size, size, true)
+			fire := e.counts.onAlloc(b.Size, size, true)
 			e.mu.Unlock()
+			if fire {
+				p.marks.Fire()
+			}
 			b.Requested = size
 			b.Free = false
 			return b, nil
@@ -215,8 +235,11 @@ func (p *Pool) handOver(e *entry, b *pool.Block, size uint64, s backend.Stream) 
 	b.Requested = size
 	b.Free = false
 	e.mu.Lock()
-	e.counts.onAlloc(b.Size, size, true)
+	fire := e.counts.onAlloc(b.Size, size, true)
 	e.mu.Unlock()
+	if fire {
+		p.marks.Fire()
+	}
 	return b, nil
 }
 
@@ -238,8 +261,11 @@ func (p *Pool) allocDriver(e *entry, c int, blockSize, size uint64, s backend.St
 	// block is reused from then on, for as long as it stays cached.
 	b := &pool.Block{Ptr: ptr, Size: blockSize, Requested: size, Stream: s, Class: int32(c), Owner: p}
 	e.mu.Lock()
-	e.counts.onAlloc(blockSize, size, false)
+	fire := e.counts.onAlloc(blockSize, size, false)
 	e.mu.Unlock()
+	if fire {
+		p.marks.Fire()
+	}
 	p.noteLive()
 	return b, nil
 }

@@ -17,11 +17,15 @@ import "github.com/gocuda/gocuda/pool"
 type counters struct {
 	live, requested     uint64
 	frees, hits, misses uint64
+	// mark is where live calls the pool's live watcher (pool.LiveMarks);
+	// 0 until a watch sets it.
+	mark int64
 }
 
 // onAlloc counts an allocation of a block of size bytes for req bytes;
-// the caller holds the entry's mutex.
-func (c *counters) onAlloc(size, req uint64, hit bool) {
+// the caller holds the entry's mutex. It reports whether live passed the
+// mark: the caller then calls p.marks.Fire once the mutex is let go.
+func (c *counters) onAlloc(size, req uint64, hit bool) bool {
 	c.live += size
 	c.requested += req
 	// Allocs is hits+misses, as in pool.Counters.
@@ -30,6 +34,7 @@ func (c *counters) onAlloc(size, req uint64, hit bool) {
 	} else {
 		c.misses++
 	}
+	return pool.Passed(c.live, &c.mark)
 }
 
 // onFree counts a free of a block of size bytes asked for req; the caller

@@ -75,6 +75,7 @@ func (s Suite) Run(t *testing.T) {
 			{"RetireStreamGivesBackItsCache", s.testRetireStream},
 			{"RefusalLeavesNothingBehind", s.testRefusals},
 			{"RefusedReleaseIsRetried", s.testRefusedRelease},
+			{"LiveWatchFiresPastTheRoom", s.testLiveWatch},
 		} {
 			t.Run(tc.name, tc.fn)
 		}

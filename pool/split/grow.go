@@ -87,8 +87,11 @@ func (p *Pool) grow(st *streamState, h *heap, size, n uint64, s backend.Stream) 
 			return nil, need, err
 		}
 	}
-	st.hand(b, size, s, false)
+	fire := st.hand(b, size, s, false)
 	st.mu.Unlock()
+	if fire {
+		p.marks.Fire()
+	}
 	return b, 0, nil
 }
 

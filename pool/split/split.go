@@ -67,6 +67,8 @@ type Pool struct {
 	onTrim func(bytes uint64)
 
 	streams *pool.StreamTable[streamState]
+	// marks is the live watcher's state (see WatchLive).
+	marks pool.LiveMarks
 }
 
 // streamState is one stream's heaps. Its mutex is taken by Alloc and Free
@@ -87,6 +89,10 @@ type streamState struct {
 	// pair on the host benchmark), and Stats is rare enough to take each
 	// stream's lock instead.
 	counts counts
+	// mark is where this stream's live bytes call the live watcher
+	// (pool.LiveWatcher); 0 until a watch sets it, so a new stream's
+	// first allocation under a watch fires.
+	mark int64
 }
 
 // counts mirror pool.Counters without atomics; see streamState.counts.
@@ -110,7 +116,10 @@ func (st *streamState) addTo(sum *pool.Stats) {
 	sum.Frees += c.frees
 }
 
-var _ pool.Pool = (*Pool)(nil)
+var (
+	_ pool.Pool        = (*Pool)(nil)
+	_ pool.LiveWatcher = (*Pool)(nil)
+)
 
 // New makes a split pool for dev. Where dev implements
 // backend.VirtualMemory (and says so in its Info), segments grow in
@@ -214,8 +223,11 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 		// a hole Reclaim left) is a miss for the slow path.
 		if seg.backed(b.Ptr, take) {
 			st.carve(h, seg, b, take)
-			st.hand(b, size, s, true)
+			fire := st.hand(b, size, s, true)
 			st.mu.Unlock()
+			if fire {
+				p.marks.Fire()
+			}
 			return b, nil
 		}
 	}
@@ -223,8 +235,10 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 	return p.allocSlow(st, h, size, n, s)
 }
 
-// hand fills in a block being handed out and counts it.
-func (st *streamState) hand(b *pool.Block, size uint64, s backend.Stream, hit bool) {
+// hand fills in a block being handed out and counts it. It reports
+// whether the stream's live bytes passed its mark: the caller then calls
+// p.marks.Fire once it has let go of the lock.
+func (st *streamState) hand(b *pool.Block, size uint64, s backend.Stream, hit bool) bool {
 	if st.stream != s {
 		st.stream = s
 	}
@@ -237,6 +251,16 @@ func (st *streamState) hand(b *pool.Block, size uint64, s backend.Stream, hit bo
 	} else {
 		st.counts.misses++
 	}
+	return pool.Passed(st.counts.live, &st.mark)
+}
+
+// WatchLive implements pool.LiveWatcher.
+func (p *Pool) WatchLive(room uint64, fn func()) {
+	pool.Watch(&p.marks, p.streams, room, fn, func(st *streamState, f func(uint64, *int64)) {
+		st.mu.Lock()
+		f(st.counts.live, &st.mark)
+		st.mu.Unlock()
+	})
 }
 
 // noteLive samples the live bytes for Stats.LivePeak; called when the pool
