@@ -48,7 +48,9 @@ func TestArraysMadeFarBeyondTheLimitNeedNoFree(t *testing.T) {
 			t.Log(st)
 			assert.Zero(t, st.OOMFailures)
 			if early {
-				assert.Positive(t, st.EarlyCollections+st.ImminentCollections)
+				// The pacer (its target is the floor, half the limit) or
+				// the pressure heuristic, whichever comes first.
+				assert.Positive(t, st.PacerCollections+st.EarlyCollections+st.ImminentCollections)
 			} else {
 				assert.Positive(t, st.OOMRetries, "the loop never reached the limit")
 			}

@@ -6,12 +6,17 @@ import (
 )
 
 // The pacer (GOCUDA_GC_PERCENT, Options.GCPercent) is to device memory
-// what GOGC is to Go's heap: a collection starts when the device bytes in
-// use (live arrays and garbage not yet collected) reach a target set above
-// the live bytes the last collection left, so that the footprint follows
-// the live set instead of piling up until pressure against the device or a
-// limit makes the eager heuristic act. Both work side by side; whichever
-// comes first collects.
+// what GOGC is to Go's heap: the target is device bytes in use (live arrays
+// and garbage not yet collected) set above the live bytes the last
+// collection left, and a collection starts early enough that the footprint
+// stays near the target, instead of piling up until pressure against the
+// device or a limit makes the eager heuristic act. Both work side by side;
+// whichever comes first collects.
+//
+// As with GOGC, the target is where bytes in use should peak, not where the
+// collection starts: it starts at the trigger (PacerTrigger), part of the
+// way there, and allocations that reach the target while it runs wait for
+// it (Go's mark assists), within a wait budget.
 
 const (
 	// DefaultGCPercent is GOGC's default: the target is twice what the
@@ -36,8 +41,7 @@ const (
 	// a program making garbage at the floor collects at most once per
 	// 16 MiB of it. Not more: a training loop on the host backend with a
 	// live set of 30 MiB (examples/train -width 1024 -batch 512) must
-	// keep its footprint within three times that, and the hard line (see
-	// PacerHardLine) sits above the target. It is also one of the split
+	// keep its footprint within three times that. It is also one of the split
 	// pool's largest chunks, the unit in which it gives memory back.
 	PacerFloor = 32 << 20
 
@@ -63,16 +67,16 @@ const (
 	// on average, or the burst's garbage piles up.
 	PacerBurst = 250 * time.Millisecond
 
-	// PacerWaitBudget bounds the time allocations wait at the hard line
+	// PacerWaitBudget bounds the time allocations wait at the target
 	// for a pacer collection, as a share of run time, with PacerWaitBurst
 	// saved up at most. A wait stalls the goroutine that queues the
 	// device's work, and the device idles once its queue drains: that
 	// time is lost to throughput outright, unlike a collection's
 	// background marking. Where collections are cheap (about a
 	// millisecond with a small Go heap) the budget is seldom reached and
-	// the hard line holds the footprint; where they are dear (tens of
+	// the target holds the footprint; where they are dear (tens of
 	// milliseconds with hundreds of MiB of Go heap) it runs out, and the
-	// allocation goes on past the hard line while the collection finishes
+	// allocation goes on past the target while the collection finishes
 	// in the background: the footprint grows by what the program makes
 	// meanwhile, instead of every step waiting (docs/gc.md). 5 % and
 	// 250 ms: on the host backend, where a collection takes tens of
@@ -87,27 +91,28 @@ const (
 	PacerWaitBurst = 250 * time.Millisecond
 	// reclaimBand is the hysteresis of reserved bytes: after a pacer
 	// collection the pool gives back what it reserves above the next
-	// cycle's hard line (PacerHardLine) only once reserved is more than
-	// twice the line (the band is the line itself, at least PacerFloor),
-	// and then down to the line. A steady loop reserves up to the hard
-	// line plus what rounding and fragmentation add, and passes it while
+	// cycle's target only once reserved is more than twice the target
+	// (the band is the target itself, at least PacerFloor), and then down
+	// to the target. A steady loop reserves up to the target plus what
+	// rounding and fragmentation add, and passes it while
 	// the wait budget is spent; within the band that memory stays mapped
 	// from one cycle to the next. Giving it back sooner costs more than it
 	// saves: a pool takes what it gives back out of its cache first and
 	// waits for the stream's queued work before unmapping it, and
-	// meanwhile the next cycle grows the pool anew. On the H100 a band of
-	// a quarter of the line gave back 13 to 27 GB over a 40-step run and
+	// meanwhile the next cycle grows the pool anew. On the H100 (with the
+	// line then at 2.5 times the live set) a band of a quarter of the line gave back 13 to 27 GB over a 40-step run and
 	// peaked at 7.5 to 8.9 GiB; the whole line, 0 to 3 GB and 3.8 to
 	// 5.4 GiB; never giving back, 3.9 GiB (docs/gc.md). When the live set
 	// shrinks to less than half, reserved bytes follow it at the next
 	// pacer collection.
-	reclaimBand = 1 // the band is hard/reclaimBand, at least PacerFloor
+	reclaimBand = 1 // the band is target/reclaimBand, at least PacerFloor
 )
 
-// PacerTarget is the device bytes in use at which the pacer starts the
-// next collection, given what the last collection left live and the
-// setting: liveAfter*(1+percent/100), at least PacerFloor*percent/100.
-// It is 0 when the pacer is off (percent < 0).
+// PacerTarget is the device bytes in use the pacer keeps the footprint to,
+// as GOGC's heap goal: given what the last collection left live and the
+// setting, liveAfter*(1+percent/100), at least PacerFloor*percent/100.
+// The collection starts before it (PacerTrigger); allocations that reach
+// it wait for the collection. It is 0 when the pacer is off (percent < 0).
 func PacerTarget(liveAfter uint64, percent int) uint64 {
 	if percent < 0 {
 		return 0
@@ -125,98 +130,92 @@ func PacerTarget(liveAfter uint64, percent int) uint64 {
 	return max(t, floor)
 }
 
-// PacerHardLine is the bytes in use at which allocations wait for the
-// pacer's collection instead of running ahead of it: halfway again past
-// the target, target + (target - liveAfter)/2 (two and a half times the
-// live set at GCPercent 100). Go's collector has the same brake, the
-// assists that make a goroutine that allocates faster than marking goes
-// help mark. A program that queues device work far ahead of the device
-// (a training loop issuing an epoch's steps within milliseconds) would
-// otherwise make all its garbage while one background collection runs.
-// Waiting costs such a program little: the device still has the queued
-// work to do.
-func PacerHardLine(target, liveAfter uint64) uint64 {
-	if target == 0 {
-		return 0
+// PacerTriggerShare is how far from the live set toward the target the
+// pacer starts its collection. Go's pacer starts between 0.7 and 0.95 of
+// that way, from the last cycle's rates, so that marking ends at the goal;
+// here a collection also waits for the cleanups that free the arrays it
+// found, and a program that queues device work far ahead of the device
+// allocates faster than any rate a cycle measured, so the pacer starts at
+// Go's earliest point. What the program allocates past the target while
+// the collection runs waits for it (see Pace).
+const PacerTriggerShare = 0.7
+
+// PacerTrigger is the device bytes in use at which the pacer starts a
+// collection in the background: PacerTriggerShare of the way from what the
+// last collection left live to the target (1.7 times the live set at
+// GCPercent 100). It is 0 when the pacer is off (target 0).
+func PacerTrigger(target, liveAfter uint64) uint64 {
+	if target == 0 || target <= liveAfter {
+		return target
 	}
-	grow := uint64(0)
-	if target > liveAfter {
-		grow = target - liveAfter
-	}
-	if h := target + grow/2; h >= target {
-		return h
-	}
-	return ^uint64(0)
+	return liveAfter + uint64(PacerTriggerShare*float64(target-liveAfter))
 }
 
 // PaceInput is what the pacer decides on. The wrapper fills it on its slow
-// path, when the pool's reserved bytes have grown past the target (live
-// bytes are at most reserved bytes, so below it nothing can be due).
+// path, when device bytes in use have grown past where it last looked.
 type PaceInput struct {
 	// Live is the bytes the pool has handed out, garbage included;
 	// Request the allocation about to be made.
 	Live, Request uint64
-	// Target is PacerTarget of the last collection's live bytes; 0 means
-	// the pacer is off. Hard is PacerHardLine.
-	Target, Hard uint64
+	// Trigger is PacerTrigger and Target PacerTarget of the last
+	// collection's live bytes; both 0 when the pacer is off.
+	Trigger, Target uint64
 	// Credit is the pacer's unspent budget: PacerBudget of the time
 	// since the pacer started, less what its collections took, at most
 	// PacerBurst. A collection starts only while it is positive.
 	Credit time.Duration
 	// InFlight: a collection is running now.
 	InFlight bool
-	// WaitCredit is the unspent wait budget (PacerWaitBudget); the hard
-	// line makes an allocation wait only while it is positive.
+	// WaitCredit is the unspent wait budget (PacerWaitBudget); the
+	// target makes an allocation wait only while it is positive.
 	WaitCredit time.Duration
 }
 
-// Pace is the pacer's decision. Below the target: Skip. From the target,
-// with credit: Background, a collection the allocation does not wait
-// for; from the hard line, with wait credit, Now: the allocation waits
-// for it. While a collection runs, an allocation from the hard line waits
-// for that one (Now); none starts beside it. Without credit: Skip, so the
-// budget bounds the time pacer collections take and the time allocations
-// wait for them, and the footprint grows past the target instead; without
-// wait credit the hard line is passed (Background, or Skip while one
-// runs).
+// Pace is the pacer's decision. Below the trigger: Skip. From the trigger,
+// with credit: Background, a collection the allocation does not wait for;
+// from the target, with wait credit, Now: the allocation waits for it.
+// While a collection runs, an allocation from the target waits for that
+// one (Now); none starts beside it. Without credit: Skip, so the budget
+// bounds the time pacer collections take and the time allocations wait for
+// them, and the footprint grows past the target instead; without wait
+// credit the target is passed (Background, or Skip while one runs).
 func Pace(in PaceInput) Action {
 	x := in.Live + in.Request
-	if in.Target == 0 || x < in.Live || x < in.Target {
+	if in.Target == 0 || x < in.Live || x < min(in.Trigger, in.Target) {
 		return Skip
 	}
-	hard := in.Hard != 0 && x >= in.Hard && in.WaitCredit > 0
+	wait := x >= in.Target && in.WaitCredit > 0
 	switch {
-	case in.InFlight && hard:
+	case in.InFlight && wait:
 		return Now
 	case in.InFlight, in.Credit <= 0:
 		return Skip
-	case hard:
+	case wait:
 		return Now
 	}
 	return Background
 }
 
 // ReclaimAfterPacing is how many bytes the pool should give back to the
-// driver after a pacer collection, given its reserved bytes and the hard
-// line the collection set: none while reserved is within the band above
-// the line (the line itself, at least PacerFloor: see reclaimBand), else
-// everything above the line. The next cycle waits for a collection before
-// it uses more than the line (while the wait budget lasts), so what is
-// above it would only be cached until the next reclaim.
-func ReclaimAfterPacing(reserved, hard uint64) uint64 {
-	if hard == 0 || reserved <= hard+max(hard/reclaimBand, PacerFloor) {
+// driver after a pacer collection, given its reserved bytes and the target
+// the collection set: none while reserved is within the band above the
+// target (the target itself, at least PacerFloor: see reclaimBand), else
+// everything above the target. The next cycle waits for a collection
+// before it uses more than the target (while the wait budget lasts), so
+// what is above it would only be cached until the next reclaim.
+func ReclaimAfterPacing(reserved, target uint64) uint64 {
+	if target == 0 || reserved <= target+max(target/reclaimBand, PacerFloor) {
 		return 0
 	}
-	return reserved - hard
+	return reserved - target
 }
 
-// pacerStep is how far reserved bytes grow past a look that found the
-// pacer not due (live bytes below the target, or no credit left)
-// before the next look: a sixteenth of the target, at least 1 MiB. Looks
-// cost a lock and the pool's Stats; this keeps them to a few a cycle when
-// reserved bytes move with every allocation (the driver's pool), and
-// lets the footprint pass the target by at most a sixteenth when the
-// budget made the pacer wait.
+// pacerStep is how far bytes in use grow past a look that found the
+// pacer past its next line but not acting (no credit left, or waiting not
+// allowed) before the next look: a sixteenth of the target, at least
+// 1 MiB. Looks cost a lock and the pool's Stats; this keeps them to a few
+// a cycle, and lets the footprint pass the target by at most a sixteenth
+// before the pacer looks again whether the budget has refilled.
 func pacerStep(target uint64) uint64 { return max(target/16, 1<<20) }
 
 // checkGCPercent validates Options.GCPercent.

@@ -80,6 +80,15 @@ type Pool struct {
 	// load of it stays in a shared cache line.
 	counting    atomic.Bool
 	freedDuring atomic.Uint64
+	// lw is the wrapped pool's live watcher, nil if it has none. With one
+	// the pacer watches bytes in use through it (a caching pool serves
+	// most allocations without its reserved bytes moving); without, it
+	// watches reserved bytes, which for pools that cache nothing (cuda,
+	// none) move with bytes in use. liveFn is what lw calls: it sets due
+	// and makes the next Alloc look.
+	lw     pool.LiveWatcher
+	liveFn func()
+	due    atomic.Bool
 
 	dev  backend.Device
 	opts Options
@@ -96,14 +105,14 @@ type Pool struct {
 	running   *collection // the collection in progress, nil if none
 	// eagerAt is where the eager heuristic looks next: MinPressure of the
 	// limit at first, then where the last look was (noWatch with Early
-	// off). pacerAt is where the pacer looks next: the target, or past it
-	// when the last look found the pacer not due; noWatch while a
-	// collection runs (its end sets it) or with the pacer off.
+	// off). pacerAt is the reserved level where the pacer looks next
+	// when it watches reserved bytes (see lw); noWatch with a live
+	// watcher or with the pacer off.
 	eagerAt, pacerAt uint64
-	// target is the pacer's (PacerTarget of lastLive), hard its
-	// PacerHardLine; both 0 when it is off. credit is its unspent budget
+	// target is the pacer's (PacerTarget of lastLive), trigger its
+	// PacerTrigger; both 0 when it is off. credit is its unspent budget
 	// as of creditAt (see PacerBurst).
-	target, hard uint64
+	target, trigger uint64
 	credit       time.Duration
 	creditAt     time.Time
 	// waitCredit is the unspent wait budget (PacerWaitBudget) as of
@@ -156,6 +165,8 @@ func Wrap(p pool.Pool, o Options) (*Pool, error) {
 	w := &Pool{Pool: p, dev: p.Device(), opts: o, start: time.Now()}
 	w.src = sourceOf(p)
 	w.sourced = w.src != nil
+	w.lw = liveWatcherOf(p)
+	w.liveFn = w.liveGrew
 	if w.src == nil {
 		// Reserved() of a fresh source is 0, and watch below stays at
 		// MaxUint64: Alloc never looks.
@@ -177,9 +188,8 @@ func Wrap(p pool.Pool, o Options) (*Pool, error) {
 		w.setTarget(0)
 		w.credit, w.creditAt = PacerBurst, w.start
 		w.waitCredit, w.waitAt = PacerWaitBurst, w.start
-		if w.target != 0 {
-			w.pacerAt = max(w.target, w.src.Reserved())
-		}
+		live := w.Pool.Stats().Live
+		w.watchPacer(live, w.pacerNext(live, false))
 		w.setWatch(w.zoneStart())
 		w.mu.Unlock()
 	}
@@ -202,6 +212,22 @@ func sourceOf(p pool.Pool) *pool.Source {
 	for p != nil {
 		if s, ok := p.(sourced); ok {
 			return s.Source()
+		}
+		u, ok := p.(unwrapper)
+		if !ok {
+			return nil
+		}
+		p = u.Unwrap()
+	}
+	return nil
+}
+
+// liveWatcherOf finds the LiveWatcher of p or of a pool it wraps; only
+// the innermost pool sees every allocation.
+func liveWatcherOf(p pool.Pool) pool.LiveWatcher {
+	for p != nil {
+		if lw, ok := p.(pool.LiveWatcher); ok {
+			return lw
 		}
 		u, ok := p.(unwrapper)
 		if !ok {
@@ -332,7 +358,7 @@ func (w *Pool) setWatch(v uint64) {
 // collection left. The caller holds mu.
 func (w *Pool) setTarget(liveAfter uint64) {
 	w.target = PacerTarget(liveAfter, w.opts.GCPercent)
-	w.hard = PacerHardLine(w.target, liveAfter)
+	w.trigger = PacerTrigger(w.target, liveAfter)
 }
 
 // refill adds to the pacer's credit what the budget earned since it was
@@ -355,23 +381,67 @@ func (w *Pool) spendWait(d time.Duration) {
 	w.mu.Unlock()
 }
 
-// arm publishes the lower of the two watermarks for Alloc. The caller
-// holds mu.
-func (w *Pool) arm() { w.watch.Store(min(w.eagerAt, w.pacerAt)) }
-
-// nextPacerLook is where the pacer looks next when reserved is r and no
-// collection runs: at the target, or, with reserved already past it (the
-// pool caches more than the target, or the last look found the pacer not
-// due), once it has grown by pacerStep. Live bytes are at most reserved
-// bytes, so below the target nothing can be due. The caller holds mu.
-func (w *Pool) nextPacerLook(r uint64) uint64 {
-	if w.target == 0 {
-		return noWatch
+// arm publishes the lower of the two watermarks for Alloc, or 0 while
+// the live watcher has called (due): the next Alloc then looks. The
+// caller holds mu.
+func (w *Pool) arm() {
+	w.watch.Store(min(w.eagerAt, w.pacerAt))
+	// liveGrew sets due, then the watch; checking due after the store
+	// means that whichever of the two runs last leaves the watch at 0.
+	if w.due.Load() {
+		w.watch.Store(0)
 	}
-	if r < w.target {
+}
+
+// liveGrew is the live watcher's call: bytes in use reached the pacer's
+// next line. The next Alloc looks (see arm); it is called with no lock
+// held and takes none.
+func (w *Pool) liveGrew() {
+	w.due.Store(true)
+	w.watch.Store(0)
+}
+
+// pacerNext is the bytes in use at which the pacer next has something to
+// decide, given bytes in use now: the trigger, while below it and no
+// collection runs; else the target, where allocations wait; else, past
+// both (no credit, or no wait credit), pacerStep further on. The caller
+// holds mu.
+func (w *Pool) pacerNext(live uint64, inFlight bool) uint64 {
+	switch {
+	case w.target == 0:
+		return noWatch
+	case !inFlight && live < w.trigger:
+		return w.trigger
+	case live < w.target:
 		return w.target
 	}
-	return r + pacerStep(w.target)
+	return live + pacerStep(w.target)
+}
+
+// watchPacer makes the pacer look next when bytes in use reach next,
+// given live now: through the live watcher when the pool has one (it
+// calls when the pool's streams have handed out next-live bytes more),
+// else when reserved bytes pass next (bytes in use are at most reserved
+// bytes, so nothing can be due below it), or grow by pacerStep when they
+// are already past it. The caller holds mu.
+func (w *Pool) watchPacer(live, next uint64) {
+	if w.lw != nil {
+		w.pacerAt = noWatch
+		if next == noWatch {
+			w.lw.WatchLive(0, nil)
+		} else {
+			w.lw.WatchLive(max(next-min(next, live), 1<<20), w.liveFn)
+		}
+		w.arm()
+		return
+	}
+	if next != noWatch {
+		if r := w.src.Reserved(); r >= next {
+			next = r + pacerStep(w.target)
+		}
+	}
+	w.pacerAt = next
+	w.arm()
 }
 
 // sampleEvery: above NowPressure, one allocation in this many looks. A
@@ -457,17 +527,16 @@ func (w *Pool) look(size uint64) {
 		}
 		w.setWatch(w.eagerAt)
 	}
-	if act == Skip && r > w.pacerAt {
+	// The pacer's turn: reserved bytes passed its line (pools without a
+	// live watcher), or the live watcher called.
+	if act == Skip && (r > w.pacerAt || w.due.Swap(false)) {
 		w.refill(now)
-		pin := PaceInput{Live: live(), Request: size, Target: w.target, Hard: w.hard, Credit: w.credit, InFlight: in.InFlight, WaitCredit: w.waitCredit}
+		x := live()
+		pin := PaceInput{Live: x, Request: size, Trigger: w.trigger, Target: w.target, Credit: w.credit, InFlight: in.InFlight, WaitCredit: w.waitCredit}
 		if act = Pace(pin); act != Skip {
 			note = "pacer"
 		} else {
-			w.pacerAt = w.nextPacerLook(r)
-			if in.InFlight && r < w.hard {
-				w.pacerAt = w.hard
-			}
-			w.arm()
+			w.watchPacer(x, w.pacerNext(x+size, in.InFlight))
 		}
 	}
 	switch act {
@@ -508,11 +577,11 @@ func (w *Pool) look(size uint64) {
 func (w *Pool) begin(now time.Time) *collection {
 	c := &collection{done: make(chan struct{})}
 	w.running, w.lastStart = c, now
-	// While a collection runs the pacer looks only from the hard line,
-	// where allocations wait for it; its end sets the next target.
+	// While a collection runs the pacer looks only from the target, where
+	// allocations wait for it; its end sets the next target.
 	if w.target != 0 {
-		w.pacerAt = max(w.hard, w.src.Reserved())
-		w.arm()
+		live := w.Pool.Stats().Live
+		w.watchPacer(live, w.pacerNext(live, true))
 	}
 	return c
 }
@@ -564,7 +633,7 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 		w.refill(end)
 		w.credit -= dur
 	}
-	hard := w.hard
+	target := w.target
 	// Where to look next: after a collection, the pool may hold less
 	// (pools that cache nothing give freed memory straight back), and the
 	// next growth from there is news.
@@ -578,22 +647,22 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 	}
 
 	// Reserved follows live: after a pacer collection, what the pool
-	// reserves beyond the next cycle's hard line goes back to the driver
+	// reserves beyond the next cycle's target goes back to the driver
 	// (with hysteresis, see ReclaimAfterPacing). Only after pacer
 	// collections: the eager ones run under pressure, where the cache is
 	// what the next allocations near the limit are served from, and the
 	// out-of-memory ladder reclaims on its own.
 	if note == "pacer" {
-		if n := ReclaimAfterPacing(w.src.Reserved(), hard); n > 0 {
+		if n := ReclaimAfterPacing(w.src.Reserved(), target); n > 0 {
 			w.counts.pacerReclaimed.Add(w.Pool.Reclaim(n))
 		}
 	}
 	w.mu.Lock()
 	if w.running == nil && w.target != 0 {
-		// Any growth from here is news: the pool has used what it
-		// caches, and live bytes are then about reserved bytes.
-		w.pacerAt = max(w.target, w.src.Reserved())
-		w.arm()
+		// The next cycle: from the bytes in use now (what the program
+		// made while this collection ran is in them) to the trigger.
+		live := w.Pool.Stats().Live
+		w.watchPacer(live, w.pacerNext(live, false))
 	}
 	w.mu.Unlock()
 }
