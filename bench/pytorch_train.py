@@ -149,12 +149,13 @@ def gib(b):
 
 def table(runs):
     """A markdown table of the runs, gocuda's and PyTorch's, and the ratios issue 6 asks about."""
-    rows = ["| run | train s | ms/step | last loss | collections | collect share | OOM retries | OOM failures | peak reserved | peak live |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| run | train s | ms/step | last loss | collections | collect share | waited s | OOM retries | OOM failures | peak reserved | peak live |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in runs:
         coll = r.get("collections", "-")
         share = f"{100 * r['collect_share']:.2f}%" if "collect_share" in r else "-"
-        rows.append(f"| {name} | {r['train_seconds']:.3f} | {r['step_ms']:.2f} | {r['epochs'][-1]['loss']:.4f} | {coll} | {share} "
+        waited = f"{r['wait_seconds']:.3f}" if "wait_seconds" in r else "-"
+        rows.append(f"| {name} | {r['train_seconds']:.3f} | {r['step_ms']:.2f} | {r['epochs'][-1]['loss']:.4f} | {coll} | {share} | {waited} "
                     f"| {r['oom_retries']} | {r['oom_failures']} | {gib(r['peak_reserved_bytes'])} "
                     f"| {gib(r['peak_live_bytes']) if r.get('peak_live_bytes') else '-'} |")
     out = "\n".join(rows)

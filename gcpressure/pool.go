@@ -113,8 +113,8 @@ type Pool struct {
 	// PacerTrigger; both 0 when it is off. credit is its unspent budget
 	// as of creditAt (see PacerBurst).
 	target, trigger uint64
-	credit       time.Duration
-	creditAt     time.Time
+	credit          time.Duration
+	creditAt        time.Time
 	// waitCredit is the unspent wait budget (PacerWaitBudget) as of
 	// waitAt.
 	waitCredit time.Duration
@@ -638,6 +638,10 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 	// (pools that cache nothing give freed memory straight back), and the
 	// next growth from there is news.
 	w.setWatch(max(w.zoneStart(), w.src.Reserved()))
+	// The pacer's next cycle, from the bytes in use now (what the program
+	// made while this collection ran is in them): armed before anyone
+	// waiting for this collection goes on allocating.
+	w.rearmPacer()
 	w.mu.Unlock()
 	close(c.done)
 
@@ -652,17 +656,26 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 	// collections: the eager ones run under pressure, where the cache is
 	// what the next allocations near the limit are served from, and the
 	// out-of-memory ladder reclaims on its own.
-	if note == "pacer" {
-		if n := ReclaimAfterPacing(w.src.Reserved(), target); n > 0 {
-			w.counts.pacerReclaimed.Add(w.Pool.Reclaim(n))
+	if note != "pacer" {
+		return
+	}
+	if n := ReclaimAfterPacing(w.src.Reserved(), target); n > 0 {
+		w.counts.pacerReclaimed.Add(w.Pool.Reclaim(n))
+		if w.lw == nil {
+			// Where the pacer watches reserved bytes, its line moves
+			// with them.
+			w.mu.Lock()
+			w.rearmPacer()
+			w.mu.Unlock()
 		}
 	}
-	w.mu.Lock()
+}
+
+// rearmPacer sets the pacer's next look after a collection, unless
+// another has started since. The caller holds mu.
+func (w *Pool) rearmPacer() {
 	if w.running == nil && w.target != 0 {
-		// The next cycle: from the bytes in use now (what the program
-		// made while this collection ran is in them) to the trigger.
 		live := w.Pool.Stats().Live
 		w.watchPacer(live, w.pacerNext(live, false))
 	}
-	w.mu.Unlock()
 }

@@ -114,9 +114,12 @@ type Report struct {
 	EarlyCollections int     `json:"early_collections"`
 	CollectSeconds   float64 `json:"collect_seconds"`
 	CollectShare     float64 `json:"collect_share"` // of TrainSeconds
-	OOMRetries       uint64  `json:"oom_retries"`
-	OOMFailures      uint64  `json:"oom_failures"`
-	PeakReserved     uint64  `json:"peak_reserved_bytes"` // whole run
+	// WaitSeconds is how long allocations waited for collections (the
+	// pacer's target, the pressure rules near the limit, the ladder).
+	WaitSeconds  float64 `json:"wait_seconds"`
+	OOMRetries   uint64  `json:"oom_retries"`
+	OOMFailures  uint64  `json:"oom_failures"`
+	PeakReserved uint64  `json:"peak_reserved_bytes"` // whole run
 	// PeakLive is the most device bytes any collection of the run left
 	// live (gcpressure.Stats.PeakLiveAfterGC): the live set as collections
 	// sample it, a lower bound of its true peak. 0 when nothing collected.
@@ -417,6 +420,7 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 	collect := after.CollectTime() - before.CollectTime()
 	rep.CollectSeconds = collect.Seconds()
 	rep.CollectShare = collect.Seconds() / train.Seconds()
+	rep.WaitSeconds = (after.Waited - before.Waited).Seconds()
 	rep.OOMRetries = after.OOMRetries - before.OOMRetries
 	rep.OOMFailures = after.OOMFailures - before.OOMFailures
 	rep.PeakReserved = after.PeakReserved
@@ -427,8 +431,8 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 
 	fmt.Fprintf(w, "trained in %.3fs, %.2f ms/step after the first epoch; each step allocates %s\n",
 		rep.TrainSeconds, rep.StepMs, humanize.IBytes(uint64(rep.StepBytes)))
-	fmt.Fprintf(w, "collections %d (%d pacer, %d early), %.3fs = %.2f%% of training; OOM retries %d, failures %d; peak reserved %s, peak live %s\n",
-		rep.Collections, rep.PacerCollections, rep.EarlyCollections, rep.CollectSeconds, 100*rep.CollectShare,
+	fmt.Fprintf(w, "collections %d (%d pacer, %d early), %.3fs = %.2f%% of training, waited %.3fs; OOM retries %d, failures %d; peak reserved %s, peak live %s\n",
+		rep.Collections, rep.PacerCollections, rep.EarlyCollections, rep.CollectSeconds, 100*rep.CollectShare, rep.WaitSeconds,
 		rep.OOMRetries, rep.OOMFailures, humanize.IBytes(rep.PeakReserved), humanize.IBytes(rep.PeakLive))
 	return rep, nil
 }
