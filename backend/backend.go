@@ -122,6 +122,16 @@ type Stream interface {
 	Destroy() error
 }
 
+// Pending is implemented by streams that can say whether work is still
+// queued on them without the host thereby synchronizing with it. The
+// pressure layer's pacer asks before it holds an allocation up for a
+// collection: while the device has work queued, the wait costs the program
+// nothing. Unlike Query, Pending is not a host wait: the host backend's
+// stream checker does not learn from it that the work is done.
+type Pending interface {
+	Pending() bool
+}
+
 // Event marks a point in a stream's work.
 type Event interface {
 	// Record captures the work queued on s so far; the event completes when

@@ -67,22 +67,21 @@ const (
 	// on average, or the burst's garbage piles up.
 	PacerBurst = 250 * time.Millisecond
 
-	// PacerWaitBudget bounds the time allocations wait at the target
-	// for a pacer collection, as a share of run time, with PacerWaitBurst
-	// saved up at most. A wait stalls the goroutine that queues the
-	// device's work, and the device idles once its queue drains: that
-	// time is lost to throughput outright, unlike a collection's
-	// background marking. Where collections are cheap (about a
-	// millisecond with a small Go heap) the budget is seldom reached and
-	// the target holds the footprint; where they are dear (tens of
-	// milliseconds with hundreds of MiB of Go heap) it runs out, and the
-	// allocation goes on past the target while the collection finishes
-	// in the background: the footprint grows by what the program makes
-	// meanwhile, instead of every step waiting (docs/gc.md). 5 % and
-	// 250 ms: on the host backend, where a collection takes tens of
-	// milliseconds and the program makes little meanwhile, 2 % and 20 ms
-	// let a training loop's footprint reach 8 times its live set, against
-	// 3 with these; on the H100 both gave the same step times.
+	// PacerWaitBudget bounds the time allocations wait at the target for
+	// a pacer collection while their stream has nothing queued, as a
+	// share of run time, with PacerWaitBurst saved up at most. While the
+	// stream has work queued (backend.Pending) a wait is free: the device
+	// still has that work to do, and a program that queues work far ahead
+	// of the device (a training loop) waits at the target for every
+	// collection at no cost. Once the stream drains, the device stands
+	// still for as long as the wait lasts: that is what the budget
+	// bounds. Where collections are cheap (about a millisecond with a
+	// small Go heap) the target holds the footprint; where they are dear
+	// (tens of milliseconds with hundreds of MiB of Go heap) the budget
+	// runs out, and the allocation goes on past the target while the
+	// collection finishes in the background: the footprint grows by what
+	// the program makes meanwhile, instead of the device idling
+	// (docs/gc.md).
 	PacerWaitBudget = 0.05
 
 	// PacerWaitBurst is the wait budget a program may save up: a few
@@ -166,14 +165,18 @@ type PaceInput struct {
 	Credit time.Duration
 	// InFlight: a collection is running now.
 	InFlight bool
-	// WaitCredit is the unspent wait budget (PacerWaitBudget); the
-	// target makes an allocation wait only while it is positive.
+	// WaitCredit is the unspent wait budget (PacerWaitBudget). Busy
+	// says the allocation's stream still has work queued (see
+	// backend.Pending): the target makes an allocation wait while the
+	// device is busy, or else while the wait budget is positive.
 	WaitCredit time.Duration
+	Busy       bool
 }
 
 // Pace is the pacer's decision. Below the trigger: Skip. From the trigger,
 // with credit: Background, a collection the allocation does not wait for;
-// from the target, with wait credit, Now: the allocation waits for it.
+// from the target, with the device busy or wait credit left, Now: the
+// allocation waits for it.
 // While a collection runs, an allocation from the target waits for that
 // one (Now); none starts beside it. Without credit: Skip, so the budget
 // bounds the time pacer collections take and the time allocations wait for
@@ -184,7 +187,7 @@ func Pace(in PaceInput) Action {
 	if in.Target == 0 || x < in.Live || x < min(in.Trigger, in.Target) {
 		return Skip
 	}
-	wait := x >= in.Target && in.WaitCredit > 0
+	wait := x >= in.Target && (in.Busy || in.WaitCredit > 0)
 	switch {
 	case in.InFlight && wait:
 		return Now

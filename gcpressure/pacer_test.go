@@ -70,6 +70,9 @@ func TestPaceTable(t *testing.T) {
 		{"from the target a running collection is waited for", PaceInput{Live: target, Trigger: trigger, Target: target, InFlight: true, WaitCredit: credit}, Now},
 		{"without wait credit the target is passed in the background", PaceInput{Live: target, Trigger: trigger, Target: target, Credit: credit, WaitCredit: -time.Millisecond}, Background},
 		{"without wait credit a running collection is not waited for", PaceInput{Live: target, Trigger: trigger, Target: target, InFlight: true}, Skip},
+		{"with the device busy the target waits without wait credit", PaceInput{Live: target, Trigger: trigger, Target: target, Credit: credit, WaitCredit: -time.Millisecond, Busy: true}, Now},
+		{"with the device busy a running collection is waited for", PaceInput{Live: target, Trigger: trigger, Target: target, InFlight: true, Busy: true}, Now},
+		{"a busy device below the target changes nothing", PaceInput{Live: trigger, Trigger: trigger, Target: target, Credit: credit, Busy: true}, Background},
 		{"without credit nothing starts", PaceInput{Live: trigger, Trigger: trigger, Target: target, WaitCredit: credit}, Skip},
 		{"without credit nothing starts even past the target", PaceInput{Live: 3 * target, Trigger: trigger, Target: target, Credit: -time.Millisecond}, Skip},
 		{"a request that wraps is no signal", PaceInput{Live: gib, Request: math.MaxUint64, Trigger: trigger, Target: target, Credit: credit}, Skip},
@@ -103,13 +106,13 @@ func TestReclaimAfterPacingTable(t *testing.T) {
 
 // FuzzPace checks the pacer's invariants: nothing below the trigger or
 // with the pacer off, never a second collection beside a running one,
-// none started without credit, and waiting only from the target and with
-// wait credit.
+// none started without credit, and waiting only from the target, and
+// with the device busy or wait credit.
 func FuzzPace(f *testing.F) {
-	f.Add(uint64(3*gib), uint64(0), uint64(17*gib/10), uint64(2*gib), int64(time.Millisecond), false, int64(time.Millisecond))
-	f.Add(uint64(1), uint64(1), uint64(0), uint64(0), int64(0), true, int64(0))
-	f.Fuzz(func(t *testing.T, live, req, trigger, target uint64, credit int64, inflight bool, wait int64) {
-		in := PaceInput{Live: live, Request: req, Trigger: trigger, Target: target, Credit: time.Duration(credit), InFlight: inflight, WaitCredit: time.Duration(wait)}
+	f.Add(uint64(3*gib), uint64(0), uint64(17*gib/10), uint64(2*gib), int64(time.Millisecond), false, int64(time.Millisecond), false)
+	f.Add(uint64(1), uint64(1), uint64(0), uint64(0), int64(0), true, int64(0), true)
+	f.Fuzz(func(t *testing.T, live, req, trigger, target uint64, credit int64, inflight bool, wait int64, busy bool) {
+		in := PaceInput{Live: live, Request: req, Trigger: trigger, Target: target, Credit: time.Duration(credit), InFlight: inflight, WaitCredit: time.Duration(wait), Busy: busy}
 		act := Pace(in)
 		x := live + req
 		switch {
@@ -120,8 +123,8 @@ func FuzzPace(f *testing.F) {
 			t.Fatalf("%v below the trigger: %+v", act, in)
 		case act == Now && x < target:
 			t.Fatalf("waits below the target: %+v", in)
-		case act == Now && wait <= 0:
-			t.Fatalf("waits without wait credit: %+v", in)
+		case act == Now && wait <= 0 && !busy:
+			t.Fatalf("waits without wait credit, the device idle: %+v", in)
 		case act == Background && inflight:
 			t.Fatalf("a second collection beside a running one: %+v", in)
 		case !inflight && credit <= 0:

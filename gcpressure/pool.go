@@ -266,7 +266,7 @@ func (w *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 	// driver or gives it back, so a cached allocation reads a value that
 	// no other goroutine is writing: the load costs about a nanosecond.
 	if w.src.Reserved() > w.watch.Load() {
-		w.look(size)
+		w.look(size, s)
 	}
 	b, err := w.Pool.Alloc(size, s)
 	if err != nil {
@@ -374,10 +374,49 @@ func (w *Pool) refill(now time.Time) {
 	}
 }
 
-// spendWait takes a pacer wait of d from the wait budget.
-func (w *Pool) spendWait(d time.Duration) {
+// pending says whether work is queued on s (see backend.Pending); no
+// when s cannot tell.
+func pending(s backend.Stream) bool {
+	ps, ok := s.(backend.Pending)
+	return ok && ps.Pending()
+}
+
+// pacerPoll is how often an allocation held at the pacer's target asks
+// whether its stream still has work queued: the device idles at most this
+// long (and the host's time to queue more) before the allocation goes on.
+// A poll is one cuStreamQuery, about a microsecond.
+const pacerPoll = 100 * time.Microsecond
+
+// waitPacer holds an allocation on stream s at the pacer's target until
+// collection c has ended, for as long as s has work queued (the device is
+// busy, and holding up the goroutine that feeds it costs the program
+// nothing: the device still has that work to do) or, once s is idle,
+// while the wait budget lasts. Only the idle part is charged to the
+// budget: that is the time the device stands still.
+func (w *Pool) waitPacer(c *collection, s backend.Stream) {
 	w.mu.Lock()
-	w.waitCredit -= d
+	allowance := w.waitCredit
+	w.mu.Unlock()
+	start := time.Now()
+	last := start
+	var idle time.Duration
+	tick := time.NewTicker(pacerPoll)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-c.done:
+			done = true
+		case now := <-tick.C:
+			if !pending(s) {
+				idle += now.Sub(last)
+				done = idle >= allowance
+			}
+			last = now
+		}
+	}
+	w.counts.waited.Add(int64(time.Since(start)))
+	w.mu.Lock()
+	w.waitCredit -= idle
 	w.mu.Unlock()
 }
 
@@ -480,7 +519,7 @@ const lookStep = 1024
 // so that Alloc stays small enough to inline.
 //
 //go:noinline
-func (w *Pool) look(size uint64) {
+func (w *Pool) look(size uint64, s backend.Stream) {
 	// Near the limit every allocation comes here (see setWatch); most
 	// leave at once. The counter is written only there, so allocations far
 	// from the limit never touch it.
@@ -533,6 +572,10 @@ func (w *Pool) look(size uint64) {
 		w.refill(now)
 		x := live()
 		pin := PaceInput{Live: x, Request: size, Trigger: w.trigger, Target: w.target, Credit: w.credit, InFlight: in.InFlight, WaitCredit: w.waitCredit}
+		if w.target != 0 && x+size >= w.target {
+			// Only at the target does the answer matter: a driver call.
+			pin.Busy = pending(s)
+		}
 		if act = Pace(pin); act != Skip {
 			note = "pacer"
 		} else {
@@ -554,20 +597,27 @@ func (w *Pool) look(size uint64) {
 			c, joined = w.begin(now), false
 		}
 		w.mu.Unlock()
+		if note == "pacer" {
+			// The pacer's collection runs in the background even when
+			// the allocation waits for it, so that the wait can end
+			// before the collection does (see waitPacer).
+			if !joined {
+				w.closing.Add(1)
+				go func() {
+					defer w.closing.Done()
+					w.collect(c, now, note, false)
+				}()
+			}
+			w.waitPacer(c, s)
+			return
+		}
 		if joined {
 			t := time.Now()
 			<-c.done
-			d := time.Since(t)
-			w.counts.waited.Add(int64(d))
-			if note == "pacer" {
-				w.spendWait(d)
-			}
+			w.counts.waited.Add(int64(time.Since(t)))
 			return
 		}
 		w.collect(c, now, note, true)
-		if note == "pacer" {
-			w.spendWait(time.Since(now))
-		}
 	default:
 		w.mu.Unlock()
 	}

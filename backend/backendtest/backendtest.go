@@ -329,6 +329,27 @@ func testStreams(t *testing.T, d backend.Device, big backend.Ptr) {
 		assert.Equal(t, d.Ordinal(), s.Device().Ordinal())
 	})
 
+	t.Run("PendingWhileWorkIsQueued", func(t *testing.T) {
+		s := newStream(t, d)
+		ps, ok := s.(backend.Pending)
+		if !ok {
+			t.Skipf("%T does not implement backend.Pending", s)
+		}
+		assert.False(t, ps.Pending(), "a new stream has nothing queued")
+		// A large memset takes microseconds at least, and Pending right
+		// after queueing a few sees one of them unfinished.
+		saw := false
+		for i := 0; i < 100 && !saw; i++ {
+			for range 4 {
+				require.NoError(t, d.Memset8(big, byte(i), bigSize, s))
+			}
+			saw = ps.Pending()
+		}
+		assert.True(t, saw, "Pending never said work was queued")
+		require.NoError(t, s.Synchronize())
+		assert.False(t, ps.Pending(), "nothing is queued after Synchronize")
+	})
+
 	t.Run("DistinctIDs", func(t *testing.T) {
 		seen := make(map[uint32]bool)
 		for range liveStreams {

@@ -313,6 +313,16 @@ func (s *Stream) Query() (bool, error) {
 	return ok, wrap(err)
 }
 
+// Pending reports whether work is still queued on the stream (one
+// cuStreamQuery); a destroyed stream or an error says no.
+func (s *Stream) Pending() bool {
+	if s.destroyed.Load() {
+		return false
+	}
+	done, err := s.s.Query()
+	return err == nil && !done
+}
+
 // WaitEvent orders later work after e.
 func (s *Stream) WaitEvent(e backend.Event) error {
 	ce, ok := e.(*Event)

@@ -29,7 +29,10 @@ type Stream struct {
 	ck *streamClock
 }
 
-var _ backend.Stream = (*Stream)(nil)
+var (
+	_ backend.Stream  = (*Stream)(nil)
+	_ backend.Pending = (*Stream)(nil)
+)
 
 func newStream(d *Device) *Stream {
 	s := &Stream{dev: d, id: backend.NewStreamID(), exited: make(chan struct{})}
@@ -166,6 +169,14 @@ func (s *Stream) Query() (bool, error) {
 		c.hostWaited(c.snapshot(s)) // a Query that says done is a host wait
 	}
 	return done, nil
+}
+
+// Pending reports whether queued work has not finished yet. Unlike
+// Query, it tells the stream checker nothing: the host has not waited.
+func (s *Stream) Pending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closing && s.finished != s.queued
 }
 
 // WaitEvent queues a wait for the event's most recent Record as of this

@@ -200,6 +200,16 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 				return nil, err
 			}
 		}
+		// Layer i's saved input and the pre-activation below it have
+		// served: dropped, so that the collector may take them while the
+		// step goes on, as autograd frees what it saved for a layer once
+		// that layer's backward has run. (Kept, they stay reachable until
+		// Step returns, and a collection during the backward pass finds
+		// them live.)
+		inputs[i] = nil
+		if i > 0 {
+			pre[i-1] = nil
+		}
 		if reduce != nil {
 			if err := reduce(dW); err != nil {
 				return nil, err
