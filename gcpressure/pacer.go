@@ -67,26 +67,24 @@ const (
 	// on average, or the burst's garbage piles up.
 	PacerBurst = 250 * time.Millisecond
 
-	// PacerWaitBudget bounds the time allocations wait at the target for
-	// a pacer collection while their stream has nothing queued, as a
-	// share of run time, with PacerWaitBurst saved up at most. While the
-	// stream has work queued (backend.Pending) a wait is free: the device
-	// still has that work to do, and a program that queues work far ahead
-	// of the device (a training loop) waits at the target for every
-	// collection at no cost. Once the stream drains, the device stands
-	// still for as long as the wait lasts: that is what the budget
-	// bounds. Where collections are cheap (about a millisecond with a
-	// small Go heap) the target holds the footprint; where they are dear
-	// (tens of milliseconds with hundreds of MiB of Go heap) the budget
-	// runs out, and the allocation goes on past the target while the
-	// collection finishes in the background: the footprint grows by what
-	// the program makes meanwhile, instead of the device idling
-	// (docs/gc.md).
+	// PacerWaitBudget bounds the time allocations on a stream that
+	// cannot say whether it has work queued (no backend.Pending, or no
+	// stream) wait at the target for a pacer collection, as a share of
+	// run time, with PacerWaitBurst saved up at most. Streams of the CUDA
+	// and host backends can tell, and wait only while the device still
+	// has work queued: then the wait is free, for the device has that
+	// work to do, and a program that queues work far ahead of the device
+	// (a training loop) waits at the target for every collection at no
+	// cost; once the stream drains the allocation goes on, for the device
+	// would stand still. Where collections are dear (tens of milliseconds
+	// with hundreds of MiB of Go heap) the footprint then grows past the
+	// target by what the program makes meanwhile, instead of the device
+	// idling (docs/gc.md).
 	PacerWaitBudget = 0.05
 
-	// PacerWaitBurst is the wait budget a program may save up: a few
-	// waits for a collection in a row, as a training loop's burst of
-	// queued steps needs.
+	// PacerWaitBurst is the wait budget a program may save up (streams
+	// that cannot tell whether they are busy): a few waits for a
+	// collection in a row.
 	PacerWaitBurst = 250 * time.Millisecond
 	// reclaimBand is the hysteresis of reserved bytes: after a pacer
 	// collection the pool gives back what it reserves above the next
@@ -165,10 +163,11 @@ type PaceInput struct {
 	Credit time.Duration
 	// InFlight: a collection is running now.
 	InFlight bool
-	// WaitCredit is the unspent wait budget (PacerWaitBudget). Busy
-	// says the allocation's stream still has work queued (see
-	// backend.Pending): the target makes an allocation wait while the
-	// device is busy, or else while the wait budget is positive.
+	// WaitCredit is the unspent wait budget (PacerWaitBudget), for a
+	// stream that cannot tell whether it is busy (0 for one that can);
+	// Busy says the allocation's stream still has work queued (see
+	// backend.Pending). The target makes an allocation wait while the
+	// device is busy or the wait budget is positive.
 	WaitCredit time.Duration
 	Busy       bool
 }

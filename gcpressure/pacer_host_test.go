@@ -149,9 +149,17 @@ func TestPacerSeesAllocationsServedFromTheCache(t *testing.T) {
 			})
 			reserved := p.Stats().Reserved
 			before := p.PressureStats().PacerCollections
+			// Each array is written on the stream, as a program's would
+			// be: with work queued, allocations at the target wait for
+			// the collection (they go on when the stream is idle).
+			dev := pooltest.Device(t)
 			var most uint64
 			for range 200 {
-				require.NoError(t, makeGarbage(t, p, mib, s))
+				b, err := p.Alloc(mib, s)
+				require.NoError(t, err)
+				require.NoError(t, dev.Memset8(b.Ptr, 1, mib, s))
+				g := &garbage{b: b}
+				runtime.AddCleanup(g, func(b *pool.Block) { _ = p.Free(b, s) }, b)
 				most = max(most, p.Stats().Live)
 			}
 			st := p.PressureStats()

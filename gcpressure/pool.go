@@ -374,13 +374,6 @@ func (w *Pool) refill(now time.Time) {
 	}
 }
 
-// pending says whether work is queued on s (see backend.Pending); no
-// when s cannot tell.
-func pending(s backend.Stream) bool {
-	ps, ok := s.(backend.Pending)
-	return ok && ps.Pending()
-}
-
 // pacerPoll is how often an allocation held at the pacer's target asks
 // whether its stream still has work queued: the device idles at most this
 // long (and the host's time to queue more) before the allocation goes on.
@@ -388,15 +381,20 @@ func pending(s backend.Stream) bool {
 const pacerPoll = 100 * time.Microsecond
 
 // waitPacer holds an allocation on stream s at the pacer's target until
-// collection c has ended, for as long as s has work queued (the device is
+// collection c has ended, for as long as s has work queued: the device is
 // busy, and holding up the goroutine that feeds it costs the program
-// nothing: the device still has that work to do) or, once s is idle,
-// while the wait budget lasts. Only the idle part is charged to the
-// budget: that is the time the device stands still.
+// nothing, for the device still has that work to do. Once s is idle the
+// allocation goes on. A stream that cannot tell (no backend.Pending, or
+// no stream) waits while the wait budget lasts instead, and its waits are
+// charged to it.
 func (w *Pool) waitPacer(c *collection, s backend.Stream) {
-	w.mu.Lock()
-	allowance := w.waitCredit
-	w.mu.Unlock()
+	ps, tells := s.(backend.Pending)
+	var allowance time.Duration
+	if !tells {
+		w.mu.Lock()
+		allowance = w.waitCredit
+		w.mu.Unlock()
+	}
 	start := time.Now()
 	last := start
 	var idle time.Duration
@@ -407,7 +405,7 @@ func (w *Pool) waitPacer(c *collection, s backend.Stream) {
 		case <-c.done:
 			done = true
 		case now := <-tick.C:
-			if !pending(s) {
+			if !tells || !ps.Pending() {
 				idle += now.Sub(last)
 				done = idle >= allowance
 			}
@@ -572,9 +570,12 @@ func (w *Pool) look(size uint64, s backend.Stream) {
 		w.refill(now)
 		x := live()
 		pin := PaceInput{Live: x, Request: size, Trigger: w.trigger, Target: w.target, Credit: w.credit, InFlight: in.InFlight, WaitCredit: w.waitCredit}
-		if w.target != 0 && x+size >= w.target {
-			// Only at the target does the answer matter: a driver call.
-			pin.Busy = pending(s)
+		if ps, ok := s.(backend.Pending); ok && w.target != 0 && x+size >= w.target {
+			// A stream that can tell whether the device still has work
+			// queued: the allocation waits while it has (the wait is
+			// free), never while it is idle (the device would stand
+			// still). Only at the target does it matter: a driver call.
+			pin.Busy, pin.WaitCredit = ps.Pending(), 0
 		}
 		if act = Pace(pin); act != Skip {
 			note = "pacer"
