@@ -381,20 +381,17 @@ func (w *Pool) refill(now time.Time) {
 const pacerPoll = 100 * time.Microsecond
 
 // waitPacer holds an allocation on stream s at the pacer's target until
-// collection c has ended, for as long as s has work queued: the device is
+// collection c has ended, for as long as s has work queued (the device is
 // busy, and holding up the goroutine that feeds it costs the program
-// nothing, for the device still has that work to do. Once s is idle the
-// allocation goes on. A stream that cannot tell (no backend.Pending, or
-// no stream) waits while the wait budget lasts instead, and its waits are
-// charged to it.
+// nothing: the device still has that work to do) or, once s is idle (or
+// cannot tell: no backend.Pending, or no stream), while the wait budget
+// lasts. Only the idle part is charged to the budget: that is the time
+// the device stands still.
 func (w *Pool) waitPacer(c *collection, s backend.Stream) {
 	ps, tells := s.(backend.Pending)
-	var allowance time.Duration
-	if !tells {
-		w.mu.Lock()
-		allowance = w.waitCredit
-		w.mu.Unlock()
-	}
+	w.mu.Lock()
+	allowance := w.waitCredit
+	w.mu.Unlock()
 	start := time.Now()
 	last := start
 	var idle time.Duration
@@ -570,12 +567,19 @@ func (w *Pool) look(size uint64, s backend.Stream) {
 		w.refill(now)
 		x := live()
 		pin := PaceInput{Live: x, Request: size, Trigger: w.trigger, Target: w.target, Credit: w.credit, InFlight: in.InFlight, WaitCredit: w.waitCredit}
-		if ps, ok := s.(backend.Pending); ok && w.target != 0 && x+size >= w.target {
-			// A stream that can tell whether the device still has work
-			// queued: the allocation waits while it has (the wait is
-			// free), never while it is idle (the device would stand
-			// still). Only at the target does it matter: a driver call.
-			pin.Busy, pin.WaitCredit = ps.Pending(), 0
+		switch {
+		case x+size >= w.zoneStart():
+			// In the pressure zone of a limit the eager heuristic's
+			// rules say when allocations wait (from NowPressure); the
+			// pacer only starts collections there.
+			pin.WaitCredit = 0
+		case w.target != 0 && x+size >= w.target:
+			// Only at the target does it matter whether the device
+			// still has work queued (a driver call): if so, the wait is
+			// free.
+			if ps, ok := s.(backend.Pending); ok {
+				pin.Busy = ps.Pending()
+			}
 		}
 		if act = Pace(pin); act != Skip {
 			note = "pacer"
