@@ -259,3 +259,30 @@ func TestPacerOffLeavesGarbageToPressure(t *testing.T) {
 	assert.GreaterOrEqual(t, p.Stats().ReservedPeak, uint64(3*gcpressure.PacerFloor))
 	assert.Equal(t, "off", st.PacerString())
 }
+
+// Under a limit the pacer stands aside once its target reaches the
+// pressure zone (half the limit), and the eager heuristic paces alone;
+// below it the pacer collects first.
+func TestPacerStandsAsideInThePressureZone(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		hard         uint64
+		pacer, eager bool // which collect
+	}{
+		{"a limit far above the target: the pacer", 1 << 30, true, false},
+		{"the target (the floor, 32 MiB) in the zone of a 48 MiB limit: the pressure rules", 48 * mib, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := pooltest.NewStream(t, pooltest.Device(t))
+			p := newPool(t, "none", tc.hard, gcpressure.Options{Early: true})
+			for range 256 {
+				require.NoError(t, makeGarbage(t, p, mib, s))
+			}
+			st := p.PressureStats()
+			t.Log(st)
+			assert.Equal(t, tc.pacer, st.PacerCollections > 0, "pacer collections")
+			assert.Equal(t, tc.eager, st.EarlyCollections+st.ImminentCollections > 0, "eager collections")
+			assert.Zero(t, st.OOMFailures)
+		})
+	}
+}
