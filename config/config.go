@@ -76,8 +76,8 @@ type Config struct {
 	HardLimit Limit
 	GCEarly   bool
 	// GCPercent is GOCUDA_GC_PERCENT, the pacer of device memory (as GOGC
-	// for Go's heap): a collection starts when device bytes in use reach
-	// (1 + GCPercent/100) times what the last collection left live.
+	// for Go's heap): device bytes in use are kept near (1 + GCPercent/100)
+	// times what the last collection left live.
 	// DefaultGCPercent (100) when unset; GCPercentOff (-1) for off, which
 	// leaves only pressure-driven collection.
 	GCPercent int

@@ -101,10 +101,11 @@ const (
 	// from one cycle to the next. Giving it back sooner costs more than it
 	// saves: a pool takes what it gives back out of its cache first and
 	// waits for the stream's queued work before unmapping it, and
-	// meanwhile the next cycle grows the pool anew. On the H100 (with the
-	// line then at 2.5 times the live set) a band of a quarter of the line gave back 13 to 27 GB over a 40-step run and
-	// peaked at 7.5 to 8.9 GiB; the whole line, 0 to 3 GB and 3.8 to
-	// 5.4 GiB; never giving back, 3.9 GiB (docs/gc.md). When the live set
+	// meanwhile the next cycle grows the pool anew. On the H100 (the
+	// line then at 2.5 times the live set) a band of a quarter of the
+	// line gave back 13 to 27 GB over a 40-step run and peaked at 7.5 to
+	// 8.9 GiB; the whole line, 0 to 3 GB and 3.8 to 5.4 GiB; never giving
+	// back, 3.9 GiB. When the live set
 	// shrinks to less than half, reserved bytes follow it at the next
 	// pacer collection.
 	reclaimBand = 1 // the band is target/reclaimBand, at least PacerFloor

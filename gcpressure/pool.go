@@ -29,9 +29,9 @@ type Options struct {
 	// cleanups a collection queued; 0 means DefaultCleanupTimeout. A
 	// cleanup that blocks must not hang every allocation.
 	CleanupTimeout time.Duration
-	// GCPercent is the pacer (GOCUDA_GC_PERCENT; see PacerTarget): a
-	// collection starts in the background when device bytes in use reach
-	// (1 + GCPercent/100) times what the last collection left live. 0
+	// GCPercent is the pacer (GOCUDA_GC_PERCENT; see PacerTarget):
+	// device bytes in use are kept near (1 + GCPercent/100) times what
+	// the last collection left live. 0
 	// means DefaultGCPercent (100, as GOGC), PacerOff turns it off. The
 	// pacer is part of early collection: with Early off it is off too.
 	GCPercent int
@@ -354,7 +354,7 @@ func (w *Pool) setWatch(v uint64) {
 	w.arm()
 }
 
-// setTarget sets the pacer's target and hard line from the live bytes a
+// setTarget sets the pacer's target and trigger from the live bytes a
 // collection left. The caller holds mu.
 func (w *Pool) setTarget(liveAfter uint64) {
 	w.target = PacerTarget(liveAfter, w.opts.GCPercent)

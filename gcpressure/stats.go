@@ -76,8 +76,8 @@ type Stats struct {
 	PacerReclaimed uint64
 	// GCPercent is the pacer's setting (PacerOff when off: with
 	// GOCUDA_GC_PERCENT=off or early collection off); PacerTarget the
-	// device bytes in use at which the next pacer collection starts, 0
-	// when off.
+	// device bytes in use the pacer keeps the footprint to this cycle
+	// (its collection starts before, at PacerTrigger), 0 when off.
 	GCPercent   int
 	PacerTarget uint64
 	// LiveAfterGC is the live bytes the last collection left (0 before
