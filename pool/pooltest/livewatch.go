@@ -48,14 +48,9 @@ func (s Suite) testLiveWatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fired.Store(0)
 			lw.WatchLive(tc.room, fn)
-			var live []*pool.Block
-			for range tc.allocs {
-				live = append(live, e.alloc(miB, st))
-			}
+			live := e.allocMiBs(tc.allocs, st)
 			require.Equal(t, tc.wantFired, fired.Load())
-			for _, b := range live {
-				e.free(b, st)
-			}
+			e.freeAll(live, st)
 			lw.WatchLive(0, nil)
 		})
 	}
@@ -75,16 +70,11 @@ func (s Suite) testLiveWatch(t *testing.T) {
 		var again func()
 		again = func() { fired.Inc(); lw.WatchLive(miB+miB/2, again) }
 		lw.WatchLive(miB+miB/2, again)
-		var live []*pool.Block
-		for range 6 {
-			live = append(live, e.alloc(miB, st))
-		}
+		live := e.allocMiBs(6, st)
 		// Marks at 1.5, 3.5 and 5.5 MiB of live bytes: the 2nd, 4th and
 		// 6th allocations pass them.
 		require.Equal(t, int32(3), fired.Load())
-		for _, b := range live {
-			e.free(b, st)
-		}
+		e.freeAll(live, st)
 		lw.WatchLive(0, nil)
 	})
 
@@ -119,4 +109,22 @@ func (s Suite) testLiveWatch(t *testing.T) {
 		lw.WatchLive(0, nil)
 	})
 	e.close(s)
+}
+
+// allocMiBs allocates n blocks of 1 MiB on st.
+func (e *env) allocMiBs(n int, st backend.Stream) []*pool.Block {
+	e.t.Helper()
+	var live []*pool.Block
+	for range n {
+		live = append(live, e.alloc(miB, st))
+	}
+	return live
+}
+
+// freeAll frees blocks on st.
+func (e *env) freeAll(blocks []*pool.Block, st backend.Stream) {
+	e.t.Helper()
+	for _, b := range blocks {
+		e.free(b, st)
+	}
 }
