@@ -83,6 +83,27 @@ func TestPaceTable(t *testing.T) {
 	}
 }
 
+func TestPacerAsideTable(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		target, zoneStart uint64
+		limited           bool
+		lastDur           time.Duration
+		want              bool
+	}{
+		{"far below the zone, cheap collections: the pacer", gib, 40 * gib, false, time.Millisecond, false},
+		{"the target in the zone: aside", 2 * gib, 2 * gib, true, time.Millisecond, true},
+		{"the target in the zone without a limit (half the device): aside", 41 * gib, 40 * gib, false, time.Millisecond, true},
+		{"dear collections under a limit: aside", gib, 2 * gib, true, 50 * time.Millisecond, true},
+		{"dear collections without a limit: the pacer", gib, 40 * gib, false, 50 * time.Millisecond, false},
+		{"cheap collections under a limit below the zone: the pacer", gib, 2 * gib, true, PacerWaitBurst, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, PacerAside(tc.target, tc.zoneStart, tc.limited, tc.lastDur))
+		})
+	}
+}
+
 func TestReclaimAfterPacingTable(t *testing.T) {
 	for _, tc := range []struct {
 		name             string

@@ -742,16 +742,9 @@ func (w *Pool) rearmPacer() {
 	w.watchPacer(live, w.pacerNext(live, false))
 }
 
-// pacerAside says the pacer stands aside: its target reaches into the
-// pressure zone of the limit (MinPressure of it), where the eager
-// heuristic already collects in the background and spaces its collections
-// by pressure and budget. Two schedulers there take turns badly: on the
-// H100 under a 4 GiB limit with a 256 MiB Go heap, the pacer's
-// collections used up the time the eager heuristic's spacing allows, and
-// a step took 1.37 to 1.43 times PyTorch's (1.03 with the eager
-// heuristic alone). Each collection sets a new target, and the pacer
-// comes back once the live set has shrunk below a quarter of the limit.
-// The caller holds mu.
+// pacerAside says the pacer stands aside for the eager heuristic (see
+// PacerAside). The caller holds mu.
 func (w *Pool) pacerAside() bool {
-	return w.opts.Early && w.target >= w.zoneStart()
+	l := w.src.Limits()
+	return w.opts.Early && PacerAside(w.target, w.zoneStart(), l.Hard != 0 || l.Soft != 0, w.lastDur)
 }
