@@ -130,21 +130,32 @@ func AllReduceArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cuarra
 	if err := checkArray(c, what, "src", src); err != nil {
 		return err
 	}
+	count := src.Len() * per
+	return samePair(c, s, what, dst, src, count, dt, func(send, recv backend.Ptr, bs backend.Stream) error {
+		return c.AllReduce(send, recv, count, dt, red, bs)
+	})
+}
+
+// samePair queues op(send, recv) for an element-for-element collective
+// (AllReduce; Broadcast and Reduce on the root) on dst and src, both
+// checked, of count elements of dt each: dst has src's shape, and
+// distinct arrays must not overlap. dst may be src (in place).
+func samePair[T cuarray.Elem](c *Comm, s *cuarray.Stream, what string, dst, src *cuarray.Array[T], count int, dt DataType,
+	op func(send, recv backend.Ptr, bs backend.Stream) error) error {
 	if !sameShape(dst.Shape(), src.Shape()) {
 		return fmt.Errorf("nccl: %s on rank %d: dst %v and src %v: dst has src's shape: %w", what, c.rank, dst, src, cuarray.ErrShape)
 	}
-	count := src.Len() * per
-	nb := uint64(count) * uint64(dt.Size())
 	if dst == src {
 		return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
-			return c.AllReduce(p[0], p[0], count, dt, red, bs)
+			return op(p[0], p[0], bs)
 		}, []any{dst}, cuarray.InOut(dst))
 	}
+	nb := uint64(count) * uint64(dt.Size())
 	return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
 		if err := checkInPlace(c, what, p[1], nb, p[0], nb, 0); err != nil {
 			return err
 		}
-		return c.AllReduce(p[1], p[0], count, dt, red, bs)
+		return op(p[1], p[0], bs)
 	}, []any{dst, src}, cuarray.Out(dst), cuarray.In(src))
 }
 
@@ -177,30 +188,21 @@ func BroadcastArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cuarra
 		return err
 	}
 	count := dst.Len() * per
-	if c.rank != root || src == dst {
+	if c.rank != root && src != dst {
 		// Off the root src is not read, and dst only written; a root out
 		// of range is Broadcast's error.
-		use := cuarray.Out(dst)
-		if src == dst {
-			use = cuarray.InOut(dst)
-		}
 		return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
 			return c.Broadcast(p[0], p[0], count, dt, root, bs)
-		}, []any{dst}, use)
+		}, []any{dst}, cuarray.Out(dst))
 	}
-	if err := checkArray(c, what, "src (on the root)", src); err != nil {
-		return err
-	}
-	if !sameShape(dst.Shape(), src.Shape()) {
-		return fmt.Errorf("nccl: %s on rank %d: dst %v and src %v: dst has src's shape: %w", what, c.rank, dst, src, cuarray.ErrShape)
-	}
-	nb := uint64(count) * uint64(dt.Size())
-	return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
-		if err := checkInPlace(c, what, p[1], nb, p[0], nb, 0); err != nil {
+	if src != dst {
+		if err := checkArray(c, what, "src (on the root)", src); err != nil {
 			return err
 		}
-		return c.Broadcast(p[1], p[0], count, dt, root, bs)
-	}, []any{dst, src}, cuarray.Out(dst), cuarray.In(src))
+	}
+	return samePair(c, s, what, dst, src, count, dt, func(send, recv backend.Ptr, bs backend.Stream) error {
+		return c.Broadcast(send, recv, count, dt, root, bs)
+	})
 }
 
 // ReduceArray queues root's dst = red over every rank's src. dst, of
@@ -219,29 +221,20 @@ func ReduceArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cuarray.A
 		return err
 	}
 	count := src.Len() * per
-	if c.rank != root || dst == src {
+	if c.rank != root && dst != src {
 		// Off the root src is only read and nothing is written.
-		use := cuarray.In(src)
-		if dst == src {
-			use = cuarray.InOut(src)
-		}
 		return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
 			return c.Reduce(p[0], p[0], count, dt, red, root, bs)
-		}, []any{src}, use)
+		}, []any{src}, cuarray.In(src))
 	}
-	if err := checkArray(c, what, "dst (on the root)", dst); err != nil {
-		return err
-	}
-	if !sameShape(dst.Shape(), src.Shape()) {
-		return fmt.Errorf("nccl: %s on rank %d: dst %v and src %v: dst has src's shape: %w", what, c.rank, dst, src, cuarray.ErrShape)
-	}
-	nb := uint64(count) * uint64(dt.Size())
-	return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
-		if err := checkInPlace(c, what, p[1], nb, p[0], nb, 0); err != nil {
+	if dst != src {
+		if err := checkArray(c, what, "dst (on the root)", dst); err != nil {
 			return err
 		}
-		return c.Reduce(p[1], p[0], count, dt, red, root, bs)
-	}, []any{dst, src}, cuarray.Out(dst), cuarray.In(src))
+	}
+	return samePair(c, s, what, dst, src, count, dt, func(send, recv backend.Ptr, bs backend.Stream) error {
+		return c.Reduce(send, recv, count, dt, red, root, bs)
+	})
 }
 
 // AllGatherArray queues gathering every rank's src into every rank's dst
