@@ -117,17 +117,8 @@ func (c *Comm) borrow(s *cuarray.Stream, call func(bs backend.Stream, p []backen
 // src have the same shape on every rank; dst may be src (in place).
 func AllReduceArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cuarray.Array[T], red Op) error {
 	const what = "AllReduceArray"
-	if err := checkComm(c, what, s); err != nil {
-		return err
-	}
-	dt, per, err := arrayType[T](c, what, red)
+	dt, per, err := pairChecks(c, what, s, dst, src, red)
 	if err != nil {
-		return err
-	}
-	if err := checkArray(c, what, "dst", dst); err != nil {
-		return err
-	}
-	if err := checkArray(c, what, "src", src); err != nil {
 		return err
 	}
 	count := src.Len() * per
@@ -145,18 +136,48 @@ func samePair[T cuarray.Elem](c *Comm, s *cuarray.Stream, what string, dst, src 
 	if !sameShape(dst.Shape(), src.Shape()) {
 		return fmt.Errorf("nccl: %s on rank %d: dst %v and src %v: dst has src's shape: %w", what, c.rank, dst, src, cuarray.ErrShape)
 	}
+	nb := uint64(count) * uint64(dt.Size())
+	return pairBorrow(c, s, dst, src, func(d, sp backend.Ptr) error {
+		return checkInPlace(c, what, sp, nb, d, nb, 0)
+	}, op)
+}
+
+// pairBorrow queues op(send, recv) for a collective on dst and src: in
+// place (dst is src) with dst read and written, else, once check(dst's
+// pointer, src's) passes, with src read and dst written.
+func pairBorrow[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cuarray.Array[T], check func(d, sp backend.Ptr) error,
+	op func(send, recv backend.Ptr, bs backend.Stream) error) error {
 	if dst == src {
 		return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
 			return op(p[0], p[0], bs)
 		}, []any{dst}, cuarray.InOut(dst))
 	}
-	nb := uint64(count) * uint64(dt.Size())
 	return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
-		if err := checkInPlace(c, what, p[1], nb, p[0], nb, 0); err != nil {
+		if err := check(p[0], p[1]); err != nil {
 			return err
 		}
 		return op(p[1], p[0], bs)
 	}, []any{dst, src}, cuarray.Out(dst), cuarray.In(src))
+}
+
+// pairChecks is the checks of a collective on dst and src: the
+// communicator and stream, the element type for red (0: none), and both
+// arrays. It returns the NCCL type and NCCL elements per element.
+func pairChecks[T cuarray.Elem](c *Comm, what string, s *cuarray.Stream, dst, src *cuarray.Array[T], red Op) (DataType, int, error) {
+	if err := checkComm(c, what, s); err != nil {
+		return 0, 0, err
+	}
+	dt, per, err := arrayType[T](c, what, red)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := checkArray(c, what, "dst", dst); err != nil {
+		return 0, 0, err
+	}
+	if err := checkArray(c, what, "src", src); err != nil {
+		return 0, 0, err
+	}
+	return dt, per, nil
 }
 
 // AllReduceNew is AllReduceArray into a new array of src's shape, from
@@ -242,36 +263,22 @@ func ReduceArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cuarray.A
 // In place: src is the view of dst holding this rank's block.
 func AllGatherArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cuarray.Array[T]) error {
 	const what = "AllGatherArray"
-	if err := checkComm(c, what, s); err != nil {
-		return err
-	}
-	dt, per, err := arrayType[T](c, what, 0)
+	dt, per, err := pairChecks(c, what, s, dst, src, 0)
 	if err != nil {
-		return err
-	}
-	if err := checkArray(c, what, "dst", dst); err != nil {
-		return err
-	}
-	if err := checkArray(c, what, "src", src); err != nil {
 		return err
 	}
 	if dst.Len() != c.size*src.Len() {
 		return fmt.Errorf("nccl: %s on rank %d: dst %v has %d elements and src %v %d: dst holds every rank's src, %d × %d elements: %w",
 			what, c.rank, dst, dst.Len(), src, src.Len(), c.size, src.Len(), cuarray.ErrShape)
 	}
-	if dst == src { // one rank: nothing to move, nothing to check
-		return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
-			return c.AllGather(p[0], p[0], src.Len()*per, dt, bs)
-		}, []any{dst}, cuarray.InOut(dst))
-	}
+	// In place (one rank) there is nothing to move and nothing to check.
 	count := src.Len() * per
 	nb := uint64(count) * uint64(dt.Size())
-	return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
-		if err := checkInPlace(c, what, p[1], nb, p[0], nb*uint64(c.size), uint64(c.rank)*nb); err != nil {
-			return err
-		}
-		return c.AllGather(p[1], p[0], count, dt, bs)
-	}, []any{dst, src}, cuarray.Out(dst), cuarray.In(src))
+	return pairBorrow(c, s, dst, src, func(d, sp backend.Ptr) error {
+		return checkInPlace(c, what, sp, nb, d, nb*uint64(c.size), uint64(c.rank)*nb)
+	}, func(send, recv backend.Ptr, bs backend.Stream) error {
+		return c.AllGather(send, recv, count, dt, bs)
+	})
 }
 
 // AllGatherNew is AllGatherArray into a new array from s's pool, the
@@ -299,17 +306,8 @@ func AllGatherNew[T cuarray.Elem](c *Comm, s *cuarray.Stream, src *cuarray.Array
 // place: dst is the view of src holding this rank's block.
 func ReduceScatterArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cuarray.Array[T], red Op) error {
 	const what = "ReduceScatterArray"
-	if err := checkComm(c, what, s); err != nil {
-		return err
-	}
-	dt, per, err := arrayType[T](c, what, red)
+	dt, per, err := pairChecks(c, what, s, dst, src, red)
 	if err != nil {
-		return err
-	}
-	if err := checkArray(c, what, "dst", dst); err != nil {
-		return err
-	}
-	if err := checkArray(c, what, "src", src); err != nil {
 		return err
 	}
 	if src.Len() != c.size*dst.Len() {
@@ -318,17 +316,11 @@ func ReduceScatterArray[T cuarray.Elem](c *Comm, s *cuarray.Stream, dst, src *cu
 	}
 	count := dst.Len() * per
 	nb := uint64(count) * uint64(dt.Size())
-	if dst == src {
-		return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
-			return c.ReduceScatter(p[0], p[0], count, dt, red, bs)
-		}, []any{dst}, cuarray.InOut(dst))
-	}
-	return c.borrow(s, func(bs backend.Stream, p []backend.Ptr) error {
-		if err := checkInPlace(c, what, p[0], nb, p[1], nb*uint64(c.size), uint64(c.rank)*nb); err != nil {
-			return err
-		}
-		return c.ReduceScatter(p[1], p[0], count, dt, red, bs)
-	}, []any{dst, src}, cuarray.Out(dst), cuarray.In(src))
+	return pairBorrow(c, s, dst, src, func(d, sp backend.Ptr) error {
+		return checkInPlace(c, what, d, nb, sp, nb*uint64(c.size), uint64(c.rank)*nb)
+	}, func(send, recv backend.Ptr, bs backend.Stream) error {
+		return c.ReduceScatter(send, recv, count, dt, red, bs)
+	})
 }
 
 // ReduceScatterNew is ReduceScatterArray into a new array from s's pool:
