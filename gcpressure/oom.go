@@ -94,7 +94,7 @@ func (w *Pool) collectNow() {
 		<-c.done
 		return
 	}
-	c = w.begin(now)
+	c = w.begin(now, w.Pool.Stats().Live)
 	w.mu.Unlock()
 	w.collect(c, now, "oom", true)
 }

@@ -591,7 +591,7 @@ func (w *Pool) look(size uint64, s backend.Stream) {
 	}
 	switch act {
 	case Background:
-		c := w.begin(now)
+		c := w.begin(now, live())
 		w.mu.Unlock()
 		w.closing.Add(1)
 		go func() {
@@ -601,7 +601,7 @@ func (w *Pool) look(size uint64, s backend.Stream) {
 	case Now:
 		c, joined := w.running, true
 		if c == nil {
-			c, joined = w.begin(now), false
+			c, joined = w.begin(now, live()), false
 		}
 		w.mu.Unlock()
 		if note == "pacer" {
@@ -630,14 +630,14 @@ func (w *Pool) look(size uint64, s backend.Stream) {
 	}
 }
 
-// begin records that a collection starts. The caller holds mu.
-func (w *Pool) begin(now time.Time) *collection {
+// begin records that a collection starts, with live bytes in use (read
+// by the caller, who decided on them). The caller holds mu.
+func (w *Pool) begin(now time.Time, live uint64) *collection {
 	c := &collection{done: make(chan struct{})}
 	w.running, w.lastStart = c, now
 	// While a collection runs the pacer looks only from the target, where
 	// allocations wait for it; its end sets the next target.
-	if w.target != 0 {
-		live := w.Pool.Stats().Live
+	if w.target != 0 && !w.pacerAside() {
 		w.watchPacer(live, w.pacerNext(live, true))
 	}
 	return c
