@@ -92,23 +92,32 @@ const (
 	// or two waits for a cheap collection in a row.
 	PacerWaitBurst = 25 * time.Millisecond
 	// reclaimBand is the hysteresis of reserved bytes: after a pacer
-	// collection the pool gives back what it reserves above the next
-	// cycle's target only once reserved is more than twice the target
-	// (the band is the target itself, at least PacerFloor), and then down
-	// to the target. A steady loop reserves up to the target plus what
-	// rounding and fragmentation add, and passes it while
-	// the wait budget is spent; within the band that memory stays mapped
-	// from one cycle to the next. Giving it back sooner costs more than it
+	// collection the pool gives back what it reserves above what the next
+	// cycles need (see ReclaimAfterPacing) only once reserved is more than
+	// twice that (the band is the need itself, at least PacerFloor), and
+	// then down to the need. Giving memory back sooner costs more than it
 	// saves: a pool takes what it gives back out of its cache first and
 	// waits for the stream's queued work before unmapping it, and
 	// meanwhile the next cycle grows the pool anew. On the H100 (the
 	// line then at 2.5 times the live set) a band of a quarter of the
 	// line gave back 13 to 27 GB over a 40-step run and peaked at 7.5 to
 	// 8.9 GiB; the whole line, 0 to 3 GB and 3.8 to 5.4 GiB; never giving
-	// back, 3.9 GiB. When the live set
-	// shrinks to less than half, reserved bytes follow it at the next
-	// pacer collection.
-	reclaimBand = 1 // the band is target/reclaimBand, at least PacerFloor
+	// back, 3.9 GiB.
+	reclaimBand = 1 // the band is the need/reclaimBand, at least PacerFloor
+
+	// reclaimWindow is how many collections back the pool's need reaches:
+	// the most bytes in use at the peak of any of the last four cycles.
+	// A training step's live set swings (activations are made in the
+	// forward pass and dropped in the backward), so what one collection
+	// leaves live, and the target set from it, depends on where in the step
+	// it ran: on the H100 the default model's collections left 0.54 to
+	// 1.12 GiB. Given back after a low reading, memory the next step needs
+	// was unmapped while its queued work finished, and the pool mapped
+	// anew meanwhile: 5 of 14 runs peaked at 4.3 to 8.9 GiB reserved
+	// instead of 2.2. Four cycles span more than a step of a loop that
+	// collects once or twice a step; when the live set really shrinks,
+	// reserved bytes follow four collections later.
+	reclaimWindow = 4
 )
 
 // PacerTarget is the device bytes in use the pacer keeps the footprint to,
@@ -232,17 +241,20 @@ func PacerAside(target, zoneStart uint64, limited bool, lastDur time.Duration) b
 }
 
 // ReclaimAfterPacing is how many bytes the pool should give back to the
-// driver after a pacer collection, given its reserved bytes and the target
-// the collection set: none while reserved is within the band above the
-// target (the target itself, at least PacerFloor: see reclaimBand), else
-// everything above the target. The next cycle waits for a collection
-// before it uses more than the target (while the wait budget lasts), so
-// what is above it would only be cached until the next reclaim.
-func ReclaimAfterPacing(reserved, target uint64) uint64 {
-	if target == 0 || reserved <= target+max(target/reclaimBand, PacerFloor) {
+// driver after a pacer collection, given its reserved bytes and what the
+// next cycles need: the highest of the target the collection set and the
+// bytes in use at the peaks of the last few cycles (reclaimWindow). None
+// while reserved is within the band above the need (the need itself, at
+// least PacerFloor: see reclaimBand), else everything above the need. A
+// cycle waits for a collection before it uses more than the target (while
+// the wait budget lasts), and one that could not hold the target shows in
+// its peak: what is above both would only be cached until the next
+// reclaim.
+func ReclaimAfterPacing(reserved, need uint64) uint64 {
+	if need == 0 || reserved <= need+max(need/reclaimBand, PacerFloor) {
 		return 0
 	}
-	return reserved - target
+	return reserved - need
 }
 
 // pacerStep is how far bytes in use grow past a look that found the

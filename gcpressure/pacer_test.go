@@ -106,21 +106,21 @@ func TestPacerAsideTable(t *testing.T) {
 
 func TestReclaimAfterPacingTable(t *testing.T) {
 	for _, tc := range []struct {
-		name             string
-		reserved, target uint64
-		want             uint64
+		name           string
+		reserved, need uint64
+		want           uint64
 	}{
 		{"pacer off gives nothing back", 10 * gib, 0, 0},
-		{"below the target nothing", gib, 2 * gib, 0},
-		{"at the target nothing", 2 * gib, 2 * gib, 0},
+		{"below the need nothing", gib, 2 * gib, 0},
+		{"at the need nothing", 2 * gib, 2 * gib, 0},
 		{"within the band nothing: the next cycle reuses it", 4 * gib, 2 * gib, 0},
-		{"past the band down to the target", 4*gib + 1, 2 * gib, 2*gib + 1},
+		{"past the band down to the need", 4*gib + 1, 2 * gib, 2*gib + 1},
 		{"a small line has a band of at least the floor", 16*mib + PacerFloor, 16 * mib, 0},
 		{"past the floor's band", 16*mib + PacerFloor + 1, 16 * mib, PacerFloor + 1},
 		{"a live set that shrank gives back most", 40 * gib, 2 * gib, 38 * gib},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, ReclaimAfterPacing(tc.reserved, tc.target))
+			assert.Equal(t, tc.want, ReclaimAfterPacing(tc.reserved, tc.need))
 		})
 	}
 }

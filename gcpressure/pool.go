@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,6 +120,13 @@ type Pool struct {
 	// waitAt.
 	waitCredit time.Duration
 	waitAt     time.Time
+	// cycleMost is the most bytes in use (with the request) the pacer
+	// has seen since the last collection ended; peaks holds it for the
+	// last reclaimWindow collections, peakAt counts them: the need
+	// ReclaimAfterPacing keeps.
+	cycleMost uint64
+	peaks     [reclaimWindow]uint64
+	peakAt    int
 
 	// oomMu makes one goroutine at a time climb the out-of-memory ladder;
 	// the others wait and then find the memory it freed.
@@ -567,6 +575,7 @@ func (w *Pool) look(size uint64, s backend.Stream) {
 	if act == Skip && (r > w.pacerAt || w.due.Swap(false)) && !w.pacerAside() {
 		w.refill(now)
 		x := live()
+		w.cycleMost = max(w.cycleMost, x+size)
 		pin := PaceInput{Live: x, Request: size, Trigger: w.trigger, Target: w.target, Credit: w.credit, InFlight: in.InFlight, WaitCredit: w.waitCredit}
 		if w.target != 0 && x+size >= w.target {
 			// Only at the target does it matter whether the device
@@ -690,7 +699,12 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 		w.refill(end)
 		w.credit -= dur
 	}
-	target := w.target
+	// What the next cycles need: this cycle's peak (bytes in use when it
+	// started, or more where a look saw more) beside the last few.
+	w.peaks[w.peakAt%reclaimWindow] = max(w.cycleMost, before)
+	w.peakAt++
+	w.cycleMost = 0
+	need := max(w.target, slices.Max(w.peaks[:]))
 	// Where to look next: after a collection, the pool may hold less
 	// (pools that cache nothing give freed memory straight back), and the
 	// next growth from there is news.
@@ -708,7 +722,7 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 	}
 
 	// Reserved follows live: after a pacer collection, what the pool
-	// reserves beyond the next cycle's target goes back to the driver
+	// reserves beyond what the next cycles need goes back to the driver
 	// (with hysteresis, see ReclaimAfterPacing). Only after pacer
 	// collections: the eager ones run under pressure, where the cache is
 	// what the next allocations near the limit are served from, and the
@@ -716,7 +730,7 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 	if note != "pacer" {
 		return
 	}
-	if n := ReclaimAfterPacing(w.src.Reserved(), target); n > 0 {
+	if n := ReclaimAfterPacing(w.src.Reserved(), need); n > 0 {
 		w.counts.pacerReclaimed.Add(w.Pool.Reclaim(n))
 		if w.lw == nil {
 			// Where the pacer watches reserved bytes, its line moves
