@@ -77,15 +77,25 @@ const (
 	// collection at no cost. Once the stream drains, a wait holds the
 	// device still. Where collections are cheap (about a millisecond with
 	// a small Go heap) the budget is seldom reached and the target holds
-	// the footprint; where they are dear (tens of milliseconds with
-	// hundreds of MiB of Go heap) it runs out, and the allocation goes on
-	// past the target while the collection finishes in the background:
-	// the footprint grows by what the program makes meanwhile, instead
-	// of the device idling (docs/gc.md). 2 % and 25 ms: on the H100 with
-	// a 256 MiB Go heap, 5 % and 250 ms made a step 1.13 times
-	// PyTorch's; waiting only while the device is busy let the footprint
-	// of the default model escape to 3.6 and 7.5 GiB in two runs of
-	// four; with cheap collections the waits take under 1 % of the run.
+	// the footprint.
+	//
+	// A collection longer than PacerWaitBurst is dear: it is never
+	// waited for with the device idle, and once a wait for one has run
+	// its stream dry (the work queued ahead did not last the collection),
+	// not at all, until a collection is cheap again. Such a wait is not
+	// free even while it lasts: it ends with the device idle and the
+	// program starting it again while the collection still marks. On the
+	// H100 with a 256 MiB Go heap (collections of 33 ms), waiting while
+	// the device was busy made a step 1.05 to 1.08 times PyTorch's, not
+	// waiting 1.009 times, with the footprint at 20 GiB instead of 15 to
+	// 19; on the host backend, where a step outlasts a collection, every
+	// wait ends with the collection and the target holds.
+	//
+	// 2 % and 25 ms: on the H100 with a 256 MiB Go heap, 5 % and 250 ms
+	// made a step 1.13 times PyTorch's; waiting only while the device is
+	// busy let the footprint of the default model escape to 3.6 and 7.5
+	// GiB in two runs of four; with cheap collections the waits take
+	// under 1 % of the run.
 	PacerWaitBudget = 0.02
 
 	// PacerWaitBurst is the idle wait budget a program may save up: one
@@ -186,23 +196,43 @@ type PaceInput struct {
 	// unset: the eager heuristic's rules say when allocations wait there.
 	WaitCredit time.Duration
 	Busy       bool
+	// Margin is the largest request of the last few cycles. The live
+	// watcher reports an allocation only once it is made, so allocations
+	// wait from the target less Margin (no lower than the trigger): the
+	// one that passed that line unseen stays within the target.
+	Margin uint64
+	// LastDur is how long the last collection took; Dry says a wait for
+	// a dear one (longer than PacerWaitBurst) ran its stream dry. See
+	// PacerWaitBudget.
+	LastDur time.Duration
+	Dry     bool
+}
+
+// waitLine is the bytes in use from which allocations wait: the target
+// less the margin, no lower than the trigger.
+func waitLine(trigger, target, margin uint64) uint64 {
+	return target - min(margin, target-min(trigger, target))
 }
 
 // Pace is the pacer's decision. Below the trigger: Skip. From the trigger,
 // with credit: Background, a collection the allocation does not wait for;
-// from the target, with the device busy or wait credit left, Now: the
-// allocation waits for it.
-// While a collection runs, an allocation from the target waits for that
+// from the wait line (the target less Margin), Now, the allocation waits
+// for it: while the device is busy, or with the device idle while wait
+// credit is left; for a dear collection (LastDur past PacerWaitBurst) only
+// while the device is busy, and not once a wait has run dry.
+// While a collection runs, an allocation from the wait line waits for that
 // one (Now); none starts beside it. Without credit: Skip, so the budget
 // bounds the time pacer collections take and the time allocations wait for
-// them, and the footprint grows past the target instead; without wait
-// credit the target is passed (Background, or Skip while one runs).
+// them, and the footprint grows past the target instead; when no wait is
+// allowed the target is passed (Background, or Skip while one runs).
 func Pace(in PaceInput) Action {
 	x := in.Live + in.Request
 	if in.Target == 0 || x < in.Live || x < min(in.Trigger, in.Target) {
 		return Skip
 	}
-	wait := x >= in.Target && (in.Busy || in.WaitCredit > 0)
+	dear := in.LastDur > PacerWaitBurst
+	allowed := in.Busy && !(dear && in.Dry) || !dear && in.WaitCredit > 0
+	wait := x >= waitLine(in.Trigger, in.Target, in.Margin) && allowed
 	switch {
 	case in.InFlight && wait:
 		return Now

@@ -76,6 +76,14 @@ func TestPaceTable(t *testing.T) {
 		{"without credit nothing starts", PaceInput{Live: trigger, Trigger: trigger, Target: target, WaitCredit: credit}, Skip},
 		{"without credit nothing starts even past the target", PaceInput{Live: 3 * target, Trigger: trigger, Target: target, Credit: -time.Millisecond}, Skip},
 		{"a request that wraps is no signal", PaceInput{Live: gib, Request: math.MaxUint64, Trigger: trigger, Target: target, Credit: credit}, Skip},
+		{"from the target less the margin the allocation waits", PaceInput{Live: target - 64*mib, Trigger: trigger, Target: target, Credit: credit, WaitCredit: credit, Margin: 64 * mib}, Now},
+		{"below the target less the margin it does not", PaceInput{Live: target - 65*mib, Trigger: trigger, Target: target, Credit: credit, WaitCredit: credit, Margin: 64 * mib}, Background},
+		{"the margin never takes the wait below the trigger", PaceInput{Live: trigger - mib, Trigger: trigger, Target: target, Credit: credit, WaitCredit: credit, Margin: 10 * gib}, Skip},
+		{"a margin past the trigger waits from the trigger", PaceInput{Live: trigger, Trigger: trigger, Target: target, Credit: credit, WaitCredit: credit, Margin: 10 * gib}, Now},
+		{"a dear collection is not waited for with the device idle", PaceInput{Live: target, Trigger: trigger, Target: target, Credit: credit, WaitCredit: credit, LastDur: 2 * PacerWaitBurst}, Background},
+		{"a dear collection is waited for while the device is busy", PaceInput{Live: target, Trigger: trigger, Target: target, InFlight: true, Busy: true, LastDur: 2 * PacerWaitBurst}, Now},
+		{"once a wait ran dry a dear collection is not waited for", PaceInput{Live: target, Trigger: trigger, Target: target, InFlight: true, Busy: true, LastDur: 2 * PacerWaitBurst, Dry: true}, Skip},
+		{"a cheap collection is waited for though a wait ran dry", PaceInput{Live: target, Trigger: trigger, Target: target, InFlight: true, Busy: true, LastDur: PacerWaitBurst, Dry: true}, Now},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, Pace(tc.in))
@@ -130,22 +138,30 @@ func TestReclaimAfterPacingTable(t *testing.T) {
 // none started without credit, and waiting only from the target, and
 // with the device busy or wait credit.
 func FuzzPace(f *testing.F) {
-	f.Add(uint64(3*gib), uint64(0), uint64(17*gib/10), uint64(2*gib), int64(time.Millisecond), false, int64(time.Millisecond), false)
-	f.Add(uint64(1), uint64(1), uint64(0), uint64(0), int64(0), true, int64(0), true)
-	f.Fuzz(func(t *testing.T, live, req, trigger, target uint64, credit int64, inflight bool, wait int64, busy bool) {
-		in := PaceInput{Live: live, Request: req, Trigger: trigger, Target: target, Credit: time.Duration(credit), InFlight: inflight, WaitCredit: time.Duration(wait), Busy: busy}
+	f.Add(uint64(3*gib), uint64(0), uint64(17*gib/10), uint64(2*gib), int64(time.Millisecond), false, int64(time.Millisecond), false, uint64(0), int64(0), false)
+	f.Add(uint64(1), uint64(1), uint64(0), uint64(0), int64(0), true, int64(0), true, uint64(1), int64(time.Second), true)
+	f.Add(uint64(2*gib-mib), uint64(mib), uint64(17*gib/10), uint64(2*gib), int64(time.Millisecond), true, int64(0), true, uint64(64*mib), int64(30*time.Millisecond), false)
+	f.Fuzz(func(t *testing.T, live, req, trigger, target uint64, credit int64, inflight bool, wait int64, busy bool, margin uint64, lastDur int64, dry bool) {
+		in := PaceInput{Live: live, Request: req, Trigger: trigger, Target: target, Credit: time.Duration(credit), InFlight: inflight,
+			WaitCredit: time.Duration(wait), Busy: busy, Margin: margin, LastDur: time.Duration(lastDur), Dry: dry}
 		act := Pace(in)
 		x := live + req
+		dear := time.Duration(lastDur) > PacerWaitBurst
+		line := waitLine(trigger, target, margin)
 		switch {
 		case act == Skip:
 		case target == 0:
 			t.Fatalf("%v with the pacer off: %+v", act, in)
 		case x < live || x < min(trigger, target):
 			t.Fatalf("%v below the trigger: %+v", act, in)
-		case act == Now && x < target:
-			t.Fatalf("waits below the target: %+v", in)
+		case line > target || line < min(trigger, target):
+			t.Fatalf("wait line %d outside [trigger, target]: %+v", line, in)
+		case act == Now && x < line:
+			t.Fatalf("waits below the wait line %d: %+v", line, in)
 		case act == Now && wait <= 0 && !busy:
 			t.Fatalf("waits without wait credit, the device idle: %+v", in)
+		case act == Now && dear && (!busy || dry):
+			t.Fatalf("waits for a dear collection with the device idle or after a dry wait: %+v", in)
 		case act == Background && inflight:
 			t.Fatalf("a second collection beside a running one: %+v", in)
 		case !inflight && credit <= 0:

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,12 +120,18 @@ type Pool struct {
 	waitCredit time.Duration
 	waitAt     time.Time
 	// cycleMost is the most bytes in use (with the request) the pacer
-	// has seen since the last collection ended; peaks holds it for the
-	// last reclaimWindow collections, peakAt counts them: the need
-	// ReclaimAfterPacing keeps.
-	cycleMost uint64
-	peaks     [reclaimWindow]uint64
-	peakAt    int
+	// has seen since the last collection ended, cycleReq the largest
+	// request; cycles holds both for the last reclaimWindow collections,
+	// cycleAt counts them. The peaks are the need ReclaimAfterPacing
+	// keeps, the requests the margin below the target where allocations
+	// wait (PaceInput.Margin).
+	cycleMost, cycleReq uint64
+	cycles              [reclaimWindow]struct{ peak, req uint64 }
+	cycleAt             int
+	// dry: a wait for a dear collection ran its stream dry; until a
+	// collection is cheap again, allocations do not wait (see
+	// PacerWaitBudget).
+	dry bool
 
 	// oomMu makes one goroutine at a time climb the out-of-memory ladder;
 	// the others wait and then find the memory it freed.
@@ -399,16 +404,22 @@ func (w *Pool) waitPacer(c *collection, s backend.Stream) {
 	ps, tells := s.(backend.Pending)
 	w.mu.Lock()
 	allowance := w.waitCredit
+	// A dear collection is not waited for with the device idle.
+	dear := w.lastDur > PacerWaitBurst
+	if dear {
+		allowance = 0
+	}
 	w.mu.Unlock()
 	start := time.Now()
 	last := start
 	var idle time.Duration
+	ended := false // the collection ended before the wait did
 	tick := time.NewTicker(pacerPoll)
 	defer tick.Stop()
 	for done := false; !done; {
 		select {
 		case <-c.done:
-			done = true
+			done, ended = true, true
 		case now := <-tick.C:
 			if !tells || !ps.Pending() {
 				idle += now.Sub(last)
@@ -420,7 +431,20 @@ func (w *Pool) waitPacer(c *collection, s backend.Stream) {
 	w.counts.waited.Add(int64(time.Since(start)))
 	w.mu.Lock()
 	w.waitCredit -= idle
+	if dear && !ended {
+		w.dry = true // the queued work did not last the collection
+	}
 	w.mu.Unlock()
+}
+
+// margin is PaceInput.Margin: the largest request the pacer saw in this
+// cycle and the last reclaimWindow. The caller holds mu.
+func (w *Pool) margin() uint64 {
+	m := w.cycleReq
+	for _, c := range w.cycles {
+		m = max(m, c.req)
+	}
+	return m
 }
 
 // arm publishes the lower of the two watermarks for Alloc, or 0 while
@@ -445,17 +469,18 @@ func (w *Pool) liveGrew() {
 
 // pacerNext is the bytes in use at which the pacer next has something to
 // decide, given bytes in use now: the trigger, while below it and no
-// collection runs; else the target, where allocations wait; else, past
-// both (no credit, or no wait credit), pacerStep further on. The caller
-// holds mu.
+// collection runs; else the wait line (the target less the margin), where
+// allocations wait; else, past both (no credit, or no wait allowed),
+// pacerStep further on. The caller holds mu.
 func (w *Pool) pacerNext(live uint64, inFlight bool) uint64 {
+	line := waitLine(w.trigger, w.target, w.margin())
 	switch {
 	case w.target == 0:
 		return noWatch
 	case !inFlight && live < w.trigger:
 		return w.trigger
-	case live < w.target:
-		return w.target
+	case live < line:
+		return line
 	}
 	return live + pacerStep(w.target)
 }
@@ -575,21 +600,14 @@ func (w *Pool) look(size uint64, s backend.Stream) {
 	if act == Skip && (r > w.pacerAt || w.due.Swap(false)) && !w.pacerAside() {
 		w.refill(now)
 		x := live()
-		w.cycleMost = max(w.cycleMost, x+size)
-		pin := PaceInput{Live: x, Request: size, Trigger: w.trigger, Target: w.target, Credit: w.credit, InFlight: in.InFlight, WaitCredit: w.waitCredit}
-		if w.target != 0 && x+size >= w.target {
-			// Only at the target does it matter whether the device
-			// still has work queued (a driver call): if so, the wait is
-			// free.
+		w.cycleMost, w.cycleReq = max(w.cycleMost, x+size), max(w.cycleReq, size)
+		pin := PaceInput{Live: x, Request: size, Trigger: w.trigger, Target: w.target, Credit: w.credit, InFlight: in.InFlight,
+			WaitCredit: w.waitCredit, Margin: w.margin(), LastDur: w.lastDur, Dry: w.dry}
+		// Only from the wait line does it matter whether the device still
+		// has work queued (a driver call): if so, the wait is free.
+		if w.target != 0 && x+size >= waitLine(w.trigger, w.target, pin.Margin) {
 			if ps, ok := s.(backend.Pending); ok {
 				pin.Busy = ps.Pending()
-			}
-			// A collection that took longer than the idle wait budget
-			// saves up cannot be waited for to its end with the device
-			// idle; waiting for part of it would idle the device and
-			// still not hold the footprint.
-			if w.lastDur > PacerWaitBurst {
-				pin.WaitCredit = 0
 			}
 		}
 		if act = Pace(pin); act != Skip {
@@ -699,12 +717,20 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 		w.refill(end)
 		w.credit -= dur
 	}
+	// A cheap collection can be waited for again (see PacerWaitBudget).
+	if dur <= PacerWaitBurst {
+		w.dry = false
+	}
 	// What the next cycles need: this cycle's peak (bytes in use when it
-	// started, or more where a look saw more) beside the last few.
-	w.peaks[w.peakAt%reclaimWindow] = max(w.cycleMost, before)
-	w.peakAt++
-	w.cycleMost = 0
-	need := max(w.target, slices.Max(w.peaks[:]))
+	// started, or more where a look saw more) beside the last few; and
+	// its largest request, for the margin.
+	w.cycles[w.cycleAt%reclaimWindow] = struct{ peak, req uint64 }{max(w.cycleMost, before), w.cycleReq}
+	w.cycleAt++
+	w.cycleMost, w.cycleReq = 0, 0
+	need := w.target
+	for _, c := range w.cycles {
+		need = max(need, c.peak)
+	}
 	// Where to look next: after a collection, the pool may hold less
 	// (pools that cache nothing give freed memory straight back), and the
 	// next growth from there is news.
