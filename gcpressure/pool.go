@@ -780,6 +780,14 @@ func (w *Pool) rearmPacer() {
 	}
 	live := w.Pool.Stats().Live
 	w.watchPacer(live, w.pacerNext(live, false))
+	// A cycle that starts past its trigger (a program that queues work
+	// far ahead of the device made more while the collection ran than the
+	// new target leaves room for) looks at the next allocation: its
+	// collection is due now, not a pacerStep later.
+	if live >= w.trigger {
+		w.due.Store(true)
+		w.arm()
+	}
 }
 
 // pacerAside says the pacer stands aside for the eager heuristic (see

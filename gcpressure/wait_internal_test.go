@@ -74,3 +74,40 @@ func TestWaitForADearCollectionThatRunsTheStreamDry(t *testing.T) {
 	defer w.mu.Unlock()
 	assert.Equal(t, w.lastDur > PacerWaitBurst, w.dry, "a collection of %v: only a dear one leaves the pacer dry", w.lastDur)
 }
+
+// A cycle that starts past its trigger (the program allocated more while
+// the last collection ran than the new target leaves room for) looks at
+// the next allocation, not a pacerStep later; one that starts below it
+// waits for the trigger.
+func TestCycleStartingPastItsTriggerLooksAtOnce(t *testing.T) {
+	dev := pooltest.Device(t)
+	inner, err := pool.New("split", dev, pool.Limits{})
+	require.NoError(t, err)
+	w, err := Wrap(inner, Options{Early: true})
+	require.NoError(t, err)
+	s := pooltest.NewStream(t, dev)
+	b, err := inner.Alloc(64*mib, s) // in use, past the pacer's sight
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, inner.Free(b, s))
+		assert.NoError(t, w.Close())
+	})
+	for _, tc := range []struct {
+		name      string
+		liveAfter uint64
+		due       bool
+	}{
+		{"in use past the new trigger", 16 * mib, true},   // target 32 MiB (the floor)
+		{"in use below the new trigger", 64 * mib, false}, // target 128 MiB
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.due.Store(false)
+			w.setTarget(tc.liveAfter)
+			w.rearmPacer()
+			assert.Equal(t, tc.due, w.due.Load())
+			assert.Equal(t, tc.due, w.watch.Load() == 0, "the next Alloc looks")
+		})
+	}
+}
