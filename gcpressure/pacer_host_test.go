@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/gcpressure"
 	"github.com/gocuda/gocuda/pool"
 	"github.com/gocuda/gocuda/pool/pooltest"
@@ -183,11 +184,7 @@ func TestSteadyLoopDoesNotRemapEveryCycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a few hundred steps with a pause each")
 	}
-	s := pooltest.NewStream(t, pooltest.Device(t))
-	p := newPool(t, "split", 0, gcpressure.Options{Early: true})
-	live, err := p.Alloc(48*mib, s)
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, p.Free(live, s)) }()
+	p, s := loopPool(t)
 	step := func() {
 		for range 4 {
 			require.NoError(t, makeGarbage(t, p, mib, s))
@@ -208,11 +205,7 @@ func TestSwingingLiveSetKeepsWhatTheStepNeeds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a few hundred steps with a pause each")
 	}
-	s := pooltest.NewStream(t, pooltest.Device(t))
-	p := newPool(t, "split", 0, gcpressure.Options{Early: true})
-	params, err := p.Alloc(48*mib, s)
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, p.Free(params, s)) }()
+	p, s := loopPool(t)
 	step := func() {
 		// Forward: 64 MiB of activations held to the end of the step,
 		// with garbage made beside them.
@@ -237,6 +230,17 @@ func TestSwingingLiveSetKeepsWhatTheStepNeeds(t *testing.T) {
 	// large heaps hold apart (the bound of the host run: three
 	// times).
 	assert.LessOrEqual(t, p.Stats().ReservedPeak, uint64(3*(48+64)*mib))
+}
+
+// loopPool is the split pool under the pressure layer with 48 MiB held
+// live for the test (a model's parameters), and a stream.
+func loopPool(t *testing.T) (*gcpressure.Pool, backend.Stream) {
+	s := pooltest.NewStream(t, pooltest.Device(t))
+	p := newPool(t, "split", 0, gcpressure.Options{Early: true})
+	params, err := p.Alloc(48*mib, s)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, p.Free(params, s)) })
+	return p, s
 }
 
 // countReclaims runs step 50 times to settle, then 200 times more, and

@@ -12,6 +12,17 @@ import (
 	"github.com/gocuda/gocuda/pool/pooltest"
 )
 
+// wrapSplit is a split pool under the pressure layer, closed when the test
+// ends, and the split pool itself.
+func wrapSplit(t *testing.T) (*Pool, pool.Pool) {
+	inner, err := pool.New("split", pooltest.Device(t), pool.Limits{})
+	require.NoError(t, err)
+	w, err := Wrap(inner, Options{Early: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, w.Close()) })
+	return w, inner
+}
+
 // drainingStream is a stream whose queued work lasts until a given time:
 // Pending says so, as cuStreamQuery would.
 type drainingStream struct {
@@ -25,13 +36,8 @@ func (s *drainingStream) Pending() bool { return time.Now().Before(s.until) }
 // marks the pacer dry (no more waits for dear collections); one that the
 // collection ends first does not; a cheap collection clears it.
 func TestWaitForADearCollectionThatRunsTheStreamDry(t *testing.T) {
-	dev := pooltest.Device(t)
-	inner, err := pool.New("split", dev, pool.Limits{})
-	require.NoError(t, err)
-	w, err := Wrap(inner, Options{Early: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, w.Close()) })
-	base := pooltest.NewStream(t, dev)
+	w, _ := wrapSplit(t)
+	base := pooltest.NewStream(t, w.Device())
 
 	for _, tc := range []struct {
 		name    string
@@ -80,18 +86,11 @@ func TestWaitForADearCollectionThatRunsTheStreamDry(t *testing.T) {
 // the next allocation, not a pacerStep later; one that starts below it
 // waits for the trigger.
 func TestCycleStartingPastItsTriggerLooksAtOnce(t *testing.T) {
-	dev := pooltest.Device(t)
-	inner, err := pool.New("split", dev, pool.Limits{})
-	require.NoError(t, err)
-	w, err := Wrap(inner, Options{Early: true})
-	require.NoError(t, err)
-	s := pooltest.NewStream(t, dev)
+	w, inner := wrapSplit(t)
+	s := pooltest.NewStream(t, w.Device())
 	b, err := inner.Alloc(64*mib, s) // in use, past the pacer's sight
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		assert.NoError(t, inner.Free(b, s))
-		assert.NoError(t, w.Close())
-	})
+	t.Cleanup(func() { assert.NoError(t, inner.Free(b, s)) })
 	for _, tc := range []struct {
 		name      string
 		liveAfter uint64
