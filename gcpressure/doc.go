@@ -3,11 +3,17 @@
 // without help garbage arrays pile up on the GPU until allocation fails.
 //
 // Wrap puts a layer around a pool.Pool (the root package wraps every
-// device's pool with it) that does three things:
+// device's pool with it) that does four things:
 //
 //   - accounting: the pool's live and reserved bytes, its soft and hard
 //     limits, and the device's free memory, combined into one effective
 //     limit (EffectiveLimit);
+//   - the pacer (GOCUDA_GC_PERCENT, Options.GCPercent), as GOGC for Go's
+//     heap: device bytes in use peak near twice what the last collection
+//     left live (PacerTarget); a collection starts in the background
+//     before that (PacerTrigger), allocations wait for it from there while
+//     the device has work queued (Pace), and after it the pool gives back
+//     what the next cycles will not need (ReclaimAfterPacing);
 //   - the eager heuristic (GOCUDA_GC_EARLY, Options.Early): when live
 //     bytes near the limit, run the collector before the pool must grow
 //     or fail, in the background from half the limit and on the
