@@ -92,14 +92,15 @@ const (
 	// wait ends with the collection and the target holds.
 	//
 	// 2 % and 25 ms: on the H100 with a 256 MiB Go heap, 5 % and 250 ms
-	// made a step 1.13 times PyTorch's; waiting only while the device is
-	// busy let the footprint of the default model escape to 3.6 and 7.5
-	// GiB in two runs of four; with cheap collections the waits take
-	// under 1 % of the run.
+	// made a step 1.13 times PyTorch's; with cheap collections the waits
+	// take under 2 % of the run (0.017 to 0.023 s of the default model's
+	// 1.09 s).
 	PacerWaitBudget = 0.02
 
 	// PacerWaitBurst is the idle wait budget a program may save up: one
-	// or two waits for a cheap collection in a row.
+	// or two waits for a cheap collection in a row. It is also the line
+	// between cheap and dear collections: one longer than a wait may
+	// idle the device for is dear.
 	PacerWaitBurst = 25 * time.Millisecond
 	// reclaimBand is the hysteresis of reserved bytes: after a pacer
 	// collection the pool gives back what it reserves above what the next
