@@ -121,10 +121,10 @@ const (
 	// A training step's live set swings (activations are made in the
 	// forward pass and dropped in the backward), so what one collection
 	// leaves live, and the target set from it, depends on where in the step
-	// it ran: on the H100 the default model's collections left 0.54 to
-	// 1.12 GiB. Given back after a low reading, memory the next step needs
+	// it ran: on the H100 the default model's collections left 544 to
+	// 1120 MiB. Given back after a low reading, memory the next step needs
 	// was unmapped while its queued work finished, and the pool mapped
-	// anew meanwhile: 5 of 14 runs peaked at 4.3 to 8.9 GiB reserved
+	// anew meanwhile: 4 of 14 runs peaked at 4.3 to 8.9 GiB reserved
 	// instead of 2.2. Four cycles span more than a step of a loop that
 	// collects once or twice a step; when the live set really shrinks,
 	// reserved bytes follow four collections later.
