@@ -7,3 +7,7 @@ func CollectForTest(w *Pool) { w.collectNow() }
 // ReclaimWindow is reclaimWindow: how many collections back the need
 // that ReclaimAfterPacing keeps reaches.
 const ReclaimWindow = reclaimWindow
+
+// WaitBackground waits for the background collections running now, and
+// the reclaims that follow them. The caller must not allocate meanwhile.
+func WaitBackground(w *Pool) { w.closing.Wait() }

@@ -60,16 +60,19 @@ func TestReservedFollowsTheLiveSet(t *testing.T) {
 			}
 			// settled runs steps until the pacer has collected
 			// ReclaimWindow+2 times since the live set changed (the first
-			// collection's cycle began before the change, the pool keeps
-			// what the last ReclaimWindow cycles used at their peaks, and
-			// the reclaim after a collection runs once it has been
-			// counted), then 60 steps more, and returns the most reserved
-			// bytes seen over those.
+			// collection's cycle began before the change, and the pool
+			// keeps what the last ReclaimWindow cycles used at their
+			// peaks), waits for the collection running then and the
+			// reclaim after it (on the GPU a pool's reclaim waits for the
+			// stream and frees block by block: it outlasted the next
+			// collection), then runs 60 steps more, and returns the most
+			// reserved bytes seen over those.
 			settled := func() (peak uint64) {
 				start := p.PressureStats().PacerCollections
 				for i := 0; i < 1000 && p.PressureStats().PacerCollections-start < gcpressure.ReclaimWindow+2; i++ {
 					step()
 				}
+				gcpressure.WaitBackground(p)
 				for range 60 {
 					step()
 					peak = max(peak, p.Stats().Reserved)
