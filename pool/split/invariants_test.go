@@ -25,6 +25,7 @@ func checkInvariants(p *Pool) error {
 	p.streams.Each(func(st *streamState) {
 		st.mu.Lock()
 		defer st.mu.Unlock()
+		var liveBytes uint64
 		for k := range st.heaps {
 			h := &st.heaps[k]
 			free := 0
@@ -36,6 +37,9 @@ func checkInvariants(p *Pool) error {
 					if b.Free {
 						free++
 					}
+					if b.Requested > 0 { // handed out, not freed
+						liveBytes += b.Size
+					}
 				}
 				if seg.virtual {
 					accounted += uint64(seg.mapped) * seg.gran
@@ -46,6 +50,11 @@ func checkInvariants(p *Pool) error {
 			if free != h.free.len() && err == nil {
 				err = fmt.Errorf("heap %d: %d free blocks in segments, %d in the free set", k, free, h.free.len())
 			}
+		}
+		// A block's allocation and free are counted on the stream that
+		// owns its segment: each stream's count is its blocks'.
+		if liveBytes != st.counts.live && err == nil {
+			err = fmt.Errorf("stream %p: live blocks of %d bytes, counted %d", st, liveBytes, st.counts.live)
 		}
 	})
 	if err == nil && accounted != p.src.Reserved() {

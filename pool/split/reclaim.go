@@ -116,19 +116,25 @@ func (p *Pool) reclaimWhere(st *streamState, want uint64, moving *[]chunk, pick 
 		}
 	}
 
-	st.mu.Lock()
-	for _, seg := range kept {
-		st.newSegment(seg.heap, seg.base, seg.size, false, 0)
+	if len(kept) > 0 {
+		st.mu.Lock()
+		for _, seg := range kept {
+			st.newSegment(seg.heap, seg.base, seg.size, false, 0)
+		}
+		st.mu.Unlock()
 	}
+	// A run goes back under its segment's owner of the moment: while the
+	// lock was let go, RetireStream may have moved the segment to an heir.
 	for _, r := range runs {
+		owner := r.seg.lockOwner()
 		for j, bad := range r.failed {
 			if bad {
 				r.seg.setMapped(r.chunks[j])
 			}
 		}
-		st.putBack(r.seg.heap, r.seg, r.b)
+		owner.putBack(r.seg.heap, r.seg, r.b)
+		owner.mu.Unlock()
 	}
-	st.mu.Unlock()
 	return got
 }
 

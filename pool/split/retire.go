@@ -65,6 +65,13 @@ func (p *Pool) RetireStream(gone, heir backend.Stream) (uint64, error) {
 					dst.free.insert(b)
 					continue
 				}
+				if b.Requested == 0 {
+					// Out of the cache but not handed out: a run a
+					// Reclaim is unmapping (it puts it back under the
+					// new owner), or a block waiting on the source
+					// (Orphan). Neither is counted live.
+					continue
+				}
 				st.counts.live -= b.Size
 				st.counts.requested -= b.Requested
 				to.counts.live += b.Size
