@@ -221,15 +221,8 @@ func (e *OptionError) Error() string {
 
 // sourceOf finds the Source of p or of a pool it wraps.
 func sourceOf(p pool.Pool) *pool.Source {
-	for p != nil {
-		if s, ok := p.(sourced); ok {
-			return s.Source()
-		}
-		u, ok := p.(unwrapper)
-		if !ok {
-			return nil
-		}
-		p = u.Unwrap()
+	if s, ok := unwrapTo[sourced](p); ok {
+		return s.Source()
 	}
 	return nil
 }
@@ -237,33 +230,29 @@ func sourceOf(p pool.Pool) *pool.Source {
 // liveWatcherOf finds the LiveWatcher of p or of a pool it wraps; only
 // the innermost pool sees every allocation.
 func liveWatcherOf(p pool.Pool) pool.LiveWatcher {
-	for p != nil {
-		if lw, ok := p.(pool.LiveWatcher); ok {
-			return lw
-		}
-		u, ok := p.(unwrapper)
-		if !ok {
-			return nil
-		}
-		p = u.Unwrap()
-	}
-	return nil
+	lw, _ := unwrapTo[pool.LiveWatcher](p)
+	return lw
 }
 
 // For returns the pressure layer of p, which may be wrapped further (the
 // root package's pools are: For(gocuda.Pool(0)) finds it).
-func For(p pool.Pool) (*Pool, bool) {
+func For(p pool.Pool) (*Pool, bool) { return unwrapTo[*Pool](p) }
+
+// unwrapTo finds the outermost of p and the pools it wraps (through
+// Unwrap) that is a T.
+func unwrapTo[T any](p pool.Pool) (T, bool) {
 	for p != nil {
-		if w, ok := p.(*Pool); ok {
-			return w, true
+		if t, ok := p.(T); ok {
+			return t, true
 		}
 		u, ok := p.(unwrapper)
 		if !ok {
-			return nil, false
+			break
 		}
 		p = u.Unwrap()
 	}
-	return nil, false
+	var zero T
+	return zero, false
 }
 
 // Unwrap returns the wrapped pool.
@@ -779,15 +768,15 @@ func (w *Pool) rearmPacer() {
 		return
 	}
 	live := w.Pool.Stats().Live
-	w.watchPacer(live, w.pacerNext(live, false))
 	// A cycle that starts past its trigger (a program that queues work
 	// far ahead of the device made more while the collection ran than the
 	// new target leaves room for) looks at the next allocation: its
-	// collection is due now, not a pacerStep later.
+	// collection is due now, not a pacerStep later (watchPacer's arm
+	// publishes it).
 	if live >= w.trigger {
 		w.due.Store(true)
-		w.arm()
 	}
+	w.watchPacer(live, w.pacerNext(live, false))
 }
 
 // pacerAside says the pacer stands aside for the eager heuristic (see
