@@ -234,11 +234,19 @@ func TestSwingingLiveSetKeepsWhatTheStepNeeds(t *testing.T) {
 	}
 	cycles, reclaims := countReclaims(t, p, step)
 	assert.LessOrEqual(t, reclaims, cycles/8, "memory the next step needs went back to the driver")
-	// The step's peak is 48 MiB of parameters and 64 of activations; in
-	// use stays near twice that, and the pool adds what the small and
-	// large heaps hold apart (the bound of the host run: three
-	// times).
-	assert.LessOrEqual(t, p.Stats().ReservedPeak, uint64(3*(48+64)*mib))
+	// Reserved follows bytes in use: the pool maps memory only when in
+	// use outgrows its cache, not while memory it gives back waits (on
+	// the H100 that took reserved to 4 to 9 GiB for 2.2 in use). Beyond
+	// in use it holds what the small and large heaps keep apart, within
+	// the reclaim band's floor. How far in use itself goes past the
+	// pacer's target depends on how long collections take against the
+	// step (the wait budget lets the footprint pass the target rather
+	// than stall the loop): 2.4 times the step's peak here, 3.3 on a
+	// loaded 2-core machine; TestReservedFollowsTheLiveSet bounds it with
+	// a loop paced to the collections.
+	st := p.Stats()
+	assert.LessOrEqual(t, st.ReservedPeak, st.LivePeak+gcpressure.PacerFloor,
+		"reserved peaked at %s with at most %s in use", humanize.IBytes(st.ReservedPeak), humanize.IBytes(st.LivePeak))
 }
 
 // loopPool is the split pool under the pressure layer with 48 MiB held
@@ -273,9 +281,9 @@ func countReclaims(t *testing.T, p *gcpressure.Pool, step func()) (cycles, recla
 	}
 	after, st := p.Stats(), p.PressureStats()
 	cycles = st.PacerCollections - pst.PacerCollections
-	t.Logf("%d pacer collections, %d reclaims, %d driver allocations, %d driver frees, reserved %s (peak %s), target %s", cycles, n.Load(),
+	t.Logf("%d pacer collections, %d reclaims, %d driver allocations, %d driver frees, reserved %s (peak %s), in use peak %s, target %s, pacer time %s", cycles, n.Load(),
 		after.DriverAllocs-before.DriverAllocs, after.DriverFrees-before.DriverFrees, humanize.IBytes(after.Reserved),
-		humanize.IBytes(after.ReservedPeak), humanize.IBytes(st.PacerTarget))
+		humanize.IBytes(after.ReservedPeak), humanize.IBytes(after.LivePeak), humanize.IBytes(st.PacerTarget), st.PacerTime-pst.PacerTime)
 	require.GreaterOrEqual(t, cycles, 5, "the loop did not make the pacer cycle")
 	return cycles, int(n.Load())
 }
@@ -344,6 +352,9 @@ func TestPacerStandsAsideInThePressureZone(t *testing.T) {
 			for range 256 {
 				require.NoError(t, makeGarbage(t, p, mib, s))
 			}
+			// A collection is counted once it ends: on a loaded machine the
+			// loop can finish while the first still runs.
+			gcpressure.WaitBackground(p)
 			st := p.PressureStats()
 			t.Log(st)
 			assert.Equal(t, tc.pacer, st.PacerCollections > 0, "pacer collections")
