@@ -1,6 +1,7 @@
 package gocuda
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -98,6 +99,17 @@ func described(l config.Limit, resolved uint64) string {
 	}
 	return l.String()
 }
+
+// Collect runs a full garbage collection and waits until the cleanups it
+// queued have run, so that the device memory of every array that was
+// unreachable is back in its pool: PoolStatus, MemoryStatus and a leak
+// report then show only what the program still references, and
+// ReclaimAll can give that memory back to the driver. runtime.GC alone
+// returns before those cleanups run. This is Julia's GC.gc() before
+// CUDA.reclaim(), Python's gc.collect() before
+// torch.cuda.empty_cache(). It returns ctx's error if ctx ends first;
+// see gcpressure.Collect.
+func Collect(ctx context.Context) error { return gcpressure.Collect(ctx) }
 
 // ReclaimAll gives what every device's pool caches back to the driver, as
 // CUDA.jl's reclaim() and PyTorch's empty_cache() do, and returns the

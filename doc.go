@@ -15,6 +15,7 @@
 //
 //	err := gocuda.SetMemoryLimit(0, config.Limit{Percent: 50}, config.Limit{Bytes: 8 << 30})
 //	limits, err := gocuda.MemoryLimits(0) // in bytes, as resolved
+//	err = gocuda.Collect(ctx)             // unreachable arrays' memory back in the pools
 //	freed := gocuda.ReclaimAll()          // every device's cache, to the driver
 //
 // A knob that does not parse makes every function here return the error

@@ -1,6 +1,7 @@
 package gocuda_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -54,6 +55,37 @@ func ExampleMemoryStatus() {
 	// Output:
 	// live while the array lives: 4.0 MiB
 	// live after UnsafeFree: 0 B
+}
+
+// An array the program drops without UnsafeFree keeps its device memory
+// until the collector finds it unreachable and its cleanup gives the
+// memory back. Collect does both before it returns, so the figures read
+// after it (MemoryStatus, PoolStatus, a leak report) show only what the
+// program still references.
+func ExampleCollect() {
+	ctx := context.Background()
+	live := func() uint64 {
+		mem, err := gocuda.MemoryStatus()
+		if err != nil {
+			panic(err)
+		}
+		return mem[0].Stats.Live // device 0: its pool exists, Zeros made it
+	}
+	cuarray.Must(cuarray.Zeros[float32](1)).UnsafeFree()
+	if err := gocuda.Collect(ctx); err != nil { // start from what is referenced
+		panic(err)
+	}
+	before := live()
+	for range 8 {
+		a := cuarray.Must(cuarray.Zeros[float32](1024, 1024)) // 4 MiB each
+		_ = a                                                 // dropped, not freed
+	}
+	if err := gocuda.Collect(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("live after Collect:", humanize.IBytes(live()-before))
+	// Output:
+	// live after Collect: 0 B
 }
 
 // An allocation that fails for good, after the pressure layer has

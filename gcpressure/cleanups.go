@@ -1,6 +1,8 @@
 package gcpressure
 
 import (
+	"context"
+	"errors"
 	"runtime"
 	"runtime/metrics"
 	"time"
@@ -43,10 +45,11 @@ func cleanupCounts() (queued, executed uint64, ok bool) {
 }
 
 // waitCleanups blocks until the cleanups queued so far have run, or until
-// deadline; it reports whether they all ran. Without the counters it
-// yields a few times and reports false.
-func waitCleanups(deadline time.Time) bool {
-	target, done, ok := cleanupCounts()
+// deadline (none when zero) or done is closed (never when nil); it reports
+// whether they all ran. Without the counters it yields a few times and
+// reports false.
+func waitCleanups(deadline time.Time, done <-chan struct{}) bool {
+	target, executed, ok := cleanupCounts()
 	if !ok {
 		for range 100 {
 			runtime.Gosched()
@@ -57,9 +60,14 @@ func waitCleanups(deadline time.Time) bool {
 	// each batch takes microseconds), then sleeping with a growing pause,
 	// so a stuck cleanup does not cost a spinning core until deadline.
 	pause := time.Duration(0)
-	for i := 0; done < target; i++ {
-		if !time.Now().Before(deadline) {
+	for i := 0; executed < target; i++ {
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
 			return false
+		}
+		select {
+		case <-done:
+			return false
+		default:
 		}
 		if i < 64 {
 			runtime.Gosched()
@@ -67,7 +75,45 @@ func waitCleanups(deadline time.Time) bool {
 			pause = min(max(2*pause, 20*time.Microsecond), time.Millisecond)
 			time.Sleep(pause)
 		}
-		_, done, _ = cleanupCounts()
+		_, executed, _ = cleanupCounts()
 	}
 	return true
+}
+
+// ErrCleanupsUnknown is what Collect returns when the Go runtime does not
+// publish the cleanup counters (/gc/cleanups/queued and executed in
+// runtime/metrics) it waits on.
+var ErrCleanupsUnknown = errors.New("gcpressure: this Go runtime does not publish " + cleanupMetrics[0] + " and " +
+	cleanupMetrics[1] + " in runtime/metrics, so whether cleanups have run cannot be known")
+
+// Collect runs a full collection (runtime.GC) and waits until the
+// cleanups it queued have run. runtime.GC alone returns once the
+// collection has swept, before the cleanups that give unreachable
+// arrays' device memory back to their pools have run (the runtime runs
+// them on goroutines of its own). After Collect that memory is back in
+// the pools: a leak report, PoolStatus or a pool's Stats shows only what
+// is still referenced. It is Julia's GC.gc() before CUDA.reclaim(), or
+// Python's gc.collect() before torch.cuda.empty_cache().
+//
+// It returns ctx's error if ctx ends first (a cleanup that blocks holds
+// Collect up as long), ErrCleanupsUnknown where the runtime cannot tell.
+// Cleanups that earlier collections queued and that have not run yet are
+// waited for too.
+func Collect(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	runtime.GC()
+	deadline, _ := ctx.Deadline()
+	if waitCleanups(deadline, ctx.Done()) {
+		return nil
+	}
+	if _, _, ok := cleanupCounts(); !ok {
+		return ErrCleanupsUnknown
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The deadline passed between the poll and ctx's own timer.
+	return context.DeadlineExceeded
 }

@@ -678,7 +678,7 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 	before := w.Pool.Stats().Live
 	runtime.GC()
 	gcDone := time.Now()
-	waitCleanups(start.Add(w.opts.CleanupTimeout))
+	waitCleanups(start.Add(w.opts.CleanupTimeout), nil)
 	end := time.Now()
 	w.counting.Store(false)
 	c.freed = min(w.freedDuring.Load(), before)
