@@ -2,16 +2,34 @@ package blas
 
 import (
 	"fmt"
-	"strings"
+	"os"
+	"regexp"
 	"sync"
 
 	"github.com/gocuda/gocuda/backend/cudabackend"
-	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/config"
+	"github.com/gocuda/gocuda/internal/libload"
 )
 
-// libraryNames are the cuBLAS sonames tried in order: the newest major
-// version first, then the unversioned development link.
-var libraryNames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+// library is cuBLAS as package libload looks for it: the file
+// GOCUDA_CUBLAS_LIBRARY names, alone, when set; else libcublas.so.13, .12,
+// .11 and libcublas.so no newer than the driver (a newer cuBLAS loads but
+// fails at cublasCreate, and an older one beside it would have worked),
+// the toolkit's folders, and the folders of cuBLAS's Python wheels
+// (PyTorch installs them): nvidia-cublas-cu12 in nvidia/cublas/lib, CUDA
+// 13's nvidia-cublas in nvidia/cu13/lib.
+var library = libload.Library{
+	Pkg: "blas", Name: "cuBLAS", Knob: config.EnvCUBLASLibrary,
+	Sonames: []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"},
+	// libcublas.so.12.8.4.1 and its links; not libcublasLt.so.12.
+	File:          regexp.MustCompile(`^libcublas\.so(\.[0-9]+)*$`),
+	WheelDirs:     []string{"nvidia/cu13/lib", "nvidia/cublas/lib"},
+	Toolkit:       true,
+	CUDAVersioned: true,
+	Install:       "the CUDA toolkit's cuBLAS (libcublas: the cuda-libraries or libcublas package, or pip's nvidia-cublas-cu12)",
+	HostBackend:   true,
+	Sentinel:      ErrNoCUBLAS,
+}
 
 var lib struct {
 	once sync.Once
@@ -23,11 +41,7 @@ var lib struct {
 // result is kept.
 func load() error {
 	lib.once.Do(func() {
-		names := libraryNames
-		if v, err := cuda.DriverVersion(); err == nil {
-			names = forDriver(names, v/1000)
-		}
-		h, name, err := open(names)
+		h, name, err := library.Search(os.Getenv(config.EnvCUBLASLibrary), libload.DriverMajor()).Open()
 		if err != nil {
 			lib.err = err
 			return
@@ -42,39 +56,6 @@ func load() error {
 		}
 	})
 	return lib.err
-}
-
-// forDriver drops the versioned names of a CUDA major version newer than
-// the driver's: such a cuBLAS loads but fails at cublasCreate, and an
-// older one beside it would have worked.
-func forDriver(names []string, driverMajor int) []string {
-	var out []string
-	for _, n := range names {
-		var major int
-		if _, err := fmt.Sscanf(n, "libcublas.so.%d", &major); err == nil && major > driverMajor {
-			continue
-		}
-		out = append(out, n)
-	}
-	return out
-}
-
-// open tries names in order and returns the first that loads. It installs
-// nothing, so tests can try names that do not exist.
-func open(names []string) (uintptr, string, error) {
-	if !cgoAvailable() {
-		return 0, "", fmt.Errorf("blas: cuBLAS cannot be loaded: this program was built with CGO_ENABLED=0 (or for an OS without dlopen); rebuild with cgo, or use GOCUDA_BACKEND=host: %w", ErrNoCUBLAS)
-	}
-	var tried []string
-	for _, n := range names {
-		h, why := cOpen(n)
-		if h != 0 {
-			return h, n, nil
-		}
-		tried = append(tried, fmt.Sprintf("%s (%s)", n, why))
-	}
-	return 0, "", fmt.Errorf("blas: no cuBLAS library could be loaded; tried %s. Install the CUDA toolkit's cuBLAS (libcublas, e.g. the cuda-libraries or libcublas package, or pip's nvidia-cublas with its lib directory on LD_LIBRARY_PATH), or use GOCUDA_BACKEND=host: %w",
-		strings.Join(tried, ", "), ErrNoCUBLAS)
 }
 
 // Library is the cuBLAS library loaded ("libcublas.so.12"), or the error

@@ -6,7 +6,6 @@ package blas
 #cgo linux LDFLAGS: -ldl
 #include <dlfcn.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -35,20 +34,6 @@ FUNCS
 #undef FN
 static CUresult (*p_cuCtxGetCurrent)(CUcontext*);
 static CUresult (*p_cuCtxSetCurrent)(CUcontext);
-
-static char open_error[512];
-
-// gb_open tries one library name; on failure the loader's reason is kept
-// for gb_open_error. It installs nothing, so a test may try any name.
-static uintptr_t gb_open(const char *name) {
-	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *e = dlerror();
-		snprintf(open_error, sizeof open_error, "%s", e ? e : "unknown dlopen error");
-	}
-	return (uintptr_t)h;
-}
-static const char *gb_open_error(void) { return open_error; }
 
 // gb_install resolves every entry point from an opened libcublas, and the
 // two context calls from the driver package cuda has already loaded (the
@@ -178,21 +163,7 @@ static long long gb_bench_sgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, in
 */
 import "C"
 
-import "unsafe"
-
 type cu = C.uintptr_t
-
-func cgoAvailable() bool { return true }
-
-func cOpen(name string) (uintptr, string) {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	h := C.gb_open(cs)
-	if h == 0 {
-		return 0, C.GoString(C.gb_open_error())
-	}
-	return uintptr(h), ""
-}
 
 func cInstall(lib uintptr) string {
 	if s := C.gb_install(cu(lib)); s != nil {

@@ -3,12 +3,10 @@
 package blas
 
 // Without cgo there is no dlopen: loading cuBLAS fails with ErrNoCUBLAS
-// (see open), and these stand-ins only keep the package compiling. None of
+// (see libload.Search.Open), and these stand-ins only keep the package compiling. None of
 // them is reachable once loading has failed.
 
-func cgoAvailable() bool                  { return false }
-func cOpen(name string) (uintptr, string) { return 0, "built without cgo" }
-func cInstall(lib uintptr) string         { return "dlopen" }
+func cInstall(lib uintptr) string { return "dlopen" }
 func cCreate(ctx uintptr) (uintptr, int, cres) {
 	return 0, 0, cres{stage: stageCall, code: int(StatusNotInitialized)}
 }

@@ -8,14 +8,19 @@
 //
 // cuBLAS is loaded at first use with dlopen, as package cuda loads the
 // driver: no CUDA toolkit is needed to build, and a program that never
-// multiplies on a GPU never loads it. The names tried, in order, are
-// libcublas.so.13, libcublas.so.12, libcublas.so.11 and libcublas.so, so
-// the loader's usual search applies (ldconfig's cache, LD_LIBRARY_PATH,
-// which is how a pip-installed nvidia-cublas is found). When none loads,
-// every GPU operation returns an error wrapping ErrNoCUBLAS that lists
-// each name with the loader's reason and says what to install; the host
-// backend (GOCUDA_BACKEND=host) needs no cuBLAS. Library reports which one
-// was loaded, Version the cuBLAS version.
+// multiplies on a GPU never loads it. GOCUDA_CUBLAS_LIBRARY names the file
+// to load; unset, the loader's usual search (ldconfig's cache,
+// LD_LIBRARY_PATH) is asked for libcublas.so.13, libcublas.so.12,
+// libcublas.so.11 and libcublas.so, those no newer than the driver, and
+// then the CUDA toolkit's folders and the folders where pip's wheels put
+// it (nvidia/cublas/lib of nvidia-cublas-cu12, which PyTorch installs, and
+// nvidia/cu13/lib of CUDA 13's) are searched under the python3.* folders
+// of the active virtual or conda environment, ~/.local and the system.
+// When none loads, every GPU operation returns an error wrapping
+// ErrNoCUBLAS that lists each file with the loader's reason and each
+// folder searched, and says what to install; the host backend
+// (GOCUDA_BACKEND=host) needs no cuBLAS. Library reports which one was
+// loaded, Version the cuBLAS version.
 //
 // Each device gets one cuBLAS handle for the life of the process (cuBLAS
 // handles allocate device workspace and are slow to create). Calls set the

@@ -3,6 +3,7 @@ package blas
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -11,21 +12,51 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/internal/drivertest"
+	"github.com/gocuda/gocuda/internal/libload"
+	"github.com/gocuda/gocuda/internal/libload/libloadtest"
 )
 
-func TestBogusLibraryNameIsAClearError(t *testing.T) {
-	_, _, err := open([]string{"libcublas-gocuda-bogus.so.99", "libcublas-gocuda-bogus.so"})
+// cuBLAS is looked for in the toolkit and in both wheel layouts (the one
+// PyTorch's CUDA 12 builds install, and CUDA 13's), not in cuBLASLt's
+// files; a failure names what was tried and what to do. libload's own
+// tests hold the order of the search and the rest of its errors.
+func TestSearchFindsCUBLASsWheels(t *testing.T) {
+	root := t.TempDir()
+	cu12 := "python3.12/site-packages/nvidia/cublas/lib/"
+	cu13 := "python3.12/site-packages/nvidia/cu13/lib/"
+	libloadtest.Tree(t, root, cu12+"libcublas.so.12", cu12+"libcublasLt.so.12", cu12+"libnvblas.so.12", cu13+"libcublas.so.13")
+	s := library.SearchIn("", 13, []string{root})
+	assert.Equal(t, []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}, s.Candidates()[:4])
+	assert.Subset(t, s.Candidates(), []string{filepath.Join(root, cu13+"libcublas.so.13"), filepath.Join(root, cu12+"libcublas.so.12")})
+	assert.NotContains(t, s.Candidates(), filepath.Join(root, cu12+"libcublasLt.so.12"))
+	assert.Contains(t, s.Patterns, "/usr/local/cuda/lib64")
+
+	s = library.SearchIn("", 12, []string{root})
+	assert.Equal(t, []string{"libcublas.so.12", "libcublas.so.11", "libcublas.so"}, s.Names, "no cuBLAS 13 with a CUDA 12 driver")
+	assert.NotContains(t, s.Candidates(), filepath.Join(root, cu13+"libcublas.so.13"))
+
+	// Nothing loads: only the fake tree is tried, whatever this machine has.
+	s.Names, s.Dirs = []string{"libcublas-gocuda-bogus.so.12"}, []string{filepath.Join(root, cu12)}
+	_, _, err := s.Open()
 	require.ErrorIs(t, err, ErrNoCUBLAS)
 	msg := err.Error()
-	if cgoAvailable() {
-		assert.Contains(t, msg, "tried libcublas-gocuda-bogus.so.99 (")
-		assert.Contains(t, msg, ", libcublas-gocuda-bogus.so (")
-		assert.Contains(t, msg, "Install the CUDA toolkit's cuBLAS")
-	} else {
-		assert.Contains(t, msg, "CGO_ENABLED=0")
-	}
 	assert.Contains(t, msg, "GOCUDA_BACKEND=host")
+	if !libload.Available() {
+		assert.Contains(t, msg, "CGO_ENABLED=0")
+		return
+	}
+	assert.Contains(t, msg, "blas: no cuBLAS library could be loaded; tried libcublas-gocuda-bogus.so.12 (")
+	assert.Contains(t, msg, filepath.Join(root, cu12+"libcublas.so.12")+" (")
+	assert.Contains(t, msg, "nvidia-cublas-cu12")
+	assert.Contains(t, msg, "GOCUDA_CUBLAS_LIBRARY")
+}
+
+func TestKnobIsTheOnlyCandidate(t *testing.T) {
+	t.Setenv(config.EnvCUBLASLibrary, "/opt/x/libcublas.so.13")
+	s := library.Search(os.Getenv(config.EnvCUBLASLibrary), 13)
+	assert.Equal(t, []string{"/opt/x/libcublas.so.13"}, s.Candidates())
 }
 
 // gpu returns device 0 of the CUDA backend, or skips without one.
@@ -49,7 +80,7 @@ func TestCUBLASLoads(t *testing.T) {
 	dev := gpu(t)
 	name, err := Library()
 	require.NoError(t, err, "a GPU machine without cuBLAS: the message says what to install")
-	assert.Contains(t, libraryNames, name)
+	assert.Regexp(t, library.File, filepath.Base(name), "a cuBLAS library file")
 	v, err := Version(dev)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, v, 110000, "cuBLAS 11 or newer encodes its version as major*10000+minor*100+patch")
@@ -96,18 +127,4 @@ func TestErrorMatchesStatusAndBackendSentinels(t *testing.T) {
 	assert.ErrorIs(t, r.err("cublasDgemm_v2", 0), errInvalid)
 	assert.Contains(t, r.err("cublasDgemm_v2", 0).Error(), "cublasSetStream_v2")
 	assert.NoError(t, cres{}.err("x", 0))
-}
-
-func TestLibrariesNewerThanTheDriverAreSkipped(t *testing.T) {
-	for _, tc := range []struct {
-		major int
-		want  []string
-	}{
-		{13, libraryNames},
-		{12, []string{"libcublas.so.12", "libcublas.so.11", "libcublas.so"}},
-		{11, []string{"libcublas.so.11", "libcublas.so"}},
-		{10, []string{"libcublas.so"}},
-	} {
-		assert.Equal(t, tc.want, forDriver(libraryNames, tc.major), "driver CUDA %d", tc.major)
-	}
 }

@@ -35,6 +35,9 @@ const (
 	EnvNVRTCLibrary = "GOCUDA_NVRTC_LIBRARY"
 	EnvKernelCache  = "GOCUDA_KERNEL_CACHE"
 	EnvNCCL         = "GOCUDA_NCCL_LIBRARY"
+	// EnvCUBLASLibrary names the cuBLAS library file to load instead of
+	// searching for one (package blas reads it).
+	EnvCUBLASLibrary = "GOCUDA_CUBLAS_LIBRARY"
 )
 
 // The launcher's variables: what a launcher sets for each rank of a
@@ -105,6 +108,9 @@ type Config struct {
 	// as /opt/nccl/lib/libnccl.so.2) that package nccl loads instead of
 	// searching the system and pip's nvidia-nccl. "" searches.
 	NCCLLibrary string
+	// CUBLASLibrary is GOCUDA_CUBLAS_LIBRARY: the cuBLAS library file
+	// that package blas loads; "" searches the usual places.
+	CUBLASLibrary string
 	// Invalid names the variable that failed to parse, if Parse failed.
 	Invalid string
 	// Set lists each GOCUDA_ variable present in the environment with its
@@ -216,6 +222,9 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get(EnvNCCL); ok {
 		c.NCCLLibrary = v
 	}
+	if v, ok := get(EnvCUBLASLibrary); ok {
+		c.CUBLASLibrary = v
+	}
 	if v, ok := get(EnvDebug); ok {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.ToLower(strings.TrimSpace(w))
@@ -261,7 +270,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary}
 	sort.Strings(n)
 	return n
 }

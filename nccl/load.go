@@ -3,22 +3,29 @@ package nccl
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
+	"regexp"
 	"strings"
 	"sync"
 
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/libload"
 )
 
-// systemLibrary is NCCL's soname, found by the loader's usual search
-// (LD_LIBRARY_PATH, ldconfig's cache).
-const systemLibrary = "libnccl.so.2"
-
-// pipLibrary is where pip's nvidia-nccl-cu12 (and -cu13) package puts the
-// library, below a site-packages or dist-packages directory.
-const pipLibrary = "nvidia/nccl/lib/libnccl.so.2"
+// library is NCCL as package libload looks for it: the file
+// GOCUDA_NCCL_LIBRARY names, alone, when set; else libnccl.so.2 through the
+// loader's search (LD_LIBRARY_PATH, ldconfig's cache), then the copies
+// pip's nvidia-nccl-cu12 (and -cu13) put in nvidia/nccl/lib. Its ".2" is
+// NCCL's own major version, not CUDA's.
+var library = libload.Library{
+	Pkg: "nccl", Name: "NCCL", Knob: config.EnvNCCL,
+	Sonames:     []string{"libnccl.so.2"},
+	File:        regexp.MustCompile(`^libnccl\.so(\.[0-9]+)*$`),
+	WheelDirs:   []string{"nvidia/nccl/lib"},
+	Install:     "NCCL (the libnccl2 package, or pip install nvidia-nccl-cu12)",
+	HostBackend: true,
+	Sentinel:    ErrNoNCCL,
+}
 
 // minVersion is the oldest NCCL with what this package calls
 // (ncclCommInitRankConfig with nonblocking communicators, ncclCommFinalize,
@@ -41,8 +48,7 @@ func load() error {
 			lib.err = fmt.Errorf("nccl: %w", err)
 			return
 		}
-		cands, searched := candidates(cfg.NCCLLibrary, os.LookupEnv, filepath.Glob)
-		h, path, err := open(cands, searched, cfg.NCCLLibrary != "")
+		h, path, err := library.Search(cfg.NCCLLibrary, 0).Open()
 		if err != nil {
 			lib.err = err
 			return
@@ -68,80 +74,6 @@ func load() error {
 		lib.path, lib.version = path, v
 	})
 	return lib.err
-}
-
-// candidates lists the files to try, in order: the one GOCUDA_NCCL_LIBRARY
-// names, alone, when it is set; otherwise the system's libnccl.so.2, then
-// every pip-installed copy found. searched is the pip patterns looked at,
-// for the error when nothing loads.
-func candidates(knob string, lookup func(string) (string, bool), glob func(string) ([]string, error)) (files, searched []string) {
-	if knob != "" {
-		return []string{knob}, nil
-	}
-	files = []string{systemLibrary}
-	seen := map[string]bool{}
-	for _, dir := range pythonDirs(lookup) {
-		pattern := filepath.Join(dir, pipLibrary)
-		searched = append(searched, pattern)
-		matches, _ := glob(pattern)                        // only a malformed pattern errs, and ours are not
-		sort.Sort(sort.Reverse(sort.StringSlice(matches))) // newest python3.N first, roughly
-		for _, m := range matches {
-			if !seen[m] {
-				seen[m] = true
-				files = append(files, m)
-			}
-		}
-	}
-	return files, searched
-}
-
-// pythonDirs are the site-packages and dist-packages directories of
-// python3.* in the usual places: the active virtual environment or conda
-// environment, the user's ~/.local, /usr/local/lib and /usr/lib (Debian's
-// system packages sit in /usr/lib/python3/dist-packages).
-func pythonDirs(lookup func(string) (string, bool)) []string {
-	var roots []string
-	for _, v := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
-		if p, ok := lookup(v); ok && p != "" {
-			roots = append(roots, filepath.Join(p, "lib"))
-		}
-	}
-	if home, ok := lookup("HOME"); ok && home != "" {
-		roots = append(roots, filepath.Join(home, ".local", "lib"))
-	}
-	roots = append(roots, "/usr/local/lib", "/usr/lib")
-	var dirs []string
-	for _, r := range roots {
-		dirs = append(dirs, filepath.Join(r, "python3.*", "site-packages"), filepath.Join(r, "python3.*", "dist-packages"))
-	}
-	return append(dirs, "/usr/lib/python3/dist-packages")
-}
-
-// open tries files in order and returns the first that loads. It installs
-// nothing, so tests can try files that do not exist. fromKnob says the one
-// file came from GOCUDA_NCCL_LIBRARY.
-func open(files, searched []string, fromKnob bool) (uintptr, string, error) {
-	if !cgoAvailable() {
-		return 0, "", fmt.Errorf("nccl: NCCL cannot be loaded: this program was built with CGO_ENABLED=0 (or for an OS without dlopen); rebuild with cgo, or use GOCUDA_BACKEND=host: %w", ErrNoNCCL)
-	}
-	var tried []string
-	for _, f := range files {
-		h, why := cOpen(f)
-		if h != 0 {
-			return h, f, nil
-		}
-		tried = append(tried, fmt.Sprintf("%s (%s)", f, why))
-	}
-	if fromKnob {
-		return 0, "", fmt.Errorf("nccl: %s=%q names a library that does not load: %s; point it at a libnccl.so.2, or unset it to search the system and pip's nvidia-nccl: %w",
-			config.EnvNCCL, files[0], tried[0], ErrNoNCCL)
-	}
-	msg := "tried " + strings.Join(tried, ", ")
-	if len(searched) > 0 {
-		msg += "; pip's NCCL was looked for as " + strings.Join(searched, ", ")
-	}
-	return 0, "", fmt.Errorf("nccl: no NCCL library could be loaded; %s. Install NCCL (the libnccl2 package, or pip install nvidia-nccl-cu12), or name the library with %s, or use GOCUDA_BACKEND=host: %w",
-		msg, config.EnvNCCL, ErrNoNCCL)
 }
 
 // Library is the NCCL library loaded (its name or path, as it was

@@ -15,51 +15,39 @@ import (
 	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/internal/drivertest"
+	"github.com/gocuda/gocuda/internal/libload"
+	"github.com/gocuda/gocuda/internal/libload/libloadtest"
 	"github.com/gocuda/gocuda/kernels"
 )
 
-func TestCandidatesSearchTheSystemThenPip(t *testing.T) {
+// NCCL is looked for on the system first, then in pip's wheels (its .2
+// is its own version, kept whatever the driver); a failure names every
+// file tried and what to do. libload's own tests hold the rest.
+func TestSearchFindsTheSystemThenPip(t *testing.T) {
 	venv := t.TempDir()
-	lib := filepath.Join(venv, "lib", "python3.12", "site-packages", pipLibrary)
-	require.NoError(t, os.MkdirAll(filepath.Dir(lib), 0o755))
-	require.NoError(t, os.WriteFile(lib, []byte("not an ELF file"), 0o644))
-	env := map[string]string{"VIRTUAL_ENV": venv, "HOME": "/nonexistent-home"}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	lib := filepath.Join(venv, "python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2")
+	libloadtest.Tree(t, venv, "python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2", "python3.12/site-packages/nvidia/nccl/lib/libnccl-net.so")
+	s := library.SearchIn("", 12, []string{venv})
+	assert.Equal(t, []string{"libnccl.so.2", lib}, s.Candidates()[:2], "the system's library, then the wheel's")
+	assert.NotContains(t, s.Patterns, "/usr/local/cuda/lib64", "NCCL is not part of the toolkit")
+	assert.Contains(t, s.Patterns, "/usr/lib/python3/dist-packages/nvidia/nccl/lib")
 
-	files, searched := candidates("", lookup, filepath.Glob)
-	require.GreaterOrEqual(t, len(files), 2)
-	assert.Equal(t, systemLibrary, files[0], "the system's library comes first")
-	assert.Equal(t, lib, files[1], "then the active virtual environment's")
-	assert.Contains(t, searched, filepath.Join(venv, "lib", "python3.*", "site-packages", pipLibrary))
-	assert.Contains(t, searched, "/nonexistent-home/.local/lib/python3.*/site-packages/"+pipLibrary)
-	assert.Contains(t, searched, "/usr/local/lib/python3.*/dist-packages/"+pipLibrary)
-	assert.Contains(t, searched, "/usr/lib/python3/dist-packages/"+pipLibrary)
-
-	files, searched = candidates("/opt/x/libnccl.so.2", lookup, filepath.Glob)
-	assert.Equal(t, []string{"/opt/x/libnccl.so.2"}, files, "the knob's file alone")
-	assert.Empty(t, searched)
-
-	// Nothing loads: every file, with the loader's reason, and every
-	// pattern looked at are in the message.
-	_, _, err := open([]string{"libnccl-gocuda-bogus.so.2", lib}, searched, false)
+	s.Names, s.Dirs = []string{"libnccl-gocuda-bogus.so.2"}, []string{filepath.Dir(lib)}
+	_, _, err := s.Open()
 	require.ErrorIs(t, err, ErrNoNCCL)
-	if cgoAvailable() {
-		assert.Contains(t, err.Error(), "tried libnccl-gocuda-bogus.so.2 (")
-		assert.Contains(t, err.Error(), lib+" (")
-		assert.Contains(t, err.Error(), config.EnvNCCL)
-	} else {
-		assert.Contains(t, err.Error(), "CGO_ENABLED=0")
-	}
 	assert.Contains(t, err.Error(), "GOCUDA_BACKEND=host")
-}
-
-func TestKnobNamingAMissingFileIsAClearError(t *testing.T) {
-	if !cgoAvailable() {
-		t.Skip("without cgo nothing is loaded")
+	if !libload.Available() {
+		assert.Contains(t, err.Error(), "CGO_ENABLED=0")
+		return
 	}
-	_, _, err := open([]string{"/nonexistent/libnccl.so.2"}, nil, true)
+	assert.Contains(t, err.Error(), "nccl: no NCCL library could be loaded; tried libnccl-gocuda-bogus.so.2 (")
+	assert.Contains(t, err.Error(), lib+" (")
+	assert.Contains(t, err.Error(), config.EnvNCCL)
+	assert.Contains(t, err.Error(), "nvidia-nccl-cu12")
+
+	_, _, err = library.SearchIn("/nonexistent/libnccl.so.2", 0, nil).Open()
 	require.ErrorIs(t, err, ErrNoNCCL)
-	assert.Contains(t, err.Error(), `GOCUDA_NCCL_LIBRARY="/nonexistent/libnccl.so.2" names a library that does not load`)
+	assert.Contains(t, err.Error(), `nccl: GOCUDA_NCCL_LIBRARY="/nonexistent/libnccl.so.2" cannot be loaded`)
 }
 
 func TestVersionCodes(t *testing.T) {

@@ -62,20 +62,6 @@ static CUresult (*p_cuCtxSetCurrent)(CUcontext);
 static ncclResult_t (*p_ncclCommRegister)(ncclComm_t, void*, size_t, void**);
 static ncclResult_t (*p_ncclCommDeregister)(ncclComm_t, void*);
 
-static char open_error[1024];
-
-// gn_open tries one library; on failure the loader's reason is kept for
-// gn_open_error. It installs nothing, so a test may try any name.
-static uintptr_t gn_open(const char *name) {
-	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *e = dlerror();
-		snprintf(open_error, sizeof open_error, "%s", e ? e : "unknown dlopen error");
-	}
-	return (uintptr_t)h;
-}
-static const char *gn_open_error(void) { return open_error; }
-
 // gn_install resolves every entry point from an opened libnccl, and the
 // two context calls from the driver. It returns the name of the first
 // missing symbol, or 0.
@@ -285,18 +271,6 @@ import "C"
 import "unsafe"
 
 type cu = C.uintptr_t
-
-func cgoAvailable() bool { return true }
-
-func cOpen(name string) (uintptr, string) {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	h := C.gn_open(cs)
-	if h == 0 {
-		return 0, C.GoString(C.gn_open_error())
-	}
-	return uintptr(h), ""
-}
 
 func cInstall(lib uintptr) string {
 	if s := C.gn_install(cu(lib)); s != nil {

@@ -3,16 +3,14 @@
 package nccl
 
 // Without cgo there is no dlopen: loading NCCL fails with ErrNoNCCL (see
-// open), and these stand-ins only keep the package compiling. None of
+// libload.Search.Open), and these stand-ins only keep the package compiling. None of
 // them is reachable once loading has failed.
 
 var notLoaded = cres{stage: stageCall, code: int(ResultInternalError)}
 
-func cgoAvailable() bool                  { return false }
-func cOpen(name string) (uintptr, string) { return 0, "built without cgo" }
-func cInstall(lib uintptr) string         { return "dlopen" }
-func cVersion() (int, cres)               { return 0, notLoaded }
-func cUniqueID() (UniqueID, cres)         { return UniqueID{}, notLoaded }
+func cInstall(lib uintptr) string { return "dlopen" }
+func cVersion() (int, cres)       { return 0, notLoaded }
+func cUniqueID() (UniqueID, cres) { return UniqueID{}, notLoaded }
 func cInitRank(ctx uintptr, nranks int, id UniqueID, rank int) (uintptr, cres) {
 	return 0, notLoaded
 }

@@ -6,7 +6,6 @@ package nvrtc
 #cgo linux LDFLAGS: -ldl
 #include <dlfcn.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 // Our own declarations of the NVRTC calls we use (nvrtc.h, stable since
@@ -37,21 +36,6 @@ FN(nvrtcResult, nvrtcGetSupportedArchs, (int*))
 FUNCS
 OPTIONAL
 #undef FN
-
-static char open_error[512];
-
-// gn_open tries one library (a soname or a path); on failure the loader's
-// reason is kept for gn_open_error. It installs nothing, so a test may try
-// any name.
-static uintptr_t gn_open(const char *name) {
-	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *e = dlerror();
-		snprintf(open_error, sizeof open_error, "%s", e ? e : "unknown dlopen error");
-	}
-	return (uintptr_t)h;
-}
-static const char *gn_open_error(void) { return open_error; }
 
 // gn_install resolves the entry points from an opened libnvrtc and returns
 // the name of the first missing required one, or 0.
@@ -107,18 +91,6 @@ import "C"
 import "unsafe"
 
 const missingCall = C.GN_MISSING
-
-func cgoAvailable() bool { return true }
-
-func cOpen(name string) (uintptr, string) {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	h := C.gn_open(cs)
-	if h == 0 {
-		return 0, C.GoString(C.gn_open_error())
-	}
-	return uintptr(h), ""
-}
 
 func cInstall(lib uintptr) string {
 	if s := C.gn_install(C.uintptr_t(lib)); s != nil {

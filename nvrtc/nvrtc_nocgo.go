@@ -3,17 +3,15 @@
 package nvrtc
 
 // Without cgo there is no dlopen: loading NVRTC fails with ErrNoNVRTC (see
-// open), and these stand-ins only keep the package compiling. None of them
-// is reachable once loading has failed.
+// libload.Search.Open), and these stand-ins only keep the package
+// compiling. None of them is reachable once loading has failed.
 
 const missingCall = 1000
 
-func cgoAvailable() bool                  { return false }
-func cOpen(name string) (uintptr, string) { return 0, "built without cgo" }
-func cInstall(lib uintptr) string         { return "dlopen" }
-func cErrorString(r int) string           { return "" }
-func cVersion() (major, minor, r int)     { return 0, 0, missingCall }
-func cSupportedArchs() ([]int, int)       { return nil, missingCall }
+func cInstall(lib uintptr) string     { return "dlopen" }
+func cErrorString(r int) string       { return "" }
+func cVersion() (major, minor, r int) { return 0, 0, missingCall }
+func cSupportedArchs() ([]int, int)   { return nil, missingCall }
 
 type cProgram uintptr
 

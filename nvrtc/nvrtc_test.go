@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/config"
+	"github.com/gocuda/gocuda/internal/libload"
+	"github.com/gocuda/gocuda/internal/libload/libloadtest"
 )
 
 // needNVRTC skips without NVRTC, saying why, except under
@@ -111,77 +112,41 @@ func TestCompileErrorText(t *testing.T) {
 
 // fakeTree makes root/python3.X/{site,dist}-packages/<dir>/<files> as empty
 // files: names the loader finds and fails to load.
-func fakeTree(t *testing.T, root string, files ...string) {
-	t.Helper()
-	for _, f := range files {
-		p := filepath.Join(root, f)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, nil, 0o644))
-	}
-}
-
-func TestSearchFindsWheelsNewestFirst(t *testing.T) {
+// NVRTC's search covers both wheel layouts and the toolkit, skips
+// NVRTC's helper library, and names the knob; libload's own tests hold
+// the search's order and its errors.
+func TestSearchFindsNVRTCsWheels(t *testing.T) {
 	root := t.TempDir()
 	cu13 := "python3.12/site-packages/nvidia/cu13/lib/"
 	cu12 := "python3.11/dist-packages/nvidia/cuda_nvrtc/lib/"
-	fakeTree(t, root,
-		cu13+"libnvrtc.so.13", cu13+"libnvrtc.so.13.0.48", cu13+"libnvrtc-builtins.so.13", cu13+"libnvrtc.alt.so.13",
-		cu12+"libnvrtc.so.12", cu12+"libnvrtc.so",
+	libloadtest.Tree(t, root,
+		cu13+"libnvrtc.so.13", cu13+"libnvrtc-builtins.so.13", cu13+"libnvrtc.alt.so.13",
+		cu12+"libnvrtc.so.12",
 		"python3.12/site-packages/nvidia/cublas/lib/libnvrtc.so.13", // not a folder NVRTC's wheels use
 	)
-	s := newSearch(0, []string{root})
+	s := library.SearchIn("", 12, []string{root})
 	var found []string
-	for _, c := range s.candidates() {
-		if strings.HasPrefix(c, root) {
-			found = append(found, strings.TrimPrefix(c, root+"/"))
+	for _, c := range s.Candidates() {
+		if rest, ok := strings.CutPrefix(c, root+"/"); ok {
+			found = append(found, rest)
 		}
 	}
-	assert.Equal(t, []string{cu13 + "libnvrtc.so.13", cu13 + "libnvrtc.so.13.0.48", cu12 + "libnvrtc.so.12", cu12 + "libnvrtc.so"}, found)
-	assert.Equal(t, sonames, s.candidates()[:len(sonames)], "the loader's own search comes first")
+	assert.Equal(t, []string{cu12 + "libnvrtc.so.12"}, found, "NVRTC 13 is not tried with a CUDA 12 driver")
+	s = library.SearchIn("", 13, []string{root})
+	assert.Equal(t, []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, s.Candidates()[:3])
+	assert.Contains(t, s.Candidates(), filepath.Join(root, cu13+"libnvrtc.so.13"))
+	assert.Contains(t, s.Patterns, "/usr/local/cuda/lib64")
 
-	// A CUDA 12 driver cannot load what NVRTC 13 makes: its files are
-	// skipped, in the folders and among the sonames.
-	s = newSearch(12, []string{root})
-	assert.NotContains(t, s.candidates(), "libnvrtc.so.13")
-	for _, c := range s.candidates() {
-		assert.NotContains(t, c, "cu13", "NVRTC 13 tried with a CUDA 12 driver")
-	}
-}
-
-func TestNoLibraryErrorNamesEveryPathTried(t *testing.T) {
-	root := t.TempDir()
-	lib := filepath.Join(root, "python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13")
-	fakeTree(t, root, "python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13")
-	s := newSearch(0, []string{root})
-	s.names = []string{"libnvrtc-gocuda-bogus.so.13"}
-	// Only the fake tree's folders are tried: on a machine with the
-	// toolkit the real /usr/local/cuda/lib64 would load. The message still
-	// names every folder of the search.
-	s.dirs = slices.DeleteFunc(s.dirs, func(d string) bool { return !strings.HasPrefix(d, root) })
-	_, _, err := open(s)
+	_, _, err := library.SearchIn(filepath.Join(root, cu13+"libnvrtc.so.13"), 13, nil).Open()
 	require.ErrorIs(t, err, ErrNoNVRTC)
-	msg := err.Error()
-	if !cgoAvailable() {
-		assert.Contains(t, msg, "CGO_ENABLED=0")
-		return
+	if libload.Available() {
+		assert.Contains(t, err.Error(), "nvrtc: GOCUDA_NVRTC_LIBRARY=")
 	}
-	assert.Contains(t, msg, "tried libnvrtc-gocuda-bogus.so.13 (")
-	assert.Contains(t, msg, ", "+lib+" (", "the fake wheel's file, with the loader's reason")
-	assert.Contains(t, msg, filepath.Join(root, "python3.*/{site,dist}-packages/nvidia/{cu13,cuda_nvrtc}/lib"), "a folder searched")
-	assert.Contains(t, msg, "/usr/local/cuda/lib64")
-	assert.Contains(t, msg, config.EnvNVRTCLibrary)
-	assert.Contains(t, msg, "nvidia-cuda-nvrtc")
-
-	// The knob names one file, tried alone.
-	_, _, err = open(search{knob: lib})
-	require.ErrorIs(t, err, ErrNoNVRTC)
-	assert.Contains(t, err.Error(), config.EnvNVRTCLibrary+"="+lib+" cannot be loaded: "+lib+" (")
-	assert.NotContains(t, err.Error(), "/usr/local/cuda", "nothing else tried")
 }
 
 func TestKnobIsTheOnlyCandidate(t *testing.T) {
 	t.Setenv(config.EnvNVRTCLibrary, " /opt/x/libnvrtc.so.13 ")
-	assert.Equal(t, []string{"/opt/x/libnvrtc.so.13"}, defaultSearch().candidates())
+	assert.Equal(t, []string{"/opt/x/libnvrtc.so.13"}, search().Candidates())
 }
 
 // TestWithoutNVRTCCallsSayWhy: where NVRTC is absent (CI), every call

@@ -249,6 +249,11 @@ func parsedValue(c config.Config, name string) string {
 			return "nccl library searched for"
 		}
 		return "nccl library " + c.NCCLLibrary
+	case config.EnvCUBLASLibrary:
+		if c.CUBLASLibrary == "" {
+			return "cuBLAS searched for"
+		}
+		return "cuBLAS from " + c.CUBLASLibrary
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {

@@ -59,6 +59,8 @@ func TestDoctorSaysWhatEveryKnobParsedTo(t *testing.T) {
 		{"GOCUDA_GC_EARLY=false", "early collection off"},
 		{"GOCUDA_NCCL_LIBRARY=/opt/nccl/libnccl.so.2", "nccl library /opt/nccl/libnccl.so.2"},
 		{"GOCUDA_NCCL_LIBRARY=", "nccl library searched for"},
+		{"GOCUDA_CUBLAS_LIBRARY=/opt/cuda/libcublas.so.13", "cuBLAS from /opt/cuda/libcublas.so.13"},
+		{"GOCUDA_CUBLAS_LIBRARY=", "cuBLAS searched for"},
 	} {
 		var out bytes.Buffer
 		require.NoError(t, doctor(&out, []string{tc.env}))
