@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/internal/drivertest"
 )
 
 // batch is how many products are queued between synchronizations (which
@@ -26,7 +27,7 @@ const batch = 128
 // shared by alternating streams pays, and what keeping the last stream
 // saves).
 func BenchmarkSgemmOverhead(b *testing.B) {
-	dev := gpu(b)
+	dev := drivertest.GPU(b)
 	for _, n := range []int{16, 256} {
 		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
 			s, ptrs, err := benchSetup(b, dev, n)
@@ -69,7 +70,7 @@ func BenchmarkSgemmOverhead(b *testing.B) {
 // its stream. Compare ns/op with BenchmarkSgemmOverhead/n=16 times the
 // goroutine count to see what the shared handle costs.
 func BenchmarkSgemmParallelStreams(b *testing.B) {
-	dev := gpu(b)
+	dev := drivertest.GPU(b)
 	const n = 16
 	b.RunParallel(func(pb *testing.PB) {
 		s, ptrs, err := benchSetup(b, dev, n)

@@ -59,25 +59,10 @@ func TestKnobIsTheOnlyCandidate(t *testing.T) {
 	assert.Equal(t, []string{"/opt/x/libcublas.so.13"}, s.Candidates())
 }
 
-// gpu returns device 0 of the CUDA backend, or skips without one.
-func gpu(t testing.TB) *cudabackend.Device {
-	t.Helper()
-	b, err := cudabackend.Open()
-	if err != nil {
-		if os.Getenv("GOCUDA_BACKEND") == "cuda" {
-			t.Fatalf("GOCUDA_BACKEND=cuda but the CUDA backend cannot be used: %v", err)
-		}
-		t.Skipf("no GPU: %v", err)
-	}
-	d, err := b.Device(0)
-	require.NoError(t, err)
-	return d.(*cudabackend.Device)
-}
-
 // TestCUBLASLoads is the dlopen path on a GPU machine: a library from the
 // list loads, every entry point resolves, and a handle reports a version.
 func TestCUBLASLoads(t *testing.T) {
-	dev := gpu(t)
+	dev := drivertest.GPU(t)
 	name, err := Library()
 	require.NoError(t, err, "a GPU machine without cuBLAS: the message says what to install")
 	assert.Regexp(t, library.File, filepath.Base(name), "a cuBLAS library file")
@@ -91,7 +76,7 @@ func TestCUBLASLoads(t *testing.T) {
 // calling thread's current context as it found it, so package cuda's
 // per-thread note of it stays true. It needs two devices.
 func TestContextRestored(t *testing.T) {
-	d0 := gpu(t)
+	d0 := drivertest.GPU(t)
 	b, _ := cudabackend.Open()
 	if b.DeviceCount() < 2 {
 		t.Skip("needs two GPUs")

@@ -135,19 +135,11 @@ func TestHalfConversionsRoundToNearestEven(t *testing.T) {
 // gpuDevice returns GPU 0 with NCCL loaded, or skips saying why.
 func gpuDevice(t *testing.T) *cudabackend.Device {
 	t.Helper()
-	b, err := cudabackend.Open()
-	if err != nil {
-		if os.Getenv("GOCUDA_BACKEND") == "cuda" {
-			t.Fatalf("GOCUDA_BACKEND=cuda but the CUDA backend cannot be used: %v", err)
-		}
-		t.Skipf("no GPU: %v", err)
-	}
+	d := drivertest.GPU(t)
 	if _, err := Library(); err != nil {
 		t.Skipf("no NCCL on this GPU machine: %v", err)
 	}
-	d, err := b.Device(0)
-	require.NoError(t, err)
-	return d.(*cudabackend.Device)
+	return d
 }
 
 // TestNCCLLoadsAndAgreesAboutItsCommunicator: on a GPU, NCCL loads, is
