@@ -15,9 +15,11 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/auto"
 	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/blas"
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/internal/nvml"
+	"github.com/gocuda/gocuda/nccl"
 	"github.com/gocuda/gocuda/nvrtc"
 )
 
@@ -76,6 +78,7 @@ func doctor(w io.Writer, environ []string) error {
 		archs, _ := nvrtc.SupportedArchs()
 		fmt.Fprintf(w, "  %s, NVRTC %d.%d, architectures %v\n", name, major, minor, archs)
 	}
+	describeLibraries(w)
 
 	fmt.Fprintln(w, "\nBackend")
 	cfg, cfgErr := config.Parse(func(k string) (string, bool) { return lookup(environ, k) })
@@ -112,6 +115,44 @@ func doctor(w io.Writer, environ []string) error {
 		return fmt.Errorf("a GOCUDA_ variable does not parse: programs using gocuda will stop at start-up")
 	}
 	return nil
+}
+
+// describeLibraries says which cuBLAS and NCCL this program loads, or why
+// none, as the NVRTC section does: where each came from (the knob, the
+// loader's search, the toolkit or a wheel) is the usual question when a
+// GPU program fails on a new machine.
+func describeLibraries(w io.Writer) {
+	fmt.Fprintln(w, "\ncuBLAS (Gemm, MatMul and Gemv on the GPU)")
+	if name, err := blas.Library(); err != nil {
+		fmt.Fprintf(w, "  none: %v\n  GPU matrix products need it; the host backend multiplies with gonum.\n", err)
+	} else {
+		fmt.Fprintf(w, "  %s%s\n", name, cublasVersion())
+	}
+	fmt.Fprintln(w, "\nNCCL (collectives across GPUs, package nccl)")
+	if name, err := nccl.Library(); err != nil {
+		fmt.Fprintf(w, "  none: %v\n  Only programs that use package nccl on GPUs need it; on the host backend its collectives run without it.\n", err)
+	} else {
+		major, minor, patch, _ := nccl.Version()
+		fmt.Fprintf(w, "  %s, NCCL %d.%d.%d\n", name, major, minor, patch)
+	}
+}
+
+// cublasVersion is ", cuBLAS 13.1.0" from a handle on device 0 (cuBLAS
+// reports its version only through one), or "" without a GPU to ask.
+func cublasVersion() string {
+	b, err := cudabackend.Open()
+	if err != nil || b.DeviceCount() == 0 {
+		return ""
+	}
+	d, err := b.Device(0)
+	if err != nil {
+		return ""
+	}
+	v, err := blas.Version(d.(*cudabackend.Device))
+	if err != nil {
+		return fmt.Sprintf(" (its version could not be read: %v)", err)
+	}
+	return fmt.Sprintf(", cuBLAS %d.%d.%d", v/10000, v/100%100, v%100)
 }
 
 func describeDevices(w io.Writer, b *cudabackend.Backend) {

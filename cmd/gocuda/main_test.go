@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/config"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -207,6 +210,13 @@ func TestDoctorReportsBackendAndKnobs(t *testing.T) {
 	s := out.String()
 	assert.Contains(t, s, "CUDA driver")
 	assert.Contains(t, s, "NVRTC (compiles cuarray.NewKernel's source)\n  ")
+	assert.Contains(t, s, "cuBLAS (Gemm, MatMul and Gemv on the GPU)\n  ")
+	assert.Contains(t, s, "NCCL (collectives across GPUs, package nccl)\n  ")
+	if os.Getenv(config.EnvBackend) == "cuda" {
+		// The GPU machines have both: a search that misses them is a bug.
+		assert.Regexp(t, `cuBLAS \(Gemm, MatMul and Gemv on the GPU\)\n  \S*libcublas\.so\S*, cuBLAS \d+\.\d+\.\d+\n`, s)
+		assert.Regexp(t, `NCCL \(collectives across GPUs, package nccl\)\n  \S*libnccl\.so\S*, NCCL 2\.\d+\.\d+\n`, s)
+	}
 	assert.Contains(t, s, "Backend")
 	assert.Contains(t, s, "pool split")
 	assert.Contains(t, s, "hard limit 4.0 GiB")
