@@ -37,8 +37,7 @@ func TestCollectReturnsOnceUnreachableBlocksAreFreed(t *testing.T) {
 			}, b)
 		}
 	}()
-	require.Equal(t, uint64(n), p.Stats().Allocs-p.Stats().Frees)
-
+	// (Go's own collector may have found some of them already.)
 	require.NoError(t, gcpressure.Collect(context.Background()))
 	assert.Equal(t, int32(n), ran.Load(), "cleanups still queued when Collect returned")
 	st := p.Stats()
