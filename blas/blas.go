@@ -8,6 +8,7 @@ import (
 	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/devstream"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -278,34 +279,17 @@ func (t *target) errorf(format string, args ...any) error {
 }
 
 // resolve finds the backend of dev and checks that s is one of its
-// streams, as kernels does.
+// streams.
 func (t *target) resolve(dev backend.Device, s backend.Stream) error {
-	if dev == nil || s == nil {
-		return t.errorf("nil device or stream (device %T, stream %T): %w", dev, s, errInvalid)
+	on, err := devstream.Resolve(dev, s)
+	if err != nil {
+		return t.errorf("%w", err)
 	}
 	t.d, t.s = dev, s
-	switch d := dev.(type) {
-	case *cudabackend.Device:
-		if d == nil {
-			return t.errorf("nil CUDA device: %w", errInvalid)
-		}
-		cs, ok := s.(*cudabackend.Stream)
-		if !ok || cs == nil || cs.Device() != dev {
-			return t.errorf("stream %T is not a stream of CUDA device %d: %w", s, d.Ordinal(), errInvalid)
-		}
-		t.cu, t.cs = d, cs.CUDA()
-	case *host.Device:
-		if d == nil {
-			return t.errorf("nil host device: %w", errInvalid)
-		}
-		hs, ok := s.(*host.Stream)
-		if !ok || hs == nil || hs.Device() != dev {
-			return t.errorf("stream %T is not a stream of host device %d: %w", s, d.Ordinal(), errInvalid)
-		}
-		t.hs = hs
-	default:
-		return t.errorf("device %T is of a backend BLAS does not know (it runs on the cuda and host backends): %w",
-			dev, backend.ErrNotSupported)
+	if on.CUDA != nil {
+		t.cu, t.cs = on.CUDA, on.CUDAStream.CUDA()
+	} else {
+		t.hs = on.HostStream
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/devstream"
 )
 
 // Errors callers can match with errors.Is. Errors for bad arguments (a
@@ -143,37 +144,21 @@ func (t *target) declare(name string, p backend.Ptr, bytes uint64) {
 
 // resolve finds the backend of dev and checks that s is one of its streams.
 func (t *target) resolve(dev backend.Device, s backend.Stream) error {
-	if dev == nil || s == nil {
-		return t.errorf("nil device or stream (device %T, stream %T): %w", dev, s, backend.ErrInvalidValue)
+	on, err := devstream.Resolve(dev, s)
+	if err != nil {
+		return t.errorf("%w", err)
 	}
-	switch d := dev.(type) {
-	case *cudabackend.Device:
-		if d == nil {
-			return t.errorf("nil CUDA device: %w", backend.ErrInvalidValue)
+	if d := on.CUDA; d != nil {
+		t.cu, t.cs, t.sms = d, on.CUDAStream.CUDA(), max(d.Info().MultiProcessors, 1)
+		return nil
+	}
+	hs := on.HostStream
+	t.hs = hostStream{Stream: hs, checking: hs.Checking()}
+	if t.hs.checking {
+		t.hs.name = t.op
+		if t.dt != 0 {
+			t.hs.name += " " + t.dt.String()
 		}
-		cs, ok := s.(*cudabackend.Stream)
-		if !ok || cs == nil || cs.Device() != dev {
-			return t.errorf("stream %T is not a stream of CUDA device %d: %w", s, d.Ordinal(), backend.ErrInvalidValue)
-		}
-		t.cu, t.cs, t.sms = d, cs.CUDA(), max(d.Info().MultiProcessors, 1)
-	case *host.Device:
-		if d == nil {
-			return t.errorf("nil host device: %w", backend.ErrInvalidValue)
-		}
-		hs, ok := s.(*host.Stream)
-		if !ok || hs == nil || hs.Device() != dev {
-			return t.errorf("stream %T is not a stream of host device %d: %w", s, d.Ordinal(), backend.ErrInvalidValue)
-		}
-		t.hs = hostStream{Stream: hs, checking: hs.Checking()}
-		if t.hs.checking {
-			t.hs.name = t.op
-			if t.dt != 0 {
-				t.hs.name += " " + t.dt.String()
-			}
-		}
-	default:
-		return t.errorf("device %T is of a backend kernels has no kernels for (it has them for the cuda and host backends): %w",
-			dev, backend.ErrNotSupported)
 	}
 	return nil
 }
