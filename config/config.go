@@ -38,6 +38,9 @@ const (
 	// EnvCUBLASLibrary names the cuBLAS library file to load instead of
 	// searching for one (package blas reads it).
 	EnvCUBLASLibrary = "GOCUDA_CUBLAS_LIBRARY"
+	// EnvCURANDLibrary names the cuRAND library file to load instead of
+	// searching for one (package curand reads it).
+	EnvCURANDLibrary = "GOCUDA_CURAND_LIBRARY"
 )
 
 // The launcher's variables: what a launcher sets for each rank of a
@@ -111,6 +114,9 @@ type Config struct {
 	// CUBLASLibrary is GOCUDA_CUBLAS_LIBRARY: the cuBLAS library file
 	// that package blas loads; "" searches the usual places.
 	CUBLASLibrary string
+	// CURANDLibrary is GOCUDA_CURAND_LIBRARY: the cuRAND library file
+	// that package curand loads; "" searches the usual places.
+	CURANDLibrary string
 	// Invalid names the variable that failed to parse, if Parse failed.
 	Invalid string
 	// Set lists each GOCUDA_ variable present in the environment with its
@@ -225,6 +231,9 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get(EnvCUBLASLibrary); ok {
 		c.CUBLASLibrary = v
 	}
+	if v, ok := get(EnvCURANDLibrary); ok {
+		c.CURANDLibrary = v
+	}
 	if v, ok := get(EnvDebug); ok {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.ToLower(strings.TrimSpace(w))
@@ -270,7 +279,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary, EnvCURANDLibrary}
 	sort.Strings(n)
 	return n
 }

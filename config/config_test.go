@@ -78,6 +78,9 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 		{"cublas library", map[string]string{EnvCUBLASLibrary: " /opt/cuda/lib64/libcublas.so.13 "}, func(t *testing.T, c Config) {
 			assert.Equal(t, "/opt/cuda/lib64/libcublas.so.13", c.CUBLASLibrary)
 		}},
+		{"curand library", map[string]string{EnvCURANDLibrary: "/opt/cuda/lib64/libcurand.so.10"}, func(t *testing.T, c Config) {
+			assert.Equal(t, "/opt/cuda/lib64/libcurand.so.10", c.CURANDLibrary)
+		}},
 		{"kernel cache folder", map[string]string{EnvKernelCache: "/var/cache/k/"}, func(t *testing.T, c Config) { assert.Equal(t, "/var/cache/k", c.KernelCache) }},
 		{"kernel cache off", map[string]string{EnvKernelCache: "off"}, func(t *testing.T, c Config) { assert.Empty(t, c.KernelCache) }},
 		{"kernel cache none", map[string]string{EnvKernelCache: "None"}, func(t *testing.T, c Config) { assert.Empty(t, c.KernelCache) }},

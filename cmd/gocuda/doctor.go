@@ -295,6 +295,11 @@ func parsedValue(c config.Config, name string) string {
 			return "cuBLAS searched for"
 		}
 		return "cuBLAS from " + c.CUBLASLibrary
+	case config.EnvCURANDLibrary:
+		if c.CURANDLibrary == "" {
+			return "cuRAND searched for"
+		}
+		return "cuRAND from " + c.CURANDLibrary
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {

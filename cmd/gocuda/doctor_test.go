@@ -61,6 +61,7 @@ func TestDoctorSaysWhatEveryKnobParsedTo(t *testing.T) {
 		{"GOCUDA_NCCL_LIBRARY=", "nccl library searched for"},
 		{"GOCUDA_CUBLAS_LIBRARY=/opt/cuda/libcublas.so.13", "cuBLAS from /opt/cuda/libcublas.so.13"},
 		{"GOCUDA_CUBLAS_LIBRARY=", "cuBLAS searched for"},
+		{"GOCUDA_CURAND_LIBRARY=/opt/cuda/libcurand.so.10", "cuRAND from /opt/cuda/libcurand.so.10"},
 	} {
 		var out bytes.Buffer
 		require.NoError(t, doctor(&out, []string{tc.env}))
