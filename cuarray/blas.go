@@ -44,7 +44,7 @@ func (o Ops[T]) MatMul(c, a, b *Array[T]) error {
 // Gemv is the package-level Gemv on o's stream.
 func (o Ops[T]) Gemv(trans bool, alpha T, a, x *Array[T], beta T, y *Array[T]) error {
 	const op, names = "Gemv", "y,a,x"
-	if err := blasDType[T](op); err != nil {
+	if err := floatDType[T](op); err != nil {
 		return err
 	}
 	for i, arr := range [...]*Array[T]{y, a, x} {
@@ -70,7 +70,7 @@ func (o Ops[T]) Gemv(trans bool, alpha T, a, x *Array[T], beta T, y *Array[T]) e
 
 func (o Ops[T]) gemm(op string, transA, transB bool, alpha T, a, b *Array[T], beta T, c *Array[T]) error {
 	const names = "c,a,b"
-	if err := blasDType[T](op); err != nil {
+	if err := floatDType[T](op); err != nil {
 		return err
 	}
 	for i, arr := range [...]*Array[T]{c, a, b} {
@@ -97,8 +97,9 @@ func (o Ops[T]) gemm(op string, transA, transB bool, alpha T, a, b *Array[T], be
 	}, c, a, b)
 }
 
-// blasDType rejects the element types BLAS does not take.
-func blasDType[T Elem](op string) error {
+// floatDType rejects the element types other than float32 and float64,
+// which BLAS and the random generators take.
+func floatDType[T Elem](op string) error {
 	switch kernels.DTypeOf[T]() {
 	case kernels.Float32, kernels.Float64:
 		return nil

@@ -297,4 +297,17 @@
 // Must turns an error into a panic for short programs; it wraps the
 // allocating forms (above) as it wraps the constructors. Fill, Copy (see
 // Ops.Clone), Gemv and the neural-network layers have in-place forms only.
+//
+// # Random numbers
+//
+// Rand and Randn make float32 or float64 arrays of numbers uniform in
+// (0, 1] and standard normal, as CUDA.jl's rand and randn; FillRand and
+// FillRandn (with a mean and deviation) fill an array or a view in place.
+// Each device has a default generator (package curand: cuRAND on a GPU, a
+// Go generator on the host backend), seeded at random; Seed(device, seed)
+// makes the numbers the same in every run on one backend:
+//
+//	_ = cuarray.Seed(0, 42)
+//	w := cuarray.Must(cuarray.Randn[float32](784, 128))
+//	err := cuarray.FillRandn(w, 0, 0.05)
 package cuarray

@@ -124,7 +124,7 @@ func (o Ops[T]) GemmNew(transA, transB bool, alpha T, a, b *Array[T]) (*Array[T]
 }
 
 func (o Ops[T]) gemmNew(op string, transA, transB bool, alpha T, a, b *Array[T]) (*Array[T], error) {
-	if err := blasDType[T](op); err != nil {
+	if err := floatDType[T](op); err != nil {
 		return nil, err
 	}
 	if err := o.precheck(op, "a,b", a, b); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/gocuda/gocuda/blas"
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/curand"
 	"github.com/gocuda/gocuda/internal/nvml"
 	"github.com/gocuda/gocuda/nccl"
 	"github.com/gocuda/gocuda/nvrtc"
@@ -117,7 +118,7 @@ func doctor(w io.Writer, environ []string) error {
 	return nil
 }
 
-// describeLibraries says which cuBLAS and NCCL this program loads, or why
+// describeLibraries says which cuBLAS, cuRAND and NCCL this program loads, or why
 // none, as the NVRTC section does: where each came from (the knob, the
 // loader's search, the toolkit or a wheel) is the usual question when a
 // GPU program fails on a new machine.
@@ -127,6 +128,13 @@ func describeLibraries(w io.Writer) {
 		fmt.Fprintf(w, "  none: %v\n  GPU matrix products need it; the host backend multiplies with gonum.\n", err)
 	} else {
 		fmt.Fprintf(w, "  %s%s\n", name, cublasVersion())
+	}
+	fmt.Fprintln(w, "\ncuRAND (Rand, Randn, FillRand and FillRandn on the GPU)")
+	if name, err := curand.Library(); err != nil {
+		fmt.Fprintf(w, "  none: %v\n  GPU random numbers need it; the host backend makes them in Go.\n", err)
+	} else {
+		v, _ := curand.Version()
+		fmt.Fprintf(w, "  %s, cuRAND %d.%d.%d\n", name, v/1000, v/100%10, v%100)
 	}
 	fmt.Fprintln(w, "\nNCCL (collectives across GPUs, package nccl)")
 	if name, err := nccl.Library(); err != nil {

@@ -211,10 +211,12 @@ func TestDoctorReportsBackendAndKnobs(t *testing.T) {
 	assert.Contains(t, s, "CUDA driver")
 	assert.Contains(t, s, "NVRTC (compiles cuarray.NewKernel's source)\n  ")
 	assert.Contains(t, s, "cuBLAS (Gemm, MatMul and Gemv on the GPU)\n  ")
+	assert.Contains(t, s, "cuRAND (Rand, Randn, FillRand and FillRandn on the GPU)\n  ")
 	assert.Contains(t, s, "NCCL (collectives across GPUs, package nccl)\n  ")
 	if os.Getenv(config.EnvBackend) == "cuda" {
 		// The GPU machines have both: a search that misses them is a bug.
 		assert.Regexp(t, `cuBLAS \(Gemm, MatMul and Gemv on the GPU\)\n  \S*libcublas\.so\S*, cuBLAS \d+\.\d+\.\d+\n`, s)
+		assert.Regexp(t, `cuRAND \(Rand, Randn, FillRand and FillRandn on the GPU\)\n  \S*libcurand\.so\S*, cuRAND \d+\.\d+\.\d+\n`, s)
 		assert.Regexp(t, `NCCL \(collectives across GPUs, package nccl\)\n  \S*libnccl\.so\S*, NCCL 2\.\d+\.\d+\n`, s)
 	}
 	assert.Contains(t, s, "Backend")
