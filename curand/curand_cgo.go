@@ -138,8 +138,10 @@ func cInstall(lib uintptr) string {
 
 func cVersion() (int, cres) {
 	var v C.int
-	r := C.gr_version(&v)
-	return int(v), cres{stage: stageCall, code: int(r)}
+	if r := C.gr_version(&v); r != 0 {
+		return 0, cres{stage: stageCall, code: int(r)}
+	}
+	return int(v), cres{}
 }
 
 func cCreate(ctx uintptr, seed uint64) (uintptr, cres) {
