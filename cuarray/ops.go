@@ -69,6 +69,12 @@ func (o Ops[T]) Ones(shape ...int) (*Array[T], error) {
 }
 
 func (o Ops[T]) newFilled(op string, v T, shape []int) (*Array[T], error) {
+	return o.newThen(op, shape, func(f Ops[T], a *Array[T]) error { return f.Fill(a, v) })
+}
+
+// newThen makes an array of shape on o's stream and has fill write it,
+// with the Ops of that stream; the array goes back if fill fails.
+func (o Ops[T]) newThen(op string, shape []int, fill func(Ops[T], *Array[T]) error) (*Array[T], error) {
 	s, err := o.newStream()
 	if err != nil {
 		return nil, fmt.Errorf("cuarray: %s %s%s: %w", op, kernels.DTypeOf[T](), fmtShape(shape), err)
@@ -77,7 +83,7 @@ func (o Ops[T]) newFilled(op string, v T, shape []int) (*Array[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := On[T](s).Fill(a, v); err != nil {
+	if err := fill(On[T](s), a); err != nil {
 		a.UnsafeFree()
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/curand"
-	"github.com/gocuda/gocuda/kernels"
 )
 
 // Random numbers, as CUDA.jl's rand, randn, rand! and randn!: each device
@@ -81,12 +80,12 @@ func FillRandn[T Elem](dst *Array[T], mean, stddev T) error {
 
 // Rand is the package-level Rand on o's stream.
 func (o Ops[T]) Rand(shape ...int) (*Array[T], error) {
-	return o.newRandom("Rand", shape, func(a *Array[T]) error { return o.FillRand(a) })
+	return o.newRandom("Rand", shape, func(f Ops[T], a *Array[T]) error { return f.FillRand(a) })
 }
 
 // Randn is the package-level Randn on o's stream.
 func (o Ops[T]) Randn(shape ...int) (*Array[T], error) {
-	return o.newRandom("Randn", shape, func(a *Array[T]) error { return o.FillRandn(a, 0, 1) })
+	return o.newRandom("Randn", shape, func(f Ops[T], a *Array[T]) error { return f.FillRandn(a, 0, 1) })
 }
 
 // FillRand is the package-level FillRand on o's stream.
@@ -97,23 +96,11 @@ func (o Ops[T]) FillRandn(dst *Array[T], mean, stddev T) error {
 	return o.fillRandom("FillRandn", dst, true, mean, stddev)
 }
 
-func (o Ops[T]) newRandom(op string, shape []int, fill func(*Array[T]) error) (*Array[T], error) {
+func (o Ops[T]) newRandom(op string, shape []int, fill func(Ops[T], *Array[T]) error) (*Array[T], error) {
 	if err := floatDType[T](op); err != nil {
 		return nil, err
 	}
-	s, err := o.newStream()
-	if err != nil {
-		return nil, fmt.Errorf("cuarray: %s %s%s: %w", op, kernels.DTypeOf[T](), fmtShape(shape), err)
-	}
-	a, err := newArray[T](op, s, shape)
-	if err != nil {
-		return nil, err
-	}
-	if err := fill(a); err != nil {
-		a.UnsafeFree()
-		return nil, err
-	}
-	return a, nil
+	return o.newThen(op, shape, fill)
 }
 
 func (o Ops[T]) fillRandom(op string, dst *Array[T], normal bool, mean, stddev T) error {
