@@ -28,6 +28,7 @@ var library = libload.Library{
 	CUDAVersioned: true,
 	Install:       "the CUDA toolkit's cuBLAS (libcublas: the cuda-libraries or libcublas package, or pip's nvidia-cublas-cu12)",
 	HostBackend:   true,
+	Need:          "cuBLAS from CUDA 11 or newer",
 	Sentinel:      ErrNoCUBLAS,
 }
 
@@ -46,13 +47,8 @@ func load() error {
 			lib.err = err
 			return
 		}
-		switch sym := cInstall(h); sym {
-		case "":
+		if lib.err = library.Installed(name, cInstall(h)); lib.err == nil {
 			lib.name = name
-		case "libcuda.so.1":
-			lib.err = fmt.Errorf("blas: %s loaded, but the CUDA driver (libcuda.so.1) could not be opened for its context calls: %w", name, ErrNoCUBLAS)
-		default:
-			lib.err = fmt.Errorf("blas: %s does not export %s; cuBLAS from CUDA 11 or newer is needed: %w", name, sym, ErrNoCUBLAS)
 		}
 	})
 	return lib.err

@@ -1,7 +1,6 @@
 package curand
 
 import (
-	"fmt"
 	"os"
 	"regexp"
 	"sync"
@@ -24,6 +23,7 @@ var library = libload.Library{
 	Toolkit:     true,
 	Install:     "the CUDA toolkit's cuRAND (libcurand: the cuda-libraries or libcurand package, or pip's nvidia-curand-cu12)",
 	HostBackend: true,
+	Need:        "cuRAND from CUDA 11 or newer",
 	Sentinel:    ErrNoCURAND,
 }
 
@@ -43,13 +43,7 @@ func load() error {
 			lib.err = err
 			return
 		}
-		switch sym := cInstall(h); sym {
-		case "":
-		case "libcuda.so.1":
-			lib.err = fmt.Errorf("curand: %s loaded, but the CUDA driver (libcuda.so.1) could not be opened for its context calls: %w", name, ErrNoCURAND)
-			return
-		default:
-			lib.err = fmt.Errorf("curand: %s does not export %s; cuRAND from CUDA 11 or newer is needed: %w", name, sym, ErrNoCURAND)
+		if lib.err = library.Installed(name, cInstall(h)); lib.err != nil {
 			return
 		}
 		v, r := cVersion()

@@ -24,6 +24,7 @@ var library = libload.Library{
 	WheelDirs:   []string{"nvidia/nccl/lib"},
 	Install:     "NCCL (the libnccl2 package, or pip install nvidia-nccl-cu12)",
 	HostBackend: true,
+	Need:        "NCCL 2.14 or newer",
 	Sentinel:    ErrNoNCCL,
 }
 
@@ -53,13 +54,7 @@ func load() error {
 			lib.err = err
 			return
 		}
-		switch sym := cInstall(h); sym {
-		case "":
-		case "libcuda.so.1":
-			lib.err = fmt.Errorf("nccl: %s loaded, but the CUDA driver (libcuda.so.1) could not be opened: %w", path, ErrNoNCCL)
-			return
-		default:
-			lib.err = fmt.Errorf("nccl: %s does not export %s; NCCL 2.14 or newer is needed: %w", path, sym, ErrNoNCCL)
+		if lib.err = library.Installed(path, cInstall(h)); lib.err != nil {
 			return
 		}
 		v, r := cVersion()

@@ -1,7 +1,6 @@
 package nvrtc
 
 import (
-	"fmt"
 	"os"
 	"regexp"
 	"sync"
@@ -25,6 +24,7 @@ var library = libload.Library{
 	WheelDirs:     []string{"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"},
 	Toolkit:       true,
 	CUDAVersioned: true,
+	Need:          "NVRTC from CUDA 11.2 or newer",
 	Install:       "CUDA's NVRTC (the cuda-nvrtc package of the toolkit, or pip's nvidia-cuda-nvrtc)",
 	Sentinel:      ErrNoNVRTC,
 }
@@ -49,8 +49,7 @@ func load() error {
 			lib.err = err
 			return
 		}
-		if sym := cInstall(h); sym != "" {
-			lib.err = fmt.Errorf("nvrtc: %s does not export %s; NVRTC from CUDA 11.2 or newer is needed: %w", name, sym, ErrNoNVRTC)
+		if lib.err = library.Installed(name, cInstall(h)); lib.err != nil {
 			return
 		}
 		lib.path = name

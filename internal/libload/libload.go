@@ -42,8 +42,25 @@ type Library struct {
 	// HostBackend says GOCUDA_BACKEND=host does without the library, and
 	// the error says so.
 	HostBackend bool
+	// Need says which versions have every entry point the package
+	// resolves, for Installed's error: "cuBLAS from CUDA 11 or newer".
+	Need string
 	// Sentinel is wrapped by every error (ErrNoCUBLAS).
 	Sentinel error
+}
+
+// Installed is the error for what a package's install step returned for
+// file: the first symbol it could not resolve, "libcuda.so.1" when the
+// driver itself would not open for the context calls, "" (nil error) when
+// everything resolved.
+func (l *Library) Installed(file, missing string) error {
+	switch missing {
+	case "":
+		return nil
+	case "libcuda.so.1":
+		return fmt.Errorf("%s: %s loaded, but the CUDA driver (libcuda.so.1) could not be opened for its context calls: %w", l.Pkg, file, l.Sentinel)
+	}
+	return fmt.Errorf("%s: %s does not export %s; %s is needed: %w", l.Pkg, file, missing, l.Need, l.Sentinel)
 }
 
 // ToolkitDirs are a CUDA toolkit's library folders, which the loader's

@@ -144,6 +144,18 @@ func TestLoadsARealLibrary(t *testing.T) {
 	assert.Equal(t, "libc.so.6", name)
 }
 
+func TestInstalledSaysWhatIsMissing(t *testing.T) {
+	l := fake
+	l.Need = "Fake 2 or newer"
+	assert.NoError(t, l.Installed("libfake.so.13", ""))
+	err := l.Installed("libfake.so.13", "fakeCreate_v2")
+	require.ErrorIs(t, err, errNoLib)
+	assert.EqualError(t, err, "fake: libfake.so.13 does not export fakeCreate_v2; Fake 2 or newer is needed: no libfake")
+	err = l.Installed("/x/libfake.so.13", "libcuda.so.1")
+	require.ErrorIs(t, err, errNoLib)
+	assert.Contains(t, err.Error(), "fake: /x/libfake.so.13 loaded, but the CUDA driver (libcuda.so.1) could not be opened")
+}
+
 func TestMajorOf(t *testing.T) {
 	for name, want := range map[string]int{
 		"libnvrtc.so.13.0.48": 13, "/a/b/libcublas.so.12": 12, "libcublas.so": 0, "libnccl.so.2": 2, "libfoo": 0,
