@@ -20,7 +20,12 @@ func alloc(t *testing.T, dev backend.Device, s backend.Stream, n uint64) backend
 	t.Helper()
 	p, err := dev.Alloc(n)
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, dev.Free(p)) })
+	t.Cleanup(func() {
+		// The fill below, or a generation, may still be queued: free
+		// only once the stream has run it.
+		assert.NoError(t, s.Synchronize())
+		assert.NoError(t, dev.Free(p))
+	})
 	pooltest.Write(t, dev, p, bytes.Repeat([]byte{0xFF}, int(n)), s)
 	return p
 }
