@@ -74,7 +74,10 @@ func New(dev backend.Device, seed uint64) (*Generator, error) {
 			dev, backend.ErrNotSupported)
 	}
 	g := &Generator{dev: dev, seed: seed, r: st}
-	runtime.AddCleanup(g, func(st *state) { _ = st.close() }, st)
+	// Closing waits for the device's queued work: on a goroutine of its
+	// own, so that the runtime's cleanup goroutines (which free arrays)
+	// are not held up meanwhile.
+	runtime.AddCleanup(g, func(st *state) { go func() { _ = st.close() }() }, st)
 	return g, nil
 }
 
