@@ -71,14 +71,6 @@ func doctor(w io.Writer, environ []string) error {
 		}
 	}
 
-	fmt.Fprintln(w, "\nNVRTC (compiles cuarray.NewKernel's source)")
-	if name, err := nvrtc.Library(); err != nil {
-		fmt.Fprintf(w, "  none: %v\n  Kernels from source need it on a GPU; kernels with a HostFunc still run on the host backend.\n", err)
-	} else {
-		major, minor, _ := nvrtc.Version()
-		archs, _ := nvrtc.SupportedArchs()
-		fmt.Fprintf(w, "  %s, NVRTC %d.%d, architectures %v\n", name, major, minor, archs)
-	}
 	describeLibraries(w)
 
 	fmt.Fprintln(w, "\nBackend")
@@ -118,30 +110,44 @@ func doctor(w io.Writer, environ []string) error {
 	return nil
 }
 
-// describeLibraries says which cuBLAS, cuRAND and NCCL this program loads, or why
-// none, as the NVRTC section does: where each came from (the knob, the
-// loader's search, the toolkit or a wheel) is the usual question when a
-// GPU program fails on a new machine.
-func describeLibraries(w io.Writer) {
-	fmt.Fprintln(w, "\ncuBLAS (Gemm, MatMul and Gemv on the GPU)")
-	if name, err := blas.Library(); err != nil {
-		fmt.Fprintf(w, "  none: %v\n  GPU matrix products need it; the host backend multiplies with gonum.\n", err)
-	} else {
-		fmt.Fprintf(w, "  %s%s\n", name, cublasVersion())
-	}
-	fmt.Fprintln(w, "\ncuRAND (Rand, Randn, FillRand and FillRandn on the GPU)")
-	if name, err := curand.Library(); err != nil {
-		fmt.Fprintf(w, "  none: %v\n  GPU random numbers need it; the host backend makes them in Go.\n", err)
-	} else {
+// libraries are the CUDA libraries gocuda loads with dlopen, as doctor
+// reports them: what each is for, the file loaded and its version, or
+// what happens without it.
+var libraries = []struct {
+	title   string
+	library func() (string, error)
+	version func() string // ", NVRTC 13.0, …" after the file's name
+	without string
+}{
+	{"NVRTC (compiles cuarray.NewKernel's source)", nvrtc.Library, func() string {
+		major, minor, _ := nvrtc.Version()
+		archs, _ := nvrtc.SupportedArchs()
+		return fmt.Sprintf(", NVRTC %d.%d, architectures %v", major, minor, archs)
+	}, "Kernels from source need it on a GPU; kernels with a HostFunc still run on the host backend."},
+	{"cuBLAS (Gemm, MatMul and Gemv on the GPU)", blas.Library, cublasVersion,
+		"GPU matrix products need it; the host backend multiplies with gonum."},
+	{"cuRAND (Rand, Randn, FillRand and FillRandn on the GPU)", curand.Library, func() string {
 		v, _ := curand.Version()
-		fmt.Fprintf(w, "  %s, cuRAND %d.%d.%d\n", name, v/1000, v/100%10, v%100)
-	}
-	fmt.Fprintln(w, "\nNCCL (collectives across GPUs, package nccl)")
-	if name, err := nccl.Library(); err != nil {
-		fmt.Fprintf(w, "  none: %v\n  Only programs that use package nccl on GPUs need it; on the host backend its collectives run without it.\n", err)
-	} else {
+		return fmt.Sprintf(", cuRAND %d.%d.%d", v/1000, v/100%10, v%100)
+	}, "GPU random numbers need it; the host backend makes them in Go."},
+	{"NCCL (collectives across GPUs, package nccl)", nccl.Library, func() string {
 		major, minor, patch, _ := nccl.Version()
-		fmt.Fprintf(w, "  %s, NCCL %d.%d.%d\n", name, major, minor, patch)
+		return fmt.Sprintf(", NCCL %d.%d.%d", major, minor, patch)
+	}, "Only programs that use package nccl on GPUs need it; on the host backend its collectives run without it."},
+}
+
+// describeLibraries says which file of each library this program loads,
+// or why none: where each came from (the knob, the loader's search, the
+// toolkit or a wheel) is the usual question when a GPU program fails on a
+// new machine.
+func describeLibraries(w io.Writer) {
+	for _, l := range libraries {
+		fmt.Fprintf(w, "\n%s\n", l.title)
+		if name, err := l.library(); err != nil {
+			fmt.Fprintf(w, "  none: %v\n  %s\n", err, l.without)
+		} else {
+			fmt.Fprintf(w, "  %s%s\n", name, l.version())
+		}
 	}
 }
 
