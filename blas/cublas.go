@@ -2,7 +2,6 @@ package blas
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"sync"
 
@@ -42,7 +41,7 @@ var lib struct {
 // result is kept.
 func load() error {
 	lib.once.Do(func() {
-		h, name, err := library.Search(os.Getenv(config.EnvCUBLASLibrary), libload.DriverMajor()).Open()
+		h, name, err := library.Search().Open()
 		if err != nil {
 			lib.err = err
 			return

@@ -1,7 +1,6 @@
 package curand
 
 import (
-	"os"
 	"regexp"
 	"sync"
 
@@ -38,7 +37,7 @@ var lib struct {
 // result is kept.
 func load() error {
 	lib.once.Do(func() {
-		h, name, err := library.Search(os.Getenv(config.EnvCURANDLibrary), 0).Open()
+		h, name, err := library.Search().Open()
 		if err != nil {
 			lib.err = err
 			return

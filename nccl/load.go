@@ -44,12 +44,13 @@ var lib struct {
 // result is kept.
 func load() error {
 	lib.once.Do(func() {
-		cfg, err := config.FromEnv()
-		if err != nil {
+		// A GOCUDA_ variable that does not parse stops NCCL as it stops
+		// the rest of gocuda.
+		if _, err := config.FromEnv(); err != nil {
 			lib.err = fmt.Errorf("nccl: %w", err)
 			return
 		}
-		h, path, err := library.Search(cfg.NCCLLibrary, 0).Open()
+		h, path, err := library.Search().Open()
 		if err != nil {
 			lib.err = err
 			return

@@ -1,7 +1,6 @@
 package nvrtc
 
 import (
-	"os"
 	"regexp"
 	"sync"
 
@@ -29,11 +28,6 @@ var library = libload.Library{
 	Sentinel:      ErrNoNVRTC,
 }
 
-// search is the search for this process.
-func search() libload.Search {
-	return library.Search(os.Getenv(config.EnvNVRTCLibrary), libload.DriverMajor())
-}
-
 var lib struct {
 	once sync.Once
 	path string
@@ -44,7 +38,7 @@ var lib struct {
 // result is kept.
 func load() error {
 	lib.once.Do(func() {
-		h, name, err := search().Open()
+		h, name, err := library.Search().Open()
 		if err != nil {
 			lib.err = err
 			return

@@ -146,7 +146,7 @@ func TestSearchFindsNVRTCsWheels(t *testing.T) {
 
 func TestKnobIsTheOnlyCandidate(t *testing.T) {
 	t.Setenv(config.EnvNVRTCLibrary, " /opt/x/libnvrtc.so.13 ")
-	assert.Equal(t, []string{"/opt/x/libnvrtc.so.13"}, search().Candidates())
+	assert.Equal(t, []string{"/opt/x/libnvrtc.so.13"}, library.Search().Candidates())
 }
 
 // TestWithoutNVRTCCallsSayWhy: where NVRTC is absent (CI), every call

@@ -15,7 +15,7 @@
 // the driver are skipped: they load, and then fail at their first call.
 //
 //	var cublas = libload.Library{Pkg: "blas", Name: "cuBLAS", Knob: "GOCUDA_CUBLAS_LIBRARY", ...}
-//	h, file, err := cublas.Search(os.Getenv(cublas.Knob), driverMajor).Open()
+//	h, file, err := cublas.Search().Open()
 //	// h is a dlopen handle for the package's own dlsym; err names every
 //	// file tried with the loader's reason, every folder searched, what to
 //	// install and the variable to set.

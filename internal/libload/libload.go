@@ -103,14 +103,20 @@ type Search struct {
 	DriverMajor int
 }
 
-// Search is the search for this process: knob is the value of l.Knob
-// ("" when unset), driverMajor the driver's CUDA major version (0 when
-// unknown), and the wheels are looked for under PythonRoots.
-func (l *Library) Search(knob string, driverMajor int) Search {
-	return l.SearchIn(knob, driverMajor, PythonRoots(os.LookupEnv))
+// Search is the search for this process: the file l.Knob names when it
+// is set; else the sonames and folders, the wheels looked for under
+// PythonRoots, and for a CUDA-versioned library without the versions
+// newer than the driver's.
+func (l *Library) Search() Search {
+	major := 0
+	if l.CUDAVersioned {
+		major = driverMajor()
+	}
+	return l.SearchIn(os.Getenv(l.Knob), major, PythonRoots(os.LookupEnv))
 }
 
-// SearchIn is Search with the Python roots given.
+// SearchIn is Search with the knob's value ("" when unset), the driver's
+// CUDA major version (0 when unknown) and the Python roots given.
 func (l *Library) SearchIn(knob string, driverMajor int, roots []string) Search {
 	if k := strings.TrimSpace(knob); k != "" {
 		return Search{lib: l, Knob: k}
@@ -242,9 +248,9 @@ func (s Search) Open() (uintptr, string, error) {
 		l.Pkg, l.Name, strings.Join(tried, ", "), l.Sonames[len(l.Sonames)-1], strings.Join(s.Patterns, ", "), l.Install, l.Knob, host, l.Sentinel)
 }
 
-// DriverMajor is the CUDA major version of the installed driver (13 for
+// driverMajor is the CUDA major version of the installed driver (13 for
 // a driver of CUDA 13.0), or 0 when there is no driver to ask.
-func DriverMajor() int {
+func driverMajor() int {
 	v, err := cuda.DriverVersion()
 	if err != nil {
 		return 0
