@@ -8,7 +8,6 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
-	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/internal/devstream"
 )
 
@@ -51,12 +50,12 @@ type state struct {
 // loads cuRAND on first use (an error wrapping ErrNoCURAND says what was
 // tried when it cannot).
 func New(dev backend.Device, seed uint64) (*Generator, error) {
+	on, err := devstream.Device(dev)
+	if err != nil {
+		return nil, fmt.Errorf("curand: New: %w", err)
+	}
 	st := &state{}
-	switch d := dev.(type) {
-	case *cudabackend.Device:
-		if d == nil {
-			return nil, fmt.Errorf("curand: New: nil CUDA device: %w", backend.ErrInvalidValue)
-		}
+	if d := on.CUDA; d != nil {
 		if err := load(); err != nil {
 			return nil, err
 		}
@@ -65,13 +64,6 @@ func New(dev backend.Device, seed uint64) (*Generator, error) {
 			return nil, err
 		}
 		st.cu, st.h = d, h
-	case *host.Device:
-		if d == nil {
-			return nil, fmt.Errorf("curand: New: nil host device: %w", backend.ErrInvalidValue)
-		}
-	default:
-		return nil, fmt.Errorf("curand: New: device %T is of a backend curand does not run on (it runs on the cuda and host backends): %w",
-			dev, backend.ErrNotSupported)
 	}
 	g := &Generator{dev: dev, seed: seed, r: st}
 	// Closing waits for the device's queued work: on a goroutine of its

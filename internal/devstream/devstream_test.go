@@ -49,4 +49,13 @@ func TestResolve(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+
+	// A device alone: its backend, no stream.
+	on, err = devstream.Device(d1)
+	require.NoError(t, err)
+	assert.Equal(t, devstream.On{Host: d1.(*host.Device)}, on)
+	_, err = devstream.Device(otherDevice{d0})
+	require.ErrorIs(t, err, backend.ErrNotSupported)
+	_, err = devstream.Device((*host.Device)(nil))
+	require.ErrorIs(t, err, backend.ErrInvalidValue)
 }
