@@ -42,7 +42,6 @@ type state struct {
 
 	cu      *cudabackend.Device
 	h       uintptr     // cuRAND generator
-	stream  uintptr     // the CUstream h was last set to (0 until set)
 	scratch backend.Ptr // two elements of float64: the last of an odd count of normals
 }
 
@@ -183,11 +182,7 @@ func (st *state) cudaGenerate(s *cudabackend.Stream, p backend.Ptr, n int, norma
 	ctx, dev := st.cu.Context().Handle(), st.cu.Ordinal()
 	cs := s.CUDA()
 	call := func(out backend.Ptr, n int) error {
-		set := st.stream != cs.Handle()
-		r := cGenerate(ctx, st.h, cs.Handle(), set, normal, f64, uintptr(out), n, mean, stddev)
-		if r.stage >= stageCall { // the stream was set: remember it
-			st.stream = cs.Handle()
-		}
+		r := cGenerate(ctx, st.h, cs.Handle(), normal, f64, uintptr(out), n, mean, stddev)
 		return r.err(cuName(normal, f64), dev)
 	}
 	// cuRAND makes normal numbers in pairs (CURAND_STATUS_LENGTH_NOT_MULTIPLE

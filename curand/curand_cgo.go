@@ -105,15 +105,15 @@ static gr_res gr_destroy(uintptr_t ctx, uintptr_t g) {
 }
 
 // kind: 0 uniform, 1 normal; dbl: float64. One call: context, stream
-// (only when the generator was last set to another: setStream), the
+// (a host-side setting in cuRAND, cheap beside the generation), the
 // generation, and the context back.
-static gr_res gr_generate(uintptr_t ctx, uintptr_t g, uintptr_t stream, int setStream,
+static gr_res gr_generate(uintptr_t ctx, uintptr_t g, uintptr_t stream,
 		int kind, int dbl, uintptr_t out, size_t n, double mean, double stddev) {
-	gr_ctx_state st; gr_res o = {GR_OK, 0};
+	gr_ctx_state st; gr_res o;
 	CUresult cr = gr_enter((CUcontext)ctx, &st);
 	if (cr) return gr_res_of(GR_CTX, cr);
 	curandGenerator_t gen = (curandGenerator_t)g;
-	if (setStream) o = gr_res_of(GR_STREAM, p_curandSetStream(gen, (CUstream)stream));
+	o = gr_res_of(GR_STREAM, p_curandSetStream(gen, (CUstream)stream));
 	if (o.stage == GR_OK) {
 		curandStatus_t r;
 		if (kind == 0) r = dbl ? p_curandGenerateUniformDouble(gen, (double*)out, n) : p_curandGenerateUniform(gen, (float*)out, n);
@@ -155,8 +155,8 @@ func cDestroy(ctx, g uintptr) cres {
 	return cres{stage: int(o.stage), code: int(o.code)}
 }
 
-func cGenerate(ctx, g, stream uintptr, setStream, normal, f64 bool, out uintptr, n int, mean, stddev float64) cres {
-	o := C.gr_generate(cu(ctx), cu(g), cu(stream), cbool(setStream), cbool(normal), cbool(f64),
+func cGenerate(ctx, g, stream uintptr, normal, f64 bool, out uintptr, n int, mean, stddev float64) cres {
+	o := C.gr_generate(cu(ctx), cu(g), cu(stream), cbool(normal), cbool(f64),
 		cu(out), C.size_t(n), C.double(mean), C.double(stddev))
 	return cres{stage: int(o.stage), code: int(o.code)}
 }

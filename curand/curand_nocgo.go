@@ -12,6 +12,6 @@ func cInstall(lib uintptr) string                      { return "dlopen" }
 func cVersion() (int, cres)                            { return 0, notLoaded }
 func cCreate(ctx uintptr, seed uint64) (uintptr, cres) { return 0, notLoaded }
 func cDestroy(ctx, g uintptr) cres                     { return notLoaded }
-func cGenerate(ctx, g, stream uintptr, setStream, normal, f64 bool, out uintptr, n int, mean, stddev float64) cres {
+func cGenerate(ctx, g, stream uintptr, normal, f64 bool, out uintptr, n int, mean, stddev float64) cres {
 	return notLoaded
 }
