@@ -290,10 +290,7 @@ func parsedValue(c config.Config, name string) string {
 		}
 		return "trace to " + c.Trace
 	case config.EnvNVRTCLibrary:
-		if c.NVRTCLibrary == "" {
-			return "NVRTC searched for"
-		}
-		return "NVRTC from " + c.NVRTCLibrary
+		return libraryFrom("NVRTC", c.NVRTCLibrary)
 	case config.EnvKernelCache:
 		if c.KernelCache == "" {
 			return "kernel cache in memory only"
@@ -305,15 +302,9 @@ func parsedValue(c config.Config, name string) string {
 		}
 		return "nccl library " + c.NCCLLibrary
 	case config.EnvCUBLASLibrary:
-		if c.CUBLASLibrary == "" {
-			return "cuBLAS searched for"
-		}
-		return "cuBLAS from " + c.CUBLASLibrary
+		return libraryFrom("cuBLAS", c.CUBLASLibrary)
 	case config.EnvCURANDLibrary:
-		if c.CURANDLibrary == "" {
-			return "cuRAND searched for"
-		}
-		return "cuRAND from " + c.CURANDLibrary
+		return libraryFrom("cuRAND", c.CURANDLibrary)
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {
@@ -327,6 +318,15 @@ func parsedValue(c config.Config, name string) string {
 		return "debug " + strings.Join(on, ",")
 	}
 	return ""
+}
+
+// libraryFrom says where a library knob sends the search: the file, or
+// the usual places when unset.
+func libraryFrom(name, file string) string {
+	if file == "" {
+		return name + " searched for"
+	}
+	return name + " from " + file
 }
 
 func lookup(environ []string, key string) (string, bool) {
