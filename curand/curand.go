@@ -174,7 +174,10 @@ func generate[T Float](g *Generator, s backend.Stream, p backend.Ptr, n int, nor
 	}
 	key := st.calls
 	st.calls++
-	return hostGenerate(g.seed, key, on.HostStream, p, n, normal, f64, mean, stddev, op+" "+dt)
+	if err := hostGenerate(g.seed, key, on.HostStream, p, n, normal, f64, mean, stddev, op+" "+dt); err != nil {
+		return errorf("%w", err)
+	}
+	return nil
 }
 
 // cudaGenerate is generate on the CUDA backend; st.mu is held.

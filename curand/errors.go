@@ -120,6 +120,3 @@ func (r cres) err(op string, device int) error {
 	}
 	return &Error{Op: op, Device: device, Status: Status(r.code)}
 }
-
-// errorfNamed wraps err in the name of the operation ("Normal float32").
-func errorfNamed(name string, err error) error { return fmt.Errorf("curand: %s: %w", name, err) }

@@ -11,7 +11,7 @@ import (
 // hostGenerate queues the host backend's generation on hs: call key of a
 // generator seeded with seed draws from PCG(seed, key), so the numbers
 // depend on the seed and the order of the calls only. The stream checker,
-// when on, is told of the bytes written.
+// when on, is told of the bytes written, under name ("Normal float32").
 func hostGenerate(seed, key uint64, hs *host.Stream, p backend.Ptr, n int, normal, f64 bool, mean, stddev float64, name string) error {
 	size := uint64(4)
 	if f64 {
@@ -39,16 +39,10 @@ func hostGenerate(seed, key uint64, hs *host.Stream, p backend.Ptr, n int, norma
 			}
 		}
 	}
-	var err error
 	if hs.Checking() {
-		err = hs.EnqueueAccess(name, []host.Access{{Ptr: p, Bytes: uint64(n) * size, Write: true}}, false, fill)
-	} else {
-		err = hs.Enqueue(fill)
+		return hs.EnqueueAccess(name, []host.Access{{Ptr: p, Bytes: uint64(n) * size, Write: true}}, false, fill)
 	}
-	if err != nil {
-		return errorfNamed(name, err)
-	}
-	return nil
+	return hs.Enqueue(fill)
 }
 
 // addrOf turns a host-backend device address into a pointer. The memory is
