@@ -231,7 +231,7 @@ func Pace(in PaceInput) Action {
 	if in.Target == 0 || x < in.Live || x < min(in.Trigger, in.Target) {
 		return Skip
 	}
-	dear := in.LastDur > PacerWaitBurst
+	dear := isDear(in.LastDur)
 	allowed := in.Busy && !(dear && in.Dry) || !dear && in.WaitCredit > 0
 	wait := x >= waitLine(in.Trigger, in.Target, in.Margin) && allowed
 	switch {
@@ -268,7 +268,7 @@ func Pace(in PaceInput) Action {
 // sets a new target and duration, and the pacer comes back when they
 // allow.
 func PacerAside(target, zoneStart uint64, limited bool, lastDur time.Duration) bool {
-	return target >= zoneStart || limited && lastDur > PacerWaitBurst
+	return target >= zoneStart || limited && isDear(lastDur)
 }
 
 // ReclaimAfterPacing is how many bytes the pool should give back to the
@@ -287,6 +287,11 @@ func ReclaimAfterPacing(reserved, need uint64) uint64 {
 	}
 	return reserved - need
 }
+
+// isDear says a collection that took d is dear: longer than an idle wait
+// may last (PacerWaitBurst). The pacer does not wait for dear collections
+// with the device idle, and stands aside for them under a limit.
+func isDear(d time.Duration) bool { return d > PacerWaitBurst }
 
 // pacerStep is how far bytes in use grow past a look that found the
 // pacer past its next line but not acting (no credit left, or waiting not

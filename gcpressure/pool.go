@@ -394,7 +394,7 @@ func (w *Pool) waitPacer(c *collection, s backend.Stream) {
 	w.mu.Lock()
 	allowance := w.waitCredit
 	// A dear collection is not waited for with the device idle.
-	dear := w.lastDur > PacerWaitBurst
+	dear := isDear(w.lastDur)
 	if dear {
 		allowance = 0
 	}
@@ -707,7 +707,7 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 		w.credit -= dur
 	}
 	// A cheap collection can be waited for again (see PacerWaitBudget).
-	if dur <= PacerWaitBurst {
+	if !isDear(dur) {
 		w.dry = false
 	}
 	// What the next cycles need: this cycle's peak (bytes in use when it
