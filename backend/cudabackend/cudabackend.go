@@ -197,6 +197,12 @@ func (d *Device) stream(s backend.Stream) (*Stream, error) {
 	if !ok || cs == nil {
 		return nil, fmt.Errorf("cuda backend: stream %T is not a CUDA stream: %w", s, backend.ErrInvalidValue)
 	}
+	// The driver takes another context's stream and runs the work there,
+	// on the wrong device: the host backend refuses it, and so do we.
+	if cs.dev != d {
+		return nil, fmt.Errorf("cuda backend: device %d: stream %d belongs to device %d: %w",
+			d.info.Ordinal, cs.id, cs.dev.info.Ordinal, backend.ErrInvalidValue)
+	}
 	return cs, cs.live()
 }
 
