@@ -82,19 +82,22 @@ func (w *Pool) retry(size uint64, s backend.Stream, err error) (*pool.Block, err
 	return nil, w.oomError(size, err)
 }
 
-// collectNow runs a collection for the out-of-memory path, or waits for
-// the one already running (a second runtime.GC right after would find
-// little more).
+// collectNow runs a collection for the out-of-memory path, after the one
+// already running if there is one. Waiting for that one is not enough: Go
+// marks what is allocated during a cycle live, so the arrays dropped since
+// it began (a burst of short-lived ones, which is what fills a small
+// limit) survive it, and only a cycle begun now finds them. The 2-GPU run
+// of 2026-11-25 failed ExampleWrap this way under a 16 MiB limit.
 func (w *Pool) collectNow() {
-	now := time.Now()
 	w.mu.Lock()
-	c := w.running
-	if c != nil {
+	for w.running != nil {
+		c := w.running
 		w.mu.Unlock()
 		<-c.done
-		return
+		w.mu.Lock()
 	}
-	c = w.begin(now, w.Pool.Stats().Live)
+	now := time.Now()
+	c := w.begin(now, w.Pool.Stats().Live)
 	w.mu.Unlock()
 	w.collect(c, now, "oom", true)
 }
