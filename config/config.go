@@ -41,24 +41,32 @@ const (
 	// EnvCURANDLibrary names the cuRAND library file to load instead of
 	// searching for one (package curand reads it).
 	EnvCURANDLibrary = "GOCUDA_CURAND_LIBRARY"
+	// EnvRendezvousTimeout bounds how long the ranks of a multi-process
+	// job wait for each other (package rendezvous).
+	EnvRendezvousTimeout = "GOCUDA_RENDEZVOUS_TIMEOUT"
 )
 
 // The launcher's variables: what a launcher sets for each rank of a
 // program that runs one process per GPU, in the manner of torchrun's
-// RANK, WORLD_SIZE and LOCAL_RANK (docs/nccl.md, Launching ranks). They
-// are not knobs: gocuda itself never reads them, the program does
-// (examples/dataparallel). They are listed so that they are not reported
-// as unknown.
+// RANK, WORLD_SIZE and LOCAL_RANK (docs/nccl.md, Launching ranks).
+// `gocuda launch` sets them; package rendezvous reads them (with
+// torchrun's, Open MPI's and Slurm's). They are not knobs; they are
+// listed so that they are not reported as unknown.
 const (
 	EnvRank      = "GOCUDA_RANK"       // this process's rank, 0 to GOCUDA_WORLD_SIZE-1
 	EnvWorldSize = "GOCUDA_WORLD_SIZE" // the number of ranks
 	EnvLocalRank = "GOCUDA_LOCAL_RANK" // the device ordinal of this rank on its host
-	EnvNCCLID    = "GOCUDA_NCCL_ID"    // the communicator's unique id, as nccl.UniqueID.String writes it
+	// EnvRendezvous is host:port of the rendezvous that gocuda launch
+	// serves; under mpirun or srun, where rank 0 serves it instead.
+	EnvRendezvous = "GOCUDA_RENDEZVOUS"
+	// EnvJob is the job's identity: a rendezvous refuses ranks that come
+	// with another (a leftover of an earlier run).
+	EnvJob = "GOCUDA_JOB"
 )
 
 // LauncherNames lists the launcher's variables, sorted.
 func LauncherNames() []string {
-	n := []string{EnvRank, EnvWorldSize, EnvLocalRank, EnvNCCLID}
+	n := []string{EnvRank, EnvWorldSize, EnvLocalRank, EnvRendezvous, EnvJob}
 	sort.Strings(n)
 	return n
 }
@@ -117,6 +125,11 @@ type Config struct {
 	// CURANDLibrary is GOCUDA_CURAND_LIBRARY: the cuRAND library file
 	// that package curand loads; "" searches the usual places.
 	CURANDLibrary string
+	// RendezvousTimeout is GOCUDA_RENDEZVOUS_TIMEOUT: how long the ranks
+	// of a multi-process job wait for each other to arrive, and for each
+	// value shared or barrier passed (package rendezvous).
+	// DefaultRendezvousTimeout when unset.
+	RendezvousTimeout time.Duration
 	// Invalid names the variable that failed to parse, if Parse failed.
 	Invalid string
 	// Set lists each GOCUDA_ variable present in the environment with its
@@ -155,7 +168,8 @@ func Parse(lookup func(string) (string, bool)) (Config, error) {
 }
 
 func parse(lookup func(string) (string, bool)) (Config, error) {
-	c := Config{Backend: "auto", Pool: DefaultPool, GCEarly: true, GCPercent: DefaultGCPercent, Debug: map[string]bool{}, Set: map[string]string{}}
+	c := Config{Backend: "auto", Pool: DefaultPool, GCEarly: true, GCPercent: DefaultGCPercent, RendezvousTimeout: DefaultRendezvousTimeout,
+		Debug: map[string]bool{}, Set: map[string]string{}}
 	get := func(name string) (string, bool) {
 		v, ok := lookup(name)
 		if ok {
@@ -234,6 +248,11 @@ func parse(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get(EnvCURANDLibrary); ok {
 		c.CURANDLibrary = v
 	}
+	if v, ok := get(EnvRendezvousTimeout); ok {
+		if c.RendezvousTimeout, err = ParseRendezvousTimeout(v); err != nil {
+			return c, &Error{Var: EnvRendezvousTimeout, Value: v, Accepted: RendezvousTimeoutForms, Err: err}
+		}
+	}
 	if v, ok := get(EnvDebug); ok {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.ToLower(strings.TrimSpace(w))
@@ -279,7 +298,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary, EnvCURANDLibrary}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary, EnvCURANDLibrary, EnvRendezvousTimeout}
 	sort.Strings(n)
 	return n
 }
@@ -536,6 +555,35 @@ func ParseIdleTrim(v string) (time.Duration, error) {
 	}
 	if min, _ := time.ParseDuration(minIdleTrim); d < min {
 		return 0, fmt.Errorf("%v is shorter than %s: the pool would be trimmed while in use", d, minIdleTrim)
+	}
+	return d, nil
+}
+
+// DefaultRendezvousTimeout is GOCUDA_RENDEZVOUS_TIMEOUT's default: long
+// enough for every rank of a large job to be scheduled and start, short
+// enough that a rank that never comes is reported while someone watches.
+const DefaultRendezvousTimeout = 2 * time.Minute
+
+// RendezvousTimeoutForms is what GOCUDA_RENDEZVOUS_TIMEOUT accepts.
+const RendezvousTimeoutForms = "a Go duration of at least " + minRendezvousTimeout + " (90s, 10m; 2m is the default)"
+
+const minRendezvousTimeout = "100ms"
+
+// ParseRendezvousTimeout parses GOCUDA_RENDEZVOUS_TIMEOUT: a duration
+// (time.ParseDuration) of at least 100ms. There is no off: a rank that
+// never comes would hold every other rank forever.
+func ParseRendezvousTimeout(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	switch strings.ToLower(v) {
+	case "off", "none", "0", "inf", "infinite":
+		return 0, fmt.Errorf("%q: the wait cannot be unbounded, since a rank that never comes would hold the others forever: give a duration such as 30m", v)
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, err
+	}
+	if min, _ := time.ParseDuration(minRendezvousTimeout); d < min {
+		return 0, fmt.Errorf("%v is shorter than %s: the ranks could not even connect", d, minRendezvousTimeout)
 	}
 	return d, nil
 }

@@ -28,6 +28,7 @@ func TestParseDefaultsWhenNothingIsSet(t *testing.T) {
 	assert.Empty(t, c.Set)
 	assert.Equal(t, DefaultKernelCache(), c.KernelCache)
 	assert.Empty(t, c.NVRTCLibrary)
+	assert.Equal(t, 2*time.Minute, c.RendezvousTimeout)
 }
 
 func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
@@ -57,6 +58,10 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 		{"empty backend is auto", map[string]string{EnvBackend: ""}, func(t *testing.T, c Config) { assert.Equal(t, "auto", c.Backend) }},
 		{"empty gc early is on", map[string]string{EnvGCEarly: ""}, func(t *testing.T, c Config) { assert.True(t, c.GCEarly) }},
 		{"idle trim none", map[string]string{EnvIdleTrim: "none"}, func(t *testing.T, c Config) { assert.Zero(t, c.IdleTrim) }},
+		{"rendezvous timeout", map[string]string{EnvRendezvousTimeout: " 90s "}, func(t *testing.T, c Config) { assert.Equal(t, 90*time.Second, c.RendezvousTimeout) }},
+		{"rendezvous timeout empty is the default", map[string]string{EnvRendezvousTimeout: ""}, func(t *testing.T, c Config) {
+			assert.Equal(t, DefaultRendezvousTimeout, c.RendezvousTimeout)
+		}},
 		{"soft share and hard bytes wait for a device", map[string]string{EnvSoftLimit: "80%", EnvHardLimit: "1GiB"}, func(t *testing.T, c Config) {
 			assert.Equal(t, 80.0, c.SoftLimit.Percent)
 		}},
@@ -126,6 +131,11 @@ func TestParseRejectsBadValuesNamingVariableValueAndForms(t *testing.T) {
 		{"idle trim without unit", EnvIdleTrim, "30", "30s, 5m"},
 		{"idle trim too short", EnvIdleTrim, "1ms", "at least 10ms"},
 		{"idle trim negative", EnvIdleTrim, "-5s", "or off"},
+		{"rendezvous timeout off", EnvRendezvousTimeout, "off", "the wait cannot be unbounded"},
+		{"rendezvous timeout 0", EnvRendezvousTimeout, "0", "give a duration such as 30m"},
+		{"rendezvous timeout without unit", EnvRendezvousTimeout, "120", "a Go duration of at least 100ms (90s, 10m; 2m is the default)"},
+		{"rendezvous timeout too short", EnvRendezvousTimeout, "1ms", "shorter than 100ms"},
+		{"rendezvous timeout negative", EnvRendezvousTimeout, "-1m", "shorter than 100ms"},
 		{"relative kernel cache", EnvKernelCache, "cache/k", "an absolute folder path, or off"},
 		{"hard limit zero", EnvHardLimit, "0", `for no limit write "none" or "off"`},
 		{"soft limit zero", EnvSoftLimit, "0", `for no limit write "none" or "off"`},
@@ -237,8 +247,9 @@ func TestUnknownSetFindsMisspeltKnobs(t *testing.T) {
 }
 
 func TestUnknownSetKnowsTheLaunchersVariables(t *testing.T) {
-	got := UnknownSet([]string{"GOCUDA_RANK=1", "GOCUDA_WORLD_SIZE=2", "GOCUDA_LOCAL_RANK=1", "GOCUDA_NCCL_ID=00", "GOCUDA_RANKS=2"})
-	assert.Equal(t, []string{"GOCUDA_RANKS"}, got)
+	got := UnknownSet([]string{"GOCUDA_RANK=1", "GOCUDA_WORLD_SIZE=2", "GOCUDA_LOCAL_RANK=1", "GOCUDA_RENDEZVOUS=h:1", "GOCUDA_JOB=j",
+		"GOCUDA_RANKS=2", "GOCUDA_NCCL_ID=00"})
+	assert.Equal(t, []string{"GOCUDA_NCCL_ID", "GOCUDA_RANKS"}, got, "GOCUDA_NCCL_ID went: the ranks share the id through the rendezvous")
 	assert.Equal(t, EnvRank, Nearest("GOCUDA_RANKS"))
 	for _, n := range LauncherNames() {
 		assert.NotContains(t, Names(), n, "%s is the launcher's, not a knob", n)

@@ -305,6 +305,8 @@ func parsedValue(c config.Config, name string) string {
 		return libraryFrom("cuBLAS", c.CUBLASLibrary)
 	case config.EnvCURANDLibrary:
 		return libraryFrom("cuRAND", c.CURANDLibrary)
+	case config.EnvRendezvousTimeout:
+		return "ranks wait " + c.RendezvousTimeout.String() + " for each other"
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {

@@ -62,6 +62,8 @@ func TestDoctorSaysWhatEveryKnobParsedTo(t *testing.T) {
 		{"GOCUDA_CUBLAS_LIBRARY=/opt/cuda/libcublas.so.13", "cuBLAS from /opt/cuda/libcublas.so.13"},
 		{"GOCUDA_CUBLAS_LIBRARY=", "cuBLAS searched for"},
 		{"GOCUDA_CURAND_LIBRARY=/opt/cuda/libcurand.so.10", "cuRAND from /opt/cuda/libcurand.so.10"},
+		{"GOCUDA_RENDEZVOUS_TIMEOUT=5m", "ranks wait 5m0s for each other"},
+		{"GOCUDA_RENDEZVOUS_TIMEOUT=", "ranks wait 2m0s for each other"},
 	} {
 		var out bytes.Buffer
 		require.NoError(t, doctor(&out, []string{tc.env}))
@@ -69,7 +71,7 @@ func TestDoctorSaysWhatEveryKnobParsedTo(t *testing.T) {
 	}
 	var out bytes.Buffer
 	require.NoError(t, doctor(&out, nil))
-	for _, name := range []string{"GOCUDA_IDLE_TRIM", "GOCUDA_STREAM_CHECK", "GOCUDA_MEMORY_POOL"} {
+	for _, name := range []string{"GOCUDA_IDLE_TRIM", "GOCUDA_STREAM_CHECK", "GOCUDA_MEMORY_POOL", "GOCUDA_RENDEZVOUS_TIMEOUT"} {
 		assert.Regexp(t, name+` +\(unset\) +\S`, out.String(), "every knob's parsed value is shown")
 	}
 }
