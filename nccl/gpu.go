@@ -31,6 +31,14 @@ type gpuComm struct {
 	// free a communicator that an open group still holds work of, so it
 	// waits for the group's end.
 	pendingAbort error
+
+	// kin are the ranks of this communicator in this process (kin.go);
+	// id is the key they were found by (nil for NewComms's).
+	kin *kin
+	id  *UniqueID
+	// onAbort, when set, hears of an abort of this rank that did not come
+	// from a peer in this process (JoinFromEnv tells the rendezvous).
+	onAbort func(cause error)
 }
 
 var errDestroyed = errors.New("communicator destroyed")
@@ -66,7 +74,7 @@ func newGPUComm(ctx context.Context, dev *cudabackend.Device, id UniqueID, rank,
 		cAbort(cctx, h)
 		return nil, err
 	}
-	return startGPUComm(ctx, dev, cctx, w, nranks), nil
+	return startGPUComm(ctx, dev, cctx, w, nranks, kinOf(id), &id), nil
 }
 
 func newGPUComms(ctx context.Context, devs []*cudabackend.Device) ([]*Comm, error) {
@@ -101,15 +109,18 @@ func newGPUComms(ctx context.Context, devs []*cudabackend.Device) ([]*Comm, erro
 		}
 	}
 	comms := make([]*Comm, len(devs))
+	k := &kin{}
 	for i, h := range hs {
-		comms[i] = startGPUComm(ctx, devs[i], ctxs[i], where{rank: i, device: devs[i].Ordinal(), comm: h}, len(devs))
+		comms[i] = startGPUComm(ctx, devs[i], ctxs[i], where{rank: i, device: devs[i].Ordinal(), comm: h}, len(devs), k, nil)
 	}
 	return comms, nil
 }
 
-// startGPUComm wraps a ready communicator and has ctx abort it.
-func startGPUComm(ctx context.Context, dev *cudabackend.Device, cctx uintptr, w where, nranks int) *Comm {
-	g := &gpuComm{dev: dev, ctx: cctx, life: ctx, w: w}
+// startGPUComm wraps a ready communicator, joins it to its kin and has
+// ctx abort it.
+func startGPUComm(ctx context.Context, dev *cudabackend.Device, cctx uintptr, w where, nranks int, k *kin, id *UniqueID) *Comm {
+	g := &gpuComm{dev: dev, ctx: cctx, life: ctx, w: w, kin: k, id: id}
+	k.add(g)
 	// Under mu: the func may run at once, on its own goroutine, and the
 	// abort reads stop.
 	g.mu.Lock()
@@ -122,10 +133,17 @@ func startGPUComm(ctx context.Context, dev *cudabackend.Device, cctx uintptr, w 
 
 func inProgress(r cres) bool { return r.stage == stageCall && Result(r.code) == ResultInProgress }
 
+// pollSpin is how long pollReady polls without sleeping: NCCL's
+// nonblocking calls (ncclGroupEnd above all) finish taking the work in
+// tens of microseconds, and a timer's wake-up costs as much again, on
+// every collective of a group. Past it, a wait is for a peer: sleeps.
+const pollSpin = 200 * time.Microsecond
+
 // pollReady waits while the communicator's state is ncclInProgress, for
 // at most as long as ctx lasts. It does not abort: the caller does.
 func pollReady(ctx context.Context, op string, w *where) error {
 	delay := 20 * time.Microsecond
+	spinUntil := time.Now().Add(pollSpin)
 	for {
 		res, r := cAsyncError(w.comm)
 		if err := r.err("ncclCommGetAsyncError", w); err != nil {
@@ -137,6 +155,13 @@ func pollReady(ctx context.Context, op string, w *where) error {
 		case ResultInProgress:
 		default:
 			return &Error{Op: op, Rank: w.rank, Device: w.device, Result: res, Text: cErrorString(res), Last: cLastError(w.comm)}
+		}
+		if time.Now().Before(spinUntil) {
+			if ctx.Err() != nil {
+				return abortedError(fmt.Sprintf("%s on rank %d (device %d)", op, w.rank, w.device), ctx)
+			}
+			runtime.Gosched()
+			continue
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -226,6 +251,11 @@ func (g *gpuComm) abortLocked(cause error) error {
 	g.done = fmt.Errorf("%w: %w", ErrAborted, cause)
 	g.w.comm = 0
 	g.stop()
+	g.kin.abortOthers(g, cause)
+	g.kin.leave(g, g.id)
+	if g.onAbort != nil && !fromPeer(cause) {
+		go g.onAbort(cause) // the rendezvous's call must not hold g's lock
+	}
 	if inProgress(r) {
 		return nil
 	}
@@ -258,6 +288,7 @@ func (g *gpuComm) destroy() error {
 	g.done = errDestroyed
 	g.w.comm = 0
 	g.stop()
+	g.kin.leave(g, g.id)
 	return r.err("ncclCommDestroy", &g.w)
 }
 

@@ -66,15 +66,15 @@ type clique struct {
 	failed chan struct{} // closed when err is set
 	err    error
 	left   []bool // ranks that destroyed their communicator
-	rounds map[uint64]*rendezvous
-	p2p    map[p2pKey]*rendezvous
+	rounds map[uint64]*meeting
+	p2p    map[p2pKey]*meeting
 }
 
-// rendezvous is one collective (ops by rank) or one Send and its Recv
+// meeting is one collective (ops by rank) or one Send and its Recv
 // (ops[0] the send, ops[1] the recv). running is set, under the clique's
 // mu, by the arrival that completes it, which then moves the data and
 // closes done.
-type rendezvous struct {
+type meeting struct {
 	ops     []*hostOp
 	arrived int
 	running bool
@@ -126,9 +126,9 @@ func (cl *clique) failure() error {
 }
 
 // await waits for rv to complete, or for the communicator to fail; a
-// rendezvous already running is waited for all the same, since it is
+// meeting already running is waited for all the same, since it is
 // writing this rank's buffers.
-func (cl *clique) await(rv *rendezvous) {
+func (cl *clique) await(rv *meeting) {
 	select {
 	case <-rv.done:
 	case <-cl.failed:
@@ -177,7 +177,7 @@ func join(dev *host.Device, id UniqueID, rank, nranks int) (*hostComm, error) {
 		cl = &clique{
 			n: nranks, ranks: make([]*hostComm, nranks), left: make([]bool, nranks),
 			formed: make(chan struct{}), failed: make(chan struct{}),
-			rounds: map[uint64]*rendezvous{}, p2p: map[p2pKey]*rendezvous{},
+			rounds: map[uint64]*meeting{}, p2p: map[p2pKey]*meeting{},
 		}
 		if hostReg.forming == nil {
 			hostReg.forming, hostReg.used = map[UniqueID]*clique{}, map[UniqueID]struct{}{}
@@ -370,7 +370,7 @@ func (h *hostComm) finished() {
 // the collectives in order, then waits for the Sends and Recvs.
 func (h *hostComm) execute(ops []*hostOp) {
 	cl := h.cl
-	var posted []*rendezvous
+	var posted []*meeting
 	for _, o := range ops {
 		if o.kind == opSend || o.kind == opRecv {
 			if rv := cl.post(o); rv != nil {
@@ -406,7 +406,7 @@ func (cl *clique) collective(o *hostOp) bool {
 	}
 	rv := cl.rounds[o.seq]
 	if rv == nil {
-		rv = &rendezvous{ops: make([]*hostOp, cl.n), done: make(chan struct{})}
+		rv = &meeting{ops: make([]*hostOp, cl.n), done: make(chan struct{})}
 		cl.rounds[o.seq] = rv
 	}
 	rv.ops[o.rank] = o
@@ -428,9 +428,9 @@ func (cl *clique) collective(o *hostOp) bool {
 }
 
 // post posts a Send or Recv; the second of a pair to arrive copies the
-// data. It returns the rendezvous to wait for, nil when the communicator
+// data. It returns the meeting to wait for, nil when the communicator
 // has failed.
-func (cl *clique) post(o *hostOp) *rendezvous {
+func (cl *clique) post(o *hostOp) *meeting {
 	key, side := p2pKey{from: o.rank, to: o.root, seq: o.seq}, 0
 	if o.kind == opRecv {
 		key, side = p2pKey{from: o.root, to: o.rank, seq: o.seq}, 1
@@ -448,7 +448,7 @@ func (cl *clique) post(o *hostOp) *rendezvous {
 	}
 	rv := cl.p2p[key]
 	if rv == nil {
-		rv = &rendezvous{ops: make([]*hostOp, 2), done: make(chan struct{})}
+		rv = &meeting{ops: make([]*hostOp, 2), done: make(chan struct{})}
 		cl.p2p[key] = rv
 	}
 	rv.ops[side] = o
@@ -607,7 +607,7 @@ func (h *hostComm) destroy() error {
 	return nil
 }
 
-// leave marks rank gone, and fails the communicator if a rendezvous waits
+// leave marks rank gone, and fails the communicator if a meeting waits
 // for it: it will never come.
 func (cl *clique) leave(rank int) {
 	cl.mu.Lock()
