@@ -93,3 +93,67 @@ func allReduceForm(b *testing.B, form string, r *arrayRig, size int) func() erro
 	}
 	return func() error { return nccl.AllReduceArray(c, s, x, x, nccl.Sum) }
 }
+
+// BenchmarkAllReduceTwoRanks times in-place float32 Sum all-reduces of two
+// ranks, one device each, driven from one goroutine in nccl.Group (one
+// process driving both GPUs), at bench/torch_allreduce.py's sizes, with
+// the arrays registered and not. busbw_GB/s is nccl-tests' bus bandwidth,
+// algbw·2(n-1)/n, the column torch_allreduce.py --ranks 2 prints; `gocuda
+// bench allreduce` prints the same table, also with a process per GPU.
+//
+// On two GPUs: GOCUDA_BACKEND=cuda NCCL_NVLS_ENABLE=0 ./nccl.test
+// -test.run '^$' -test.bench AllReduceTwoRanks -test.benchtime 50x.
+func BenchmarkAllReduceTwoRanks(b *testing.B) {
+	const n = 2
+	r := newArrayRig(b, n)
+	for _, size := range allReduceSizes {
+		for _, reg := range []bool{false, true} {
+			b.Run(fmt.Sprintf("size=%s/registered=%v", humanize.IBytes(uint64(size)), reg), func(b *testing.B) {
+				xs := make([]*cuarray.Array[float32], n)
+				for i := range n {
+					x, err := cuarray.On[float32](r.streams[i]).Ones(size / 4)
+					require.NoError(b, err)
+					b.Cleanup(x.UnsafeFree) // after Release: cleanups run last first
+					xs[i] = x
+					if reg {
+						g, err := nccl.RegisterArray(r.comms[i], r.streams[i], x)
+						require.NoError(b, err)
+						b.Cleanup(func() { require.NoError(b, g.Release()) })
+					}
+				}
+				queue := func() error {
+					return nccl.Group(r.comms, func() error {
+						for i := range n {
+							if err := nccl.AllReduceArray(r.comms[i], r.streams[i], xs[i], xs[i], nccl.Sum); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+				}
+				syncAll := func() {
+					for i := range n {
+						require.NoError(b, r.streams[i].Synchronize())
+						require.NoError(b, r.comms[i].Err())
+					}
+				}
+				for range 5 {
+					require.NoError(b, queue())
+				}
+				syncAll()
+				b.SetBytes(int64(size))
+				b.ResetTimer()
+				for range b.N {
+					if err := queue(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				syncAll()
+				b.StopTimer()
+				algbw := float64(size) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+				b.ReportMetric(algbw, "algbw_GB/s")
+				b.ReportMetric(algbw*2*(n-1)/n, "busbw_GB/s")
+			})
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/rendezvous"
 )
 
 // Comm is one rank's communicator: its place (Rank) among Size ranks, on
@@ -24,6 +25,10 @@ type Comm struct {
 	// the group's end, when their work is queued (arrays.go).
 	grouping bool
 	held     []any
+	// member is the rendezvous of a communicator JoinFromEnv formed, left
+	// at Destroy or Abort; cancel ends the communicator's context.
+	member *rendezvous.Member
+	cancel context.CancelCauseFunc
 }
 
 // commImpl is a communicator's implementation: NCCL's (gpu.go) or the
@@ -255,7 +260,8 @@ func (c *Comm) Abort() error {
 	if c == nil || c.impl == nil {
 		return fmt.Errorf("nccl: Abort of a nil communicator: %w", errInvalid)
 	}
-	return c.impl.abort(fmt.Errorf("rank %d called Abort", c.rank))
+	cause := fmt.Errorf("rank %d called Abort", c.rank)
+	return errors.Join(c.impl.abort(cause), c.leave(cause))
 }
 
 // Destroy waits until the communicator's queued work is done on every
@@ -266,7 +272,11 @@ func (c *Comm) Destroy() error {
 	if c == nil || c.impl == nil {
 		return fmt.Errorf("nccl: Destroy of a nil communicator: %w", errInvalid)
 	}
-	return c.impl.destroy()
+	err := c.impl.destroy()
+	if err != nil {
+		return errors.Join(err, c.leave(err))
+	}
+	return c.leave(nil)
 }
 
 // NewUniqueID makes the id that the ranks of a new communicator share, for
