@@ -12,6 +12,17 @@ one rank, where NCCL copies nothing between GPUs).
     NCCL_NVLS_ENABLE=0 python3 bench/torch_allreduce.py --ranks 1
     NCCL_NVLS_ENABLE=0 python3 bench/torch_allreduce.py --ranks 2 --json out.json
 
+Beside gocuda, in one run: `gocuda bench allreduce --json F` (one process
+driving both GPUs) and `gocuda launch -n 2 -- gocuda bench allreduce --json G`
+(a process per GPU) first, then
+
+    python3 bench/torch_allreduce.py --ranks 2 --go-json F --go-json G
+
+prints one table: torch's time and bus bandwidth at each size, and each
+gocuda run's (registered and not) with its ratio to torch's: bus bandwidth
+over torch's (at least 1 is as fast), time over torch's for the 1 KiB row
+(at most 1 is as fast).
+
 NVLink multicast stays off (NCCL_NVLS_ENABLE=0 is set here if unset), as in
 every gocuda run on these machines.
 """
@@ -62,6 +73,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--port", type=int, default=29512)
     ap.add_argument("--json", help="also write the rows here")
+    ap.add_argument("--go-json", action="append", default=[], metavar="FILE",
+                    help="a report of `gocuda bench allreduce --json`, set beside torch's rows (repeatable)")
     args = ap.parse_args()
     if torch.cuda.device_count() < args.ranks:
         sys.exit(f"torch_allreduce: {args.ranks} ranks need {args.ranks} GPUs, found {torch.cuda.device_count()}")
@@ -82,6 +95,39 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
+    if args.go_json:
+        beside(rows, args.go_json)
+
+
+def beside(rows, files):
+    """One table of torch's rows and each gocuda report's, with ratios."""
+    runs = []
+    for name in files:
+        with open(name) as f:
+            rep = json.load(f)
+        for reg in (False, True):
+            got = {r["bytes"]: r for r in rep["rows"] if r["registered"] == reg}
+            if got:
+                runs.append((f"gocuda, {rep['mode']}, {'registered' if reg else 'unregistered'}", got))
+    print()
+    print("| bytes | torch time (us) | torch busbw (GB/s) | " +
+          " | ".join(f"{n}: time (us) / busbw (GB/s) / vs torch" for n, _ in runs) + " |")
+    print("|---:|---:|---:|" + "---:|" * len(runs))
+    for r in rows:
+        cells = []
+        for _, got in runs:
+            g = got.get(r["bytes"])
+            if g is None:
+                cells.append("-")
+                continue
+            # Bus bandwidth over torch's; for the smallest size, where time
+            # is latency, torch's time over ours (both: above 1 is faster).
+            if r["bytes"] <= 4096:
+                ratio = f"{r['seconds'] / g['seconds']:.2f}x faster" if g["seconds"] <= r["seconds"] else f"{g['seconds'] / r['seconds']:.2f}x slower"
+            else:
+                ratio = f"{g['busbw_GBps'] / r['busbw_GBps']:.3f}" if r["busbw_GBps"] else "-"
+            cells.append(f"{g['seconds'] * 1e6:.1f} / {g['busbw_GBps']:.1f} / {ratio}")
+        print(f"| {r['bytes']} | {r['seconds'] * 1e6:.1f} | {r['busbw_GBps']:.1f} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

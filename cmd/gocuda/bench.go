@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -21,8 +22,41 @@ import (
 	"github.com/gocuda/gocuda/pool"
 )
 
+// benchKinds are what "gocuda bench KIND" times; pools is the default.
+var benchKinds = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
+	"pools":     runBenchPools,
+	"peer":      runBenchPeer,
+	"allreduce": runBenchAllReduce,
+}
+
+// runBench dispatches on its first argument, a kind of benchmark; with
+// none (or flags first) it times the pools, as it always has.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "[flags]", "Times cached allocate+free pairs through each pool on this machine's backend:\n"+
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return runBenchPools(ctx, args, stdout, stderr)
+	}
+	run, ok := benchKinds[args[0]]
+	if !ok {
+		kinds := slices.Sorted(maps.Keys(benchKinds))
+		return usageErrorf("unknown kind %q%s; the kinds are %s (pools when none is given)",
+			args[0], didYouMean(args[0], kinds, ""), strings.Join(kinds, ", "))
+	}
+	return run(ctx, args[1:], stdout, stderr)
+}
+
+// kindUsage ends a usage error of "gocuda bench KIND" with that kind's
+// help: run's own hint would name "gocuda bench --help", the pools' flags.
+// Other errors pass.
+func kindUsage(kind string, err error) error {
+	var ue usageError
+	if !errors.As(err, &ue) {
+		return err
+	}
+	return usageErrorf("%s%s", ue.msg, withHelp("", "gocuda bench "+kind+" --help", " for its flags"))
+}
+
+func runBenchPools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", "[pools] [flags]", "Times cached allocate+free pairs through each pool on this machine's backend:\n"+
 		"one goroutine over sizes, then several goroutines each on its own stream. Each\n"+
 		"cell gives the mean over every pair and the p50, p99 and p99.9 of one pair in\n"+
 		"every "+strconv.Itoa(sampleEvery)+" timed alone, as the allocator anchors report them. Progress goes\n"+
