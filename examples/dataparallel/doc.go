@@ -10,8 +10,36 @@
 //
 // The model and the data are examples/train's (package internal/mlp, shared
 // by both); the gradients are handed to the all-reduce by
-// mlp.MLP.StepReduce, layer by layer as the backward pass makes them, so
-// that on GPUs a layer's communication overlaps the layers below it.
+// mlp.MLP.StepReduce, layer by layer as the backward pass makes them.
+//
+// # Overlapping communication with the backward pass
+//
+// With -overlap (on by default) each rank has a second stream for its
+// communicator: a layer's dW and db are all-reduced there, in one NCCL
+// group (one launch), as soon as the backward pass has queued them, while
+// the compute stream goes on with the layers below, and the SGD updates
+// are queued after the whole backward pass, each waiting for its layer's
+// all-reduce through the arrays' cross-stream ordering (an event, not a
+// host wait). This is what PyTorch's DistributedDataParallel does with its
+// gradient buckets. It changes no number: a layer's weights serve the
+// backward pass only before their own update, whenever that comes. With
+// -overlap=false the all-reduces run on the compute stream, in turn with
+// the backward pass, to measure the two side by side; the report's
+// config says which ran ("overlap"). Overlapped, NCCL's channels take SMs
+// from the backward pass's GEMMs: fewer of them (NCCL_MAX_NCHANNELS=4)
+// were faster on two H100s (bench/README.md).
+//
+// # The same data for PyTorch
+//
+// -save-data DIR writes, from rank 0 before training, the initial weight
+// and bias of every layer and every global batch's inputs and labels, as
+// raw little-endian float32 and int32 files, with DIR/manifest.json
+// naming each file with its dtype and shape (and the config). A weight is
+// in × out (a layer is x·W + b), the transpose of nn.Linear.weight.
+// bench/torch_ddp.py --data DIR trains PyTorch's
+// DistributedDataParallel from exactly these numbers, so that its losses
+// and gocuda's agree to float tolerance; bench/README.md has the
+// commands. The default size writes about 350 MB.
 //
 // # Running ranks
 //
@@ -42,6 +70,8 @@
 //	go run ./examples/dataparallel -quick -ranks 4   # host backend: 4 ranks, 4 host devices
 //	go run ./examples/dataparallel -ranks 1          # one GPU: 1 rank, then single-device
 //	go run ./examples/dataparallel -quick -json      # the report as JSON
+//	go run ./examples/dataparallel -quick -ranks 2 -overlap=false
+//	go run ./examples/dataparallel -quick -ranks 2 -save-data /tmp/dp
 //
 // Each epoch prints its time and mean loss (rank 0's view: the losses are
 // all-reduced), then the single-device run's, then the comparison line.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,19 +12,19 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"strconv"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
-	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/gcpressure"
 	"github.com/gocuda/gocuda/internal/mlp"
 	"github.com/gocuda/gocuda/nccl"
 	"github.com/gocuda/gocuda/pool"
+	"github.com/gocuda/gocuda/rendezvous"
 )
 
 // Config is the run's model and data: examples/train's, with Batch the
@@ -39,7 +40,14 @@ type Config struct {
 	LR      float64 `json:"lr"`
 	Mom     float64 `json:"momentum"`
 	Seed    uint64  `json:"seed"`
+	// Overlap is not the model's but how the ranks communicate: each
+	// layer's all-reduce on a stream of its own, overlapping the rest of
+	// the backward pass (-overlap), else on the compute stream, in turn
+	// with it.
+	Overlap bool `json:"overlap"`
 
+	// saveData is -save-data's folder ("": none).
+	saveData string
 	// failRank fails at its step failStep (counted from 1 over the run;
 	// 0 never): the tests' failing rank.
 	failRank, failStep int
@@ -48,37 +56,39 @@ type Config struct {
 // defaultConfig is examples/train's H100 size; hostConfig and quickConfig
 // are its host and CI sizes.
 var (
-	defaultConfig = Config{Epochs: 5, Steps: 8, Batch: 4096, In: 1024, Width: 4096, Depth: 4, Classes: 10, LR: 0.01, Mom: 0.9, Seed: 1}
-	hostConfig    = Config{Epochs: 5, Steps: 8, Batch: 512, In: 256, Width: 512, Depth: 2, Classes: 10, LR: 0.01, Mom: 0.9, Seed: 1}
-	quickConfig   = Config{Epochs: 4, Steps: 8, Batch: 128, In: 32, Width: 64, Depth: 2, Classes: 10, LR: 0.05, Mom: 0.9, Seed: 1}
+	defaultConfig = Config{Epochs: 5, Steps: 8, Batch: 4096, In: 1024, Width: 4096, Depth: 4, Classes: 10, LR: 0.01, Mom: 0.9, Seed: 1, Overlap: true}
+	hostConfig    = Config{Epochs: 5, Steps: 8, Batch: 512, In: 256, Width: 512, Depth: 2, Classes: 10, LR: 0.01, Mom: 0.9, Seed: 1, Overlap: true}
+	quickConfig   = Config{Epochs: 4, Steps: 8, Batch: 128, In: 32, Width: 64, Depth: 2, Classes: 10, LR: 0.05, Mom: 0.9, Seed: 1, Overlap: true}
 )
 
 // Launch is how this process takes part: which ranks it runs.
 type Launch struct {
 	// Mode is "single" (one rank, no flags, no launcher), "goroutines"
 	// (-ranks: every rank in this process, one goroutine and one device
-	// each) or "launcher" (one rank of several processes, from the
-	// launcher's variables).
+	// each) or "launcher" (one rank of several processes, started by a
+	// launcher: gocuda launch, torchrun, srun or mpirun).
 	Mode string `json:"mode"`
+	// Launcher is the launcher that started this process ("launcher"
+	// mode): gocuda, torchrun, openmpi or slurm.
+	Launcher string `json:"launcher,omitempty"`
 	// World is the number of ranks in all.
 	World int `json:"world_size"`
 	// Rank and Local are this process's rank and device in "launcher"
 	// mode (0 otherwise).
 	Rank  int `json:"rank"`
 	Local int `json:"local_rank"`
-	id    nccl.UniqueID
 }
 
-// parseLaunch reads the launcher's variables through getenv; without
-// them it is -ranks (ranks, set says whether it was given).
+// parseLaunch reads the launcher's variables through getenv
+// (rendezvous.FromEnv: gocuda launch's, torchrun's, Open MPI's or
+// Slurm's); without them it is -ranks (ranks, set says whether it was
+// given).
 func parseLaunch(ranks int, set bool, getenv func(string) (string, bool)) (Launch, error) {
-	var env []string
-	for _, n := range config.LauncherNames() {
-		if _, ok := getenv(n); ok {
-			env = append(env, n)
-		}
+	rl, launched, err := rendezvous.FromEnv(getenv)
+	if err != nil {
+		return Launch{}, fmt.Errorf("dataparallel: %w", err)
 	}
-	if len(env) == 0 {
+	if !launched {
 		if ranks < 1 {
 			return Launch{}, fmt.Errorf("dataparallel: -ranks %d: give at least 1", ranks)
 		}
@@ -88,45 +98,9 @@ func parseLaunch(ranks int, set bool, getenv func(string) (string, bool)) (Launc
 		return Launch{Mode: "goroutines", World: ranks}, nil
 	}
 	if set {
-		return Launch{}, fmt.Errorf("dataparallel: -ranks and the launcher's %v are both given: a launched process runs the one rank the launcher gave it", env)
+		return Launch{}, fmt.Errorf("dataparallel: -ranks and %s's variables are both given: a launched process runs the one rank the launcher gave it", rl.Launcher)
 	}
-	num := func(name string, def int) (int, error) {
-		v, ok := getenv(name)
-		if !ok {
-			if def >= 0 {
-				return def, nil
-			}
-			return 0, fmt.Errorf("dataparallel: %s is not set; a launched rank needs %s, %s and %s (%s defaults to the rank)",
-				name, config.EnvRank, config.EnvWorldSize, config.EnvNCCLID, config.EnvLocalRank)
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("dataparallel: %s=%q: give a whole number, 0 or more", name, v)
-		}
-		return n, nil
-	}
-	l := Launch{Mode: "launcher"}
-	var err error
-	if l.World, err = num(config.EnvWorldSize, -1); err != nil {
-		return Launch{}, err
-	}
-	if l.Rank, err = num(config.EnvRank, -1); err != nil {
-		return Launch{}, err
-	}
-	if l.Local, err = num(config.EnvLocalRank, l.Rank); err != nil {
-		return Launch{}, err
-	}
-	if l.World < 1 || l.Rank >= l.World {
-		return Launch{}, fmt.Errorf("dataparallel: %s=%d of %s=%d: ranks are 0 to the world size - 1", config.EnvRank, l.Rank, config.EnvWorldSize, l.World)
-	}
-	idText, ok := getenv(config.EnvNCCLID)
-	if !ok {
-		return Launch{}, fmt.Errorf("dataparallel: %s is not set: the launcher makes one id (nccl.NewUniqueID) and gives every rank its String", config.EnvNCCLID)
-	}
-	if l.id, err = nccl.ParseUniqueID(idText); err != nil {
-		return Launch{}, fmt.Errorf("dataparallel: %s: %w", config.EnvNCCLID, err)
-	}
-	return l, nil
+	return Launch{Mode: "launcher", Launcher: rl.Launcher, World: rl.Size, Rank: rl.Rank, Local: rl.LocalRank}, nil
 }
 
 // Epoch is one epoch's figures.
@@ -172,7 +146,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if opts.json {
+	if opts.json && (l.Mode != "launcher" || l.Rank == 0) { // one report a job
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
@@ -205,6 +179,8 @@ func parseFlags(args []string, onHost bool, getenv func(string) (string, bool)) 
 	fs.Float64Var(&c.LR, "lr", 0, "SGD learning rate")
 	fs.Float64Var(&c.Mom, "momentum", 0, "SGD momentum")
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed for weights and data")
+	fs.BoolVar(&c.Overlap, "overlap", true, "all-reduce each layer's gradients on a stream of their own, overlapping the backward pass (false: on the compute stream, in turn)")
+	fs.StringVar(&c.saveData, "save-data", "", "write the initial weights and every batch to this `folder` (raw little-endian files and manifest.json), for bench/torch_ddp.py --data")
 	if err := fs.Parse(args); err != nil {
 		return c, Launch{}, opts, err
 	}
@@ -241,6 +217,12 @@ func parseFlags(args []string, onHost bool, getenv func(string) (string, bool)) 
 	if !set["seed"] {
 		c.Seed = base.Seed
 	}
+	if !set["overlap"] {
+		c.Overlap = base.Overlap
+	}
+	if set["save-data"] && c.saveData == "" {
+		return c, Launch{}, opts, errors.New("dataparallel: -save-data is empty: give the folder to write the weights and batches to")
+	}
 	l, err := parseLaunch(*ranks, set["ranks"], getenv)
 	if err != nil {
 		return c, l, opts, err
@@ -270,13 +252,18 @@ func (c Config) check(world int) error {
 }
 
 // rank is one rank's place: its device and pool, and the communicator
-// it joins (nil id: no communicator, the single-device run).
+// it joins: the id's (ranks of this process), the launcher's (join:
+// nccl.JoinFromEnv) or none (the single-device run).
 type rank struct {
 	rank, world int
 	dev         backend.Device
 	pool        pool.Pool
 	id          *nccl.UniqueID
+	join        backend.Backend
 }
+
+// communicates says whether the rank has peers to all-reduce with.
+func (r rank) communicates() bool { return r.id != nil || r.join != nil }
 
 // Run trains cfg data-parallel as l says, printing progress to w, and
 // with compare trains the single-device reference after it. ctx bounds
@@ -301,11 +288,11 @@ func Run(ctx context.Context, cfg Config, l Launch, compare bool, w io.Writer) (
 		cfg.In, cfg.Depth, cfg.Width, cfg.Classes, cfg.Batch, cfg.Batch/l.World, cfg.Steps, cfg.Epochs)
 
 	var ranks []rank
-	id := l.id
 	if l.Mode == "launcher" {
-		ranks = []rank{{rank: l.Rank, world: l.World, dev: devs[0], pool: pools[0], id: &id}}
+		ranks = []rank{{rank: l.Rank, world: l.World, dev: devs[0], pool: pools[0], join: b}}
 	} else {
-		if id, err = nccl.NewUniqueID(b); err != nil {
+		id, err := nccl.NewUniqueID(b)
+		if err != nil {
 			return nil, err
 		}
 		for r := range l.World {
@@ -350,6 +337,8 @@ func rankDevices(l Launch) (backend.Backend, []backend.Device, []pool.Pool, erro
 	} else if b.Name() == "host" && l.World > 1 {
 		return nil, nil, nil, fmt.Errorf("dataparallel: launched as rank %d of %d on the host backend, whose ranks must all be goroutines of one process: use -ranks %d instead",
 			l.Rank, l.World, l.World)
+	} else if b.DeviceCount() == 1 {
+		ordinals[0] = 0 // the launcher gave each rank its own GPU, as nccl.JoinFromEnv takes it
 	}
 	need := ordinals[len(ordinals)-1] + 1
 	if b.DeviceCount() >= need {
@@ -440,9 +429,30 @@ func train(ctx context.Context, cfg Config, r rank, w io.Writer) (epochs []Epoch
 		return nil, err
 	}
 	defer s.Close()
+	// The collectives' stream: with -overlap a stream of its own, so that
+	// a layer's all-reduce runs while the compute stream goes on with the
+	// layers below, and the updates wait for it through the arrays'
+	// ordering (mlp.MLP.StepReduce); without, the compute stream, where
+	// each all-reduce runs in turn with the backward pass. Every
+	// collective of the communicator goes on this one stream, so that
+	// they keep one order on the device, as on every rank.
+	cs := s
+	if r.communicates() && cfg.Overlap {
+		if cs, err = cuarray.NewStreamPool(r.pool); err != nil {
+			return nil, err
+		}
+		defer cs.Close()
+	}
 	var comm *nccl.Comm
-	if r.id != nil {
-		if comm, err = nccl.NewComm(ctx, r.dev, *r.id, r.rank, r.world); err != nil {
+	if r.communicates() {
+		if r.join != nil {
+			// The launcher's rendezvous: rank 0's id, this process's rank
+			// and device; a rank that fails or dies elsewhere aborts ours.
+			comm, err = nccl.JoinFromEnv(ctx, r.join)
+		} else {
+			comm, err = nccl.NewComm(ctx, r.dev, *r.id, r.rank, r.world)
+		}
+		if err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -457,14 +467,17 @@ func train(ctx context.Context, cfg Config, r rank, w io.Writer) (epochs []Epoch
 	// and keeps its shard of each batch: a real program reads only its
 	// shard, and broadcasts rank 0's weights (nccl.BroadcastArray).
 	f := cuarray.On[float32](s)
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed)) // examples/train's
-	data, err := mlp.MakeData(f, rng, cfg.Steps, cfg.Batch, cfg.In, cfg.Classes)
+	model, data, err := makeModelAndData(f, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("making the data: %w", err)
+		return nil, err
 	}
-	model, err := mlp.NewMLP(f, rng, cfg.In, cfg.Width, cfg.Depth, cfg.Classes, float32(cfg.LR), float32(cfg.Mom))
-	if err != nil {
-		return nil, fmt.Errorf("making the model: %w", err)
+	if cfg.saveData != "" && comm != nil && r.rank == 0 {
+		// Before the first epoch's clock starts; the other ranks wait
+		// for rank 0 in their first all-reduce, in the warm-up epoch.
+		if err := saveData(cfg.saveData, cfg, model, data); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "wrote the initial weights and the %d batches to %s\n", len(data), cfg.saveData)
 	}
 	local := cfg.Batch / r.world
 	shards := make([]mlp.Batch, len(data))
@@ -475,9 +488,21 @@ func train(ctx context.Context, cfg Config, r rank, w io.Writer) (epochs []Epoch
 	}
 	// The loss of the mean over the global batch has the mean of the
 	// ranks' gradients (each of the mean over its shard) as its gradient.
-	var reduce func(g *cuarray.Array[float32]) error
+	// A layer's dW and db go in one group, one launch: the bias, a few
+	// KiB, rides with its weight rather than paying a launch of its own.
+	// No further bucketing: the smallest layer (the classifier's) is
+	// reduced while the next layer's backward runs, and the others are
+	// as large as DistributedDataParallel's buckets or larger.
+	var reduce mlp.Reduce
 	if comm != nil {
-		reduce = func(g *cuarray.Array[float32]) error { return nccl.AllReduceArray(comm, s, g, g, nccl.Avg) }
+		reduce = func(dW, db *cuarray.Array[float32]) error {
+			return comm.Group(func() error {
+				if err := nccl.AllReduceArray(comm, cs, dW, dW, nccl.Avg); err != nil {
+					return err
+				}
+				return nccl.AllReduceArray(comm, cs, db, db, nccl.Avg)
+			})
+		}
 	}
 	step := 0
 	for e := range cfg.Epochs {
@@ -500,7 +525,7 @@ func train(ctx context.Context, cfg Config, r rank, w io.Writer) (epochs []Epoch
 			}
 		}
 		if comm != nil {
-			if err := nccl.AllReduceArray(comm, s, total, total, nccl.Sum); err != nil {
+			if err := nccl.AllReduceArray(comm, cs, total, total, nccl.Sum); err != nil {
 				return nil, err
 			}
 		}
@@ -521,6 +546,131 @@ func train(ctx context.Context, cfg Config, r rank, w io.Writer) (epochs []Epoch
 		fmt.Fprintf(w, "epoch %d: %7.3fs  %7.2f ms/step  loss %.6f\n", ep.Epoch, ep.Seconds, 1e3*ep.Seconds/float64(cfg.Steps), ep.Loss)
 	}
 	return epochs, nil
+}
+
+// makeModelAndData makes cfg's model and data on f's stream from the
+// seed, as every rank does (and examples/train: the same generator and
+// the same draws).
+func makeModelAndData(f cuarray.Ops[float32], cfg Config) (*mlp.MLP, []mlp.Batch, error) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed)) // examples/train's
+	data, err := mlp.MakeData(f, rng, cfg.Steps, cfg.Batch, cfg.In, cfg.Classes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("making the data: %w", err)
+	}
+	model, err := mlp.NewMLP(f, rng, cfg.In, cfg.Width, cfg.Depth, cfg.Classes, float32(cfg.LR), float32(cfg.Mom))
+	if err != nil {
+		return nil, nil, fmt.Errorf("making the model: %w", err)
+	}
+	return model, data, nil
+}
+
+// dataFormat names the layout of -save-data's files, for readers to check.
+const dataFormat = "gocuda dataparallel data 1"
+
+// savedArray is one array of -save-data: a file of its elements, raw and
+// little-endian, in row-major order.
+type savedArray struct {
+	File  string `json:"file"`
+	DType string `json:"dtype"` // "float32" or "int32"
+	Shape []int  `json:"shape"`
+}
+
+// savedLayer is one layer's initial parameters. The weight is in × out,
+// applied as x·W: PyTorch's nn.Linear.weight is its transpose.
+type savedLayer struct {
+	Weight savedArray `json:"weight"`
+	Bias   savedArray `json:"bias"`
+	Relu   bool       `json:"relu"`
+}
+
+// savedBatch is one global batch: inputs batch × in, labels batch
+// classes (0 to classes-1).
+type savedBatch struct {
+	X      savedArray `json:"x"`
+	Labels savedArray `json:"labels"`
+}
+
+// dataManifest is -save-data's manifest.json.
+type dataManifest struct {
+	Format    string       `json:"format"`
+	ByteOrder string       `json:"byte_order"`
+	Note      string       `json:"note"`
+	Config    Config       `json:"config"`
+	Layers    []savedLayer `json:"layers"`
+	Batches   []savedBatch `json:"batches"`
+}
+
+// saveData writes model's weights and biases and every batch of data to
+// dir, with manifest.json naming them, so that another program
+// (bench/torch_ddp.py --data) trains from the very same numbers rather
+// than its own generator's. The manifest goes last: a folder with one
+// holds a whole set.
+func saveData(dir string, cfg Config, model *mlp.MLP, data []mlp.Batch) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("-save-data: %w", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "manifest.json")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("-save-data: %w", err)
+	}
+	man := dataManifest{
+		Format:    dataFormat,
+		ByteOrder: "little",
+		Note:      "row-major arrays; a layer computes x·weight + bias (weight is in × out, nn.Linear.weight transposed), relu on all but the last",
+		Config:    cfg,
+	}
+	for i, l := range model.Layers {
+		wt, err := saveArray(dir, fmt.Sprintf("layer%d.weight.f32", i), l.W)
+		if err != nil {
+			return err
+		}
+		b, err := saveArray(dir, fmt.Sprintf("layer%d.bias.f32", i), l.B)
+		if err != nil {
+			return err
+		}
+		man.Layers = append(man.Layers, savedLayer{Weight: wt, Bias: b, Relu: l.Relu})
+	}
+	for i, d := range data {
+		x, err := saveArray(dir, fmt.Sprintf("batch%d.x.f32", i), d.X)
+		if err != nil {
+			return err
+		}
+		labels, err := saveArray(dir, fmt.Sprintf("batch%d.labels.i32", i), d.Labels)
+		if err != nil {
+			return err
+		}
+		man.Batches = append(man.Batches, savedBatch{X: x, Labels: labels})
+	}
+	js, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("-save-data: %w", err)
+	}
+	return nil
+}
+
+// saveArray writes a's elements to dir/name, raw and little-endian.
+func saveArray[T float32 | int32](dir, name string, a *cuarray.Array[T]) (savedArray, error) {
+	v, err := a.ToSlice()
+	if err != nil {
+		return savedArray{}, fmt.Errorf("-save-data: reading %s back: %w", name, err)
+	}
+	buf := make([]byte, 0, 4*len(v))
+	dtype := "int32"
+	for _, x := range v {
+		switch x := any(x).(type) {
+		case float32:
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+			dtype = "float32"
+		case int32:
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(x))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), buf, 0o644); err != nil {
+		return savedArray{}, fmt.Errorf("-save-data: %w", err)
+	}
+	return savedArray{File: name, DType: dtype, Shape: a.Shape()}, nil
 }
 
 // errInjected is the tests' failing rank's error.

@@ -107,14 +107,30 @@ func (m *MLP) Step(x *cuarray.Array[float32], labels *cuarray.Array[int32]) (*cu
 	return m.StepReduce(x, labels, nil)
 }
 
-// StepReduce is Step with each gradient handed to reduce before the
-// update uses it: data-parallel training all-reduces it there, in place,
-// so that every rank updates its copy of the model alike. The gradients
-// come last layer first, each weight's before its bias's, as the backward
-// pass makes them, so a rank's communication of one layer can overlap the
-// computation of the layers below (as PyTorch's DistributedDataParallel
-// does). A nil reduce is Step.
-func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32], reduce func(grad *cuarray.Array[float32]) error) (*cuarray.Array[float32], error) {
+// Reduce all-reduces one layer's gradients in place: dW, the weight's,
+// and db, the bias's. It may queue its work on another stream than the
+// model's: the arrays order their uses across streams themselves.
+type Reduce func(dW, db *cuarray.Array[float32]) error
+
+// StepReduce is Step with each layer's gradients handed to reduce before
+// the update uses them: data-parallel training all-reduces them there, in
+// place, so that every rank updates its copy of the model alike. reduce
+// is called once a layer, last layer first, as soon as the backward pass
+// has queued that layer's dW and db and before it queues the gradient for
+// the layer below, so that communication queued on a stream of its own
+// overlaps the rest of the backward pass (as PyTorch's
+// DistributedDataParallel does).
+//
+// With a reduce, the SGD updates are queued after the whole backward
+// pass, last layer first: an update on m's stream waits for its layer's
+// reduce (through the arrays' cross-stream ordering, not the host), and
+// none of the backward pass waits for communication. That changes no
+// number: a layer's weights serve the backward pass only in that layer's
+// own step (dh = dz·Wᵀ), which comes before its update either way. The
+// cost is memory: every layer's dW lives until the updates are queued.
+//
+// A nil reduce is Step: each layer's update right after its backward.
+func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32], reduce Reduce) (*cuarray.Array[float32], error) {
 	f := m.f
 	m.newBytes = 0
 	batch := x.Shape()[0]
@@ -165,7 +181,16 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 	}
 
 	// Backward, last layer first. dz is the gradient at layer i's
-	// pre-activation.
+	// pre-activation. deferred holds, with a reduce, the layers whose
+	// update waits for the end of the backward pass.
+	type update struct {
+		l      *Dense
+		dW, db *cuarray.Array[float32]
+	}
+	var deferred []update
+	if reduce != nil {
+		deferred = make([]update, 0, len(m.Layers))
+	}
 	for i := len(m.Layers) - 1; i >= 0; i-- {
 		l := m.Layers[i]
 		in := inputs[i]
@@ -182,6 +207,14 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 		}
 		if err := f.SumCols(db, dz); err != nil { // db = Σ over the batch
 			return nil, err
+		}
+		if reduce != nil {
+			// Before dh: the reduce waits (on its stream) only for the
+			// work queued so far, so it starts while dh computes.
+			if err := reduce(dW, db); err != nil {
+				return nil, err
+			}
+			deferred = append(deferred, update{l, dW, db})
 		}
 		if i > 0 {
 			// The gradient for the layer below, through W before the
@@ -210,18 +243,30 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 		if i > 0 {
 			pre[i-1] = nil
 		}
-		if reduce != nil {
-			if err := reduce(dW); err != nil {
+		if reduce == nil {
+			if err := m.sgd(l.W, l.vW, dW); err != nil {
 				return nil, err
 			}
-			if err := reduce(db); err != nil {
+			if err := m.sgd(l.B, l.vB, db); err != nil {
 				return nil, err
 			}
 		}
-		if err := m.sgd(l.W, l.vW, dW); err != nil {
+	}
+	// The momentum decay needs no gradient: queued first, it runs while
+	// the last all-reduce is still going, and only the rest waits for it.
+	for _, u := range deferred {
+		if err := m.f.Scale(m.Mom, u.l.vW); err != nil {
 			return nil, err
 		}
-		if err := m.sgd(l.B, l.vB, db); err != nil {
+		if err := m.f.Scale(m.Mom, u.l.vB); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range deferred {
+		if err := m.step(u.l.W, u.l.vW, u.dW); err != nil {
+			return nil, err
+		}
+		if err := m.step(u.l.B, u.l.vB, u.db); err != nil {
 			return nil, err
 		}
 	}
@@ -234,6 +279,11 @@ func (m *MLP) sgd(w, v, g *cuarray.Array[float32]) error {
 	if err := m.f.Scale(m.Mom, v); err != nil {
 		return err
 	}
+	return m.step(w, v, g)
+}
+
+// step is sgd after the decay v = μ·v: v += g, w = w - lr·v.
+func (m *MLP) step(w, v, g *cuarray.Array[float32]) error {
 	if err := m.f.Axpy(1, g, v); err != nil {
 		return err
 	}
