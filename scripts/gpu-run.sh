@@ -28,7 +28,11 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -f .gpu/bundle.tar.xz ] || { echo "no .gpu/bundle.tar.xz: run scripts/gpu-build.sh first and carry .gpu" >&2; exit 2; }
-rm -rf .gpu/bin && tar -C .gpu -xJf .gpu/bundle.tar.xz
+# Unpacked once a bundle: runs after the first (bench/two_gpus.sh makes
+# several) start at once.
+if [ ! -f .gpu/bin/MANIFEST ] || [ .gpu/bundle.tar.xz -nt .gpu/bin/MANIFEST ]; then
+	rm -rf .gpu/bin && tar -C .gpu -xJf .gpu/bundle.tar.xz && touch .gpu/bin/MANIFEST
+fi
 logs=${OUT:-$root/.gpu/logs}
 mkdir -p "$logs"
 export GOCUDA_BACKEND=${GOCUDA_BACKEND:-cuda}
