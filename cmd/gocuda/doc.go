@@ -4,6 +4,9 @@
 //	gocuda status            PoolStatus, after an optional warm-up
 //	gocuda replay TRACE...   run recorded allocation traces through the pools
 //	gocuda bench             time allocate+free pairs through each pool
+//	gocuda bench peer        time copies between two devices (peer, staged)
+//	gocuda bench allreduce   time NCCL all-reduces across the GPUs
+//	gocuda launch -n N -- P  run N ranks of program P, with their rendezvous
 //
 // Run "gocuda COMMAND --help" (or "gocuda help COMMAND") for a command's
 // flags; help goes to stdout and exits 0. A mistake in the command line
