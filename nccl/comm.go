@@ -180,7 +180,7 @@ func (c *Comm) do(o op) error {
 	if err := c.check(&o); err != nil {
 		return err
 	}
-	return c.impl.run(&o)
+	return c.explain(c.impl.run(&o))
 }
 
 // Rank is this communicator's rank, 0 to Size-1.
@@ -246,7 +246,7 @@ func (c *Comm) Err() error {
 	if c == nil || c.impl == nil {
 		return fmt.Errorf("nccl: Err of a nil communicator: %w", errInvalid)
 	}
-	return c.impl.err()
+	return c.explain(c.impl.err())
 }
 
 // Abort stops the communicator at once (ncclCommAbort): queued work that
@@ -439,6 +439,9 @@ func abortedError(what string, ctx context.Context) error {
 	cause := context.Cause(ctx)
 	if cause == nil {
 		cause = errors.New("context done")
+	}
+	if fromPeer(cause) {
+		return fmt.Errorf("nccl: %s: %w: %w", what, ErrAborted, cause)
 	}
 	return fmt.Errorf("nccl: %s: %w: its context is done: %w", what, ErrAborted, cause)
 }

@@ -20,8 +20,13 @@ import (
 type gpuComm struct {
 	dev  *cudabackend.Device
 	ctx  uintptr // the device's primary context, made current for each call
-	life context.Context
-	stop func() bool // stops the abort waiting for life
+	// life is the communicator's context: NewComm's, also ended by
+	// endLife when another rank in this process aborts (kin.go), so that
+	// a wait for NCCL that holds mu (pollReady in run, destroy, a group's
+	// end) returns rather than keep the abort from taking mu.
+	life    context.Context
+	endLife context.CancelCauseFunc
+	stop    func() bool // stops the abort waiting for life
 
 	mu      sync.Mutex // one NCCL call at a time on the communicator
 	w       where      // w.comm is 0 once aborted or destroyed
@@ -119,13 +124,18 @@ func newGPUComms(ctx context.Context, devs []*cudabackend.Device) ([]*Comm, erro
 // startGPUComm wraps a ready communicator, joins it to its kin and has
 // ctx abort it.
 func startGPUComm(ctx context.Context, dev *cudabackend.Device, cctx uintptr, w where, nranks int, k *kin, id *UniqueID) *Comm {
-	g := &gpuComm{dev: dev, ctx: cctx, life: ctx, w: w, kin: k, id: id}
+	life, endLife := context.WithCancelCause(ctx)
+	g := &gpuComm{dev: dev, ctx: cctx, life: life, endLife: endLife, w: w, kin: k, id: id}
 	k.add(g)
 	// Under mu: the func may run at once, on its own goroutine, and the
 	// abort reads stop.
 	g.mu.Lock()
-	g.stop = context.AfterFunc(ctx, func() {
-		_ = g.abort(fmt.Errorf("rank %d's context is done: %w", w.rank, context.Cause(ctx)))
+	g.stop = context.AfterFunc(life, func() {
+		cause := context.Cause(life)
+		if !fromPeer(cause) {
+			cause = fmt.Errorf("rank %d's context is done: %w", w.rank, cause)
+		}
+		_ = g.abort(cause)
 	})
 	g.mu.Unlock()
 	return &Comm{rank: w.rank, size: nranks, dev: dev, impl: g}
@@ -251,6 +261,7 @@ func (g *gpuComm) abortLocked(cause error) error {
 	g.done = fmt.Errorf("%w: %w", ErrAborted, cause)
 	g.w.comm = 0
 	g.stop()
+	g.endLife(cause) // after stop: frees the context, runs no second abort
 	g.kin.abortOthers(g, cause)
 	g.kin.leave(g, g.id)
 	if g.onAbort != nil && !fromPeer(cause) {
@@ -288,6 +299,7 @@ func (g *gpuComm) destroy() error {
 	g.done = errDestroyed
 	g.w.comm = 0
 	g.stop()
+	g.endLife(errDestroyed)
 	g.kin.leave(g, g.id)
 	return r.err("ncclCommDestroy", &g.w)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
@@ -121,3 +123,32 @@ func (c *Comm) leave(cause error) error {
 	c.cancel(cause)
 	return err
 }
+
+// explainWait bounds how long a failed operation of a JoinFromEnv
+// communicator waits for the rendezvous to say which rank failed: a
+// peer's death reaches NCCL (a refused connection) and the rendezvous (a
+// closed socket) at about the same moment.
+const explainWait = time.Second
+
+// explain adds the rendezvous's word on a failed rank to err, an error of
+// c's, so that it names the rank: NCCL's own error says only that a peer
+// went away.
+func (c *Comm) explain(err error) error {
+	m := c.member
+	if err == nil || m == nil {
+		return err
+	}
+	t := time.NewTimer(explainWait)
+	defer t.Stop()
+	select {
+	case <-m.Failed():
+	case <-t.C:
+		return err
+	}
+	merr := m.Err()
+	if merr == nil || strings.Contains(err.Error(), merr.Error()) {
+		return err
+	}
+	return fmt.Errorf("%w (the rendezvous: %v)", err, merr)
+}
+

@@ -63,9 +63,9 @@ func fromPeer(cause error) bool {
 	return errors.As(cause, &pa)
 }
 
-// abortOthers aborts every member but g with g's cause. It runs on a
-// goroutine of its own: g's abort holds g's lock, and two ranks aborting
-// at once must not wait for each other's.
+// abortOthers aborts every member but g with g's cause, without waiting
+// for it: g's abort holds g's lock, and two ranks aborting at once must
+// not wait for each other's.
 func (k *kin) abortOthers(g *gpuComm, cause error) {
 	if fromPeer(cause) {
 		return // heard from a peer: the peer told the others
@@ -81,9 +81,11 @@ func (k *kin) abortOthers(g *gpuComm, cause error) {
 	if len(others) == 0 {
 		return
 	}
-	go func() {
-		for _, m := range others {
-			_ = m.abort(peerAbort{cause})
-		}
-	}()
+	// Ending a member's life, not calling its abort: a member may hold
+	// its lock in a wait for NCCL (a collective's first call waits for
+	// its peers to connect), which watches its life and then aborts it;
+	// an idle member is aborted by its life's AfterFunc.
+	for _, m := range others {
+		m.endLife(peerAbort{cause})
+	}
 }
