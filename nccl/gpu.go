@@ -18,8 +18,8 @@ import (
 // ncclCommGetAsyncError between sleeps, watching the communicator's
 // context. So no NCCL call can hold a goroutine hostage to a peer.
 type gpuComm struct {
-	dev  *cudabackend.Device
-	ctx  uintptr // the device's primary context, made current for each call
+	dev *cudabackend.Device
+	ctx uintptr // the device's primary context, made current for each call
 	// life is the communicator's context: NewComm's, also ended by
 	// endLife when another rank in this process aborts (kin.go), so that
 	// a wait for NCCL that holds mu (pollReady in run, destroy, a group's

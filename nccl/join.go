@@ -151,4 +151,3 @@ func (c *Comm) explain(err error) error {
 	}
 	return fmt.Errorf("%w (the rendezvous: %v)", err, merr)
 }
-
