@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/dustin/go-humanize"
 
@@ -45,11 +46,64 @@ func (d DeviceMemory) UsedShare() float64 {
 	return float64(d.Used) / float64(d.Total)
 }
 
+// DeviceMemories are MemoryStatus's figures, one DeviceMemory a device,
+// by ordinal. Printed (fmt.Print), they are a table, one row a device.
+type DeviceMemories []DeviceMemory
+
+// String is a table of the devices' memory, a row each, columns aligned:
+// the driver's used and total bytes and the share used, the pool's live,
+// reserved and cached bytes, and the limits in force. A device whose free
+// memory could not be read shows "unknown", and its error follows the
+// table. PoolStatus has the rest: peaks, counts, the pacer.
+func (m DeviceMemories) String() string {
+	if len(m) == 0 {
+		return noPools
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "device\tname\tpool\tused\tlive\treserved\tcached\tlimits")
+	var errs []string
+	for _, d := range m {
+		used := fmt.Sprintf("%s of %s (%.2f%%)", humanize.IBytes(d.Used), humanize.IBytes(d.Total), 100*d.UsedShare())
+		if d.Err != nil {
+			used = "unknown of " + humanize.IBytes(d.Total)
+			errs = append(errs, d.Err.Error())
+		}
+		st := d.Stats
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Device, d.Name, d.Pool, used,
+			humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()), limits(st))
+	}
+	_ = tw.Flush() // a strings.Builder does not fail
+	for _, e := range errs {
+		b.WriteString(e + "\n")
+	}
+	return b.String()
+}
+
+// limits is "soft = 512 MiB, hard = 768 MiB", or "none".
+func limits(st pool.Stats) string {
+	var lim []string
+	if st.SoftLimit > 0 {
+		lim = append(lim, "soft = "+humanize.IBytes(st.SoftLimit))
+	}
+	if st.HardLimit > 0 {
+		lim = append(lim, "hard = "+humanize.IBytes(st.HardLimit))
+	}
+	if len(lim) == 0 {
+		return "none"
+	}
+	return strings.Join(lim, ", ")
+}
+
 // MemoryStatus returns the figures of every device whose pool exists,
 // by ordinal. It makes no pool: a device this process has not allocated
 // on is not listed. A device whose free memory cannot be read is listed
 // with Used 0, and the error says which and why.
-func MemoryStatus() ([]DeviceMemory, error) {
+//
+//	mem, err := gocuda.MemoryStatus()
+//	...
+//	fmt.Print(mem) // a table, one row a device
+func MemoryStatus() (DeviceMemories, error) {
 	pools.Lock()
 	ps := make(map[int]pool.Pool, len(pools.m))
 	for ord, p := range pools.m {
@@ -61,8 +115,8 @@ func MemoryStatus() ([]DeviceMemory, error) {
 
 // memoryOf reads ps's devices and pools outside any lock: MemInfo is a
 // driver call.
-func memoryOf(ps map[int]pool.Pool) ([]DeviceMemory, error) {
-	out := make([]DeviceMemory, 0, len(ps))
+func memoryOf(ps map[int]pool.Pool) (DeviceMemories, error) {
+	out := make(DeviceMemories, 0, len(ps))
 	var errs []error
 	for ord, p := range ps {
 		dev := p.Device()
@@ -106,10 +160,13 @@ func WritePoolStatus(w io.Writer) error {
 	return writeStatus(w, mem, memprof.Enabled())
 }
 
+// noPools is what the status says before any pool exists.
+const noPools = "No device memory pool in use yet: it is made on a device's first allocation.\n"
+
 func writeStatus(w io.Writer, mem []DeviceMemory, tracing bool) error {
 	var b strings.Builder
 	if len(mem) == 0 {
-		b.WriteString("No device memory pool in use yet: it is made on a device's first allocation.\n")
+		b.WriteString(noPools)
 	}
 	for i, d := range mem {
 		if i > 0 {
@@ -127,18 +184,7 @@ func writeStatus(w io.Writer, mem []DeviceMemory, tracing bool) error {
 		fmt.Fprintf(&b, "  Allocations: %s (%.1f%% from the cache), %s; driver: %s, %s, %s reclaimed\n",
 			plural(st.Allocs, "allocation"), 100*st.HitRate(), plural(st.Frees, "free"),
 			plural(st.DriverAllocs, "allocation"), plural(st.DriverFrees, "free"), humanize.IBytes(st.Reclaimed))
-		b.WriteString("  Memory limit: ")
-		var lim []string
-		if st.SoftLimit > 0 {
-			lim = append(lim, "soft = "+humanize.IBytes(st.SoftLimit))
-		}
-		if st.HardLimit > 0 {
-			lim = append(lim, "hard = "+humanize.IBytes(st.HardLimit))
-		}
-		if len(lim) == 0 {
-			lim = append(lim, "none")
-		}
-		b.WriteString(strings.Join(lim, ", ") + "\n")
+		b.WriteString("  Memory limit: " + limits(st) + "\n")
 		if ps := d.Pressure; ps != nil {
 			b.WriteString("  GC pacer: ")
 			if ps.GCPercent == gcpressure.PacerOff {

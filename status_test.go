@@ -179,3 +179,35 @@ func TestOutOfMemoryErrorCarriesPoolStatus(t *testing.T) {
 	assert.Contains(t, err.Error(), "Memory pool usage:")
 	assert.Contains(t, err.Error(), fmt.Sprintf("Device %d:", dev.Ordinal()))
 }
+
+// MemoryStatus's figures print as a table, a row a device, every column
+// aligned; a device whose free memory could not be read says unknown, and
+// why after the table.
+func TestMemoryStatusPrintsAsAnAlignedTable(t *testing.T) {
+	mem, err := memoryOf(knownState(t))
+	require.NoError(t, err)
+	require.Len(t, mem, 2)
+	broken := mem[1]
+	broken.Used, broken.Err = 0, errors.New("device 1: reading its free memory: the driver said no")
+	for _, tc := range []struct {
+		name string
+		mem  DeviceMemories
+		want string
+	}{
+		{"two devices", mem, `device  name      pool   used                        live     reserved  cached   limits
+0       host CPU  split  6.0 MiB of 1.0 GiB (0.59%)  4.3 MiB  6.0 MiB   1.8 MiB  soft = 512 MiB, hard = 768 MiB
+1       host CPU  none   4.0 KiB of 1.0 GiB (0.00%)  4.0 KiB  4.0 KiB   0 B      none
+`},
+		{"one that cannot be read", DeviceMemories{mem[0], broken}, `device  name      pool   used                        live     reserved  cached   limits
+0       host CPU  split  6.0 MiB of 1.0 GiB (0.59%)  4.3 MiB  6.0 MiB   1.8 MiB  soft = 512 MiB, hard = 768 MiB
+1       host CPU  none   unknown of 1.0 GiB          4.0 KiB  4.0 KiB   0 B      none
+device 1: reading its free memory: the driver said no
+`},
+		{"none yet", nil, "No device memory pool in use yet: it is made on a device's first allocation.\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.mem.String())
+			assert.Equal(t, tc.want, fmt.Sprint(tc.mem), "fmt prints the table")
+		})
+	}
+}

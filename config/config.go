@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,8 +131,10 @@ type Config struct {
 	// value shared or barrier passed (package rendezvous).
 	// DefaultRendezvousTimeout when unset.
 	RendezvousTimeout time.Duration
-	// Invalid names the variable that failed to parse, if Parse failed.
-	Invalid string
+	// Invalid lists the variables whose values did not parse, sorted as
+	// Names sorts them; each keeps its default above. Empty when Parse
+	// succeeded.
+	Invalid []string
 	// Set lists each GOCUDA_ variable present in the environment with its
 	// raw value, for doctor.
 	Set map[string]string
@@ -140,13 +143,21 @@ type Config struct {
 // Error is a knob that did not parse.
 type Error struct {
 	Var, Value, Accepted string
-	Err                  error
+	// Err is why the value was refused, when the accepted forms alone do
+	// not say it ("a share must be ... at most 100"); nil otherwise.
+	Err error
+	// Suggestion is the accepted value nearest to Value ("split" for
+	// "splti"), or "" when none is close.
+	Suggestion string
 }
 
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("%s=%q is not valid: accepted values are %s", e.Var, e.Value, e.Accepted)
 	if e.Err != nil {
 		msg += " (" + e.Err.Error() + ")"
+	}
+	if e.Suggestion != "" {
+		msg += fmt.Sprintf("; did you mean %q?", e.Suggestion)
 	}
 	return msg
 }
@@ -157,121 +168,241 @@ func (e *Error) Unwrap() error { return e.Err }
 func FromEnv() (Config, error) { return Parse(os.LookupEnv) }
 
 // Parse parses knobs read through lookup (os.LookupEnv in programs, a map
-// in tests).
+// in tests). Every knob is read, so that one run reports every mistake:
+// the error joins (errors.Join) one *Error per knob that did not parse,
+// sorted by variable name, and errors.As finds the first. The Config
+// holds every knob that did parse; those that did not keep their
+// defaults and are listed in Invalid.
 func Parse(lookup func(string) (string, bool)) (Config, error) {
-	c, err := parse(lookup)
-	var e *Error
-	if errors.As(err, &e) {
-		c.Invalid = e.Var
+	c, bad := parse(lookup)
+	slices.SortStableFunc(bad, func(a, b *Error) int { return strings.Compare(a.Var, b.Var) })
+	errs := make([]error, len(bad))
+	for i, e := range bad {
+		errs[i] = e
+		c.Invalid = append(c.Invalid, e.Var)
 	}
-	return c, err
+	return c, errors.Join(errs...)
 }
 
-func parse(lookup func(string) (string, bool)) (Config, error) {
+// boolWords are the spellings of a switch that errors name (ParseBool
+// also takes t, f, y and n).
+var boolWords = []string{"true", "false", "1", "0", "on", "off", "yes", "no"}
+
+var boolForms = strings.Join(boolWords, ", ")
+
+// knob is how one variable is read: set parses a value (never empty) into
+// c, returning why it was refused, or errRefused when the accepted forms
+// say it all; suggest names the accepted value nearest to a refused one.
+type knob struct {
+	name, accepted string
+	set            func(c *Config, v string) error
+	suggest        func(v string) string
+}
+
+// errRefused is a refusal that the accepted forms explain by themselves
+// (a value outside a short list).
+var errRefused = errors.New("refused")
+
+func knobs() []knob {
+	str := func(name string, field func(c *Config) *string) knob {
+		return knob{name: name, set: func(c *Config, v string) error { *field(c) = v; return nil }}
+	}
+	switcher := func(name string, field func(c *Config) *bool) knob {
+		return knob{name: name, accepted: boolForms, set: func(c *Config, v string) error {
+			b, err := ParseBool(v)
+			if err != nil {
+				return errRefused
+			}
+			*field(c) = b
+			return nil
+		}, suggest: func(v string) string { return nearest(v, boolWords, nil) }}
+	}
+	return []knob{
+		{name: EnvBackend, accepted: strings.Join(Backends, ", "), set: func(c *Config, v string) error {
+			return oneOf(&c.Backend, v, Backends)
+		}, suggest: func(v string) string {
+			// "gpu" is far from "cuda" in spelling, not in meaning.
+			return nearest(v, Backends, map[string]string{"gpu": "cuda", "nvidia": "cuda", "cpu": "host"})
+		}},
+		{name: EnvPool, accepted: strings.Join(Pools, ", ") + " (off is none)", set: func(c *Config, v string) error {
+			// off is none, as for the limits and GOMEMLIMIT: no pool caching.
+			if strings.EqualFold(v, "off") {
+				v = "none"
+			}
+			return oneOf(&c.Pool, v, Pools)
+		}, suggest: func(v string) string { return nearest(v, append(slices.Clone(Pools), "off"), nil) }},
+		{name: EnvSoftLimit, accepted: LimitForms, set: func(c *Config, v string) (err error) {
+			c.SoftLimit, err = ParseLimit(v)
+			return err
+		}, suggest: suggestLimit},
+		{name: EnvHardLimit, accepted: LimitForms, set: func(c *Config, v string) (err error) {
+			c.HardLimit, err = ParseLimit(v)
+			return err
+		}, suggest: suggestLimit},
+		switcher(EnvGCEarly, func(c *Config) *bool { return &c.GCEarly }),
+		{name: EnvGCPercent, accepted: GCPercentForms, set: func(c *Config, v string) (err error) {
+			c.GCPercent, err = ParseGCPercent(v)
+			return err
+		}, suggest: func(v string) string {
+			return nearest(v, []string{"off"}, map[string]string{"none": "off", "no": "off", "false": "off"})
+		}},
+		switcher(EnvStreamRace, func(c *Config) *bool { return &c.StreamCheck }),
+		{name: EnvIdleTrim, accepted: IdleTrimForms, set: func(c *Config, v string) (err error) {
+			c.IdleTrim, err = ParseIdleTrim(v)
+			return err
+		}, suggest: func(v string) string { return suggestDuration(v, []string{"off", "none"}) }},
+		str(EnvTrace, func(c *Config) *string { return &c.Trace }),
+		str(EnvNVRTCLibrary, func(c *Config) *string { return &c.NVRTCLibrary }),
+		{name: EnvKernelCache, accepted: KernelCacheForms, set: func(c *Config, v string) (err error) {
+			c.KernelCache, err = ParseKernelCache(v)
+			return err
+		}, suggest: func(v string) string { return nearest(v, []string{"off", "none"}, nil) }},
+		str(EnvNCCL, func(c *Config) *string { return &c.NCCLLibrary }),
+		str(EnvCUBLASLibrary, func(c *Config) *string { return &c.CUBLASLibrary }),
+		str(EnvCURANDLibrary, func(c *Config) *string { return &c.CURANDLibrary }),
+		{name: EnvRendezvousTimeout, accepted: RendezvousTimeoutForms, set: func(c *Config, v string) (err error) {
+			c.RendezvousTimeout, err = ParseRendezvousTimeout(v)
+			return err
+		}, suggest: func(v string) string { return suggestDuration(v, nil) }},
+		{name: EnvDebug, accepted: "a comma-separated list of " + strings.Join(DebugFlags, ", "), set: func(c *Config, v string) error {
+			on := map[string]bool{}
+			for _, w := range strings.Split(v, ",") {
+				w = strings.ToLower(strings.TrimSpace(w))
+				if w == "" {
+					continue
+				}
+				if !slices.Contains(DebugFlags, w) {
+					// A bad word turns nothing on: half a setting would
+					// leave the user guessing which half took.
+					return fmt.Errorf("%q is not one of them", w)
+				}
+				on[w] = true
+			}
+			c.Debug = on
+			return nil
+		}, suggest: suggestDebug},
+	}
+}
+
+func parse(lookup func(string) (string, bool)) (Config, []*Error) {
 	c := Config{Backend: "auto", Pool: DefaultPool, GCEarly: true, GCPercent: DefaultGCPercent, RendezvousTimeout: DefaultRendezvousTimeout,
-		Debug: map[string]bool{}, Set: map[string]string{}}
-	get := func(name string) (string, bool) {
-		v, ok := lookup(name)
-		if ok {
-			c.Set[name] = v
+		KernelCache: DefaultKernelCache(), Debug: map[string]bool{}, Set: map[string]string{}}
+	var bad []*Error
+	for _, k := range knobs() {
+		raw, ok := lookup(k.name)
+		if !ok {
+			continue
 		}
-		return strings.TrimSpace(v), ok && strings.TrimSpace(v) != ""
-	}
-	var err error
-	if v, ok := get(EnvBackend); ok {
-		if c.Backend, err = oneOf(EnvBackend, v, Backends); err != nil {
-			return c, err
+		c.Set[k.name] = raw
+		v := strings.TrimSpace(raw)
+		if v == "" {
+			continue // empty is unset: the default
 		}
-	}
-	if v, ok := get(EnvPool); ok {
-		// off is none, as for the limits and GOMEMLIMIT: no pool caching.
-		pv := v
-		if strings.EqualFold(pv, "off") {
-			pv = "none"
+		// A refused value leaves the default: set may have written a zero.
+		next := c
+		err := k.set(&next, v)
+		if err == nil {
+			c = next
+			continue
 		}
-		if c.Pool, err = oneOf(EnvPool, pv, Pools); err != nil {
-			var e *Error
-			if errors.As(err, &e) {
-				e.Value, e.Accepted = v, e.Accepted+" (off is none)"
+		e := &Error{Var: k.name, Value: v, Accepted: k.accepted}
+		if !errors.Is(err, errRefused) {
+			e.Err = err
+		}
+		if k.suggest != nil {
+			// Only a value that would be accepted is suggested.
+			scratch := c
+			if sv := k.suggest(v); sv != "" && sv != v && k.set(&scratch, sv) == nil {
+				e.Suggestion = sv
 			}
-			return c, err
 		}
+		bad = append(bad, e)
 	}
-	if v, ok := get(EnvSoftLimit); ok {
-		if c.SoftLimit, err = ParseLimit(v); err != nil {
-			return c, &Error{Var: EnvSoftLimit, Value: v, Accepted: LimitForms, Err: err}
-		}
-	}
-	if v, ok := get(EnvHardLimit); ok {
-		if c.HardLimit, err = ParseLimit(v); err != nil {
-			return c, &Error{Var: EnvHardLimit, Value: v, Accepted: LimitForms, Err: err}
-		}
-	}
-	if v, ok := get(EnvGCEarly); ok {
-		if c.GCEarly, err = ParseBool(v); err != nil {
-			return c, &Error{Var: EnvGCEarly, Value: v, Accepted: "true, false, 1, 0, on, off, yes, no"}
-		}
-	}
-	if v, ok := get(EnvGCPercent); ok {
-		if c.GCPercent, err = ParseGCPercent(v); err != nil {
-			return c, &Error{Var: EnvGCPercent, Value: v, Accepted: GCPercentForms, Err: err}
-		}
-	}
-	if v, ok := get(EnvStreamRace); ok {
-		if c.StreamCheck, err = ParseBool(v); err != nil {
-			return c, &Error{Var: EnvStreamRace, Value: v, Accepted: "true, false, 1, 0, on, off, yes, no"}
-		}
-	}
-	if v, ok := get(EnvIdleTrim); ok {
-		if c.IdleTrim, err = ParseIdleTrim(v); err != nil {
-			return c, &Error{Var: EnvIdleTrim, Value: v, Accepted: IdleTrimForms, Err: err}
-		}
-	}
-	if v, ok := get(EnvTrace); ok {
-		c.Trace = v
-	}
-	if v, ok := get(EnvNVRTCLibrary); ok {
-		c.NVRTCLibrary = v
-	}
-	c.KernelCache = DefaultKernelCache()
-	if v, ok := get(EnvKernelCache); ok {
-		if c.KernelCache, err = ParseKernelCache(v); err != nil {
-			return c, &Error{Var: EnvKernelCache, Value: v, Accepted: KernelCacheForms, Err: err}
-		}
-	}
-	if v, ok := get(EnvNCCL); ok {
-		c.NCCLLibrary = v
-	}
-	if v, ok := get(EnvCUBLASLibrary); ok {
-		c.CUBLASLibrary = v
-	}
-	if v, ok := get(EnvCURANDLibrary); ok {
-		c.CURANDLibrary = v
-	}
-	if v, ok := get(EnvRendezvousTimeout); ok {
-		if c.RendezvousTimeout, err = ParseRendezvousTimeout(v); err != nil {
-			return c, &Error{Var: EnvRendezvousTimeout, Value: v, Accepted: RendezvousTimeoutForms, Err: err}
-		}
-	}
-	if v, ok := get(EnvDebug); ok {
-		for _, w := range strings.Split(v, ",") {
-			w = strings.ToLower(strings.TrimSpace(w))
-			if w == "" {
-				continue
-			}
-			if !contains(DebugFlags, w) {
-				return c, &Error{Var: EnvDebug, Value: v, Accepted: "a comma-separated list of " + strings.Join(DebugFlags, ", ")}
-			}
-			c.Debug[w] = true
-		}
-	}
-	// Shares are checked against a device's memory in ResolveLimits.
+	// Shares are checked against a device's memory in ResolveLimits; two
+	// byte counts can be compared now, if both parsed.
 	if c.SoftLimit.Percent == 0 && c.HardLimit.Percent == 0 {
 		if _, _, err := c.ResolveLimits(0, -1); err != nil {
-			return c, err
+			var e *Error
+			if errors.As(err, &e) {
+				bad = append(bad, e)
+			}
 		}
 	}
-	return c, nil
+	return c, bad
+}
+
+// oneOf sets *dst to v, lowered, if it is in accepted.
+func oneOf(dst *string, v string, accepted []string) error {
+	l := strings.ToLower(v)
+	if !slices.Contains(accepted, l) {
+		return errRefused
+	}
+	*dst = l
+	return nil
+}
+
+// nearest is the word of words, or the meaning in synonyms, closest to v
+// (case aside), or "" when none is close.
+func nearest(v string, words []string, synonyms map[string]string) string {
+	l := strings.ToLower(strings.TrimSpace(v))
+	if s, ok := synonyms[l]; ok {
+		return s
+	}
+	return suggest.Nearest(l, words)
+}
+
+// suggestDebug corrects each word of a GOCUDA_DEBUG list, or suggests
+// nothing when one word has no near flag.
+func suggestDebug(v string) string {
+	var out []string
+	for _, w := range strings.Split(v, ",") {
+		w = strings.ToLower(strings.TrimSpace(w))
+		if w == "" {
+			continue
+		}
+		if !slices.Contains(DebugFlags, w) {
+			if w = nearest(w, DebugFlags, nil); w == "" {
+				return ""
+			}
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, ",")
+}
+
+// suggestLimit corrects a limit's word ("non") or unit ("4 GiBs").
+func suggestLimit(v string) string {
+	num, unit := splitNumber(v)
+	if num == "" {
+		return nearest(v, []string{"none", "off"}, nil)
+	}
+	if u := nearestUnit(unit); u != "" {
+		return num + u
+	}
+	return ""
+}
+
+// durationUnits maps the unit words people write to Go's (5min is 5m).
+var durationUnits = map[string]string{
+	"": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+	"min": "m", "mins": "m", "minute": "m", "minutes": "m",
+	"hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+	"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds": "ms",
+}
+
+// suggestDuration corrects a duration written without a Go unit ("30",
+// "5 min"), or a near word.
+func suggestDuration(v string, words []string) string {
+	num, unit := splitNumber(v)
+	if num == "" {
+		return nearest(v, words, nil)
+	}
+	if u, ok := durationUnits[strings.ToLower(unit)]; ok {
+		if _, err := time.ParseDuration(num + u); err == nil {
+			return num + u
+		}
+	}
+	return ""
 }
 
 // ResolveLimits turns the soft and hard limits into bytes for device
@@ -375,23 +506,6 @@ func UnknownSet(environ []string) []string {
 	return out
 }
 
-func oneOf(name, v string, accepted []string) (string, error) {
-	l := strings.ToLower(v)
-	if contains(accepted, l) {
-		return l, nil
-	}
-	return "", &Error{Var: name, Value: v, Accepted: strings.Join(accepted, ", ")}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // ParseBool accepts the usual spellings of a switch.
 func ParseBool(v string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
@@ -466,34 +580,84 @@ func ParseLimit(s string) (Limit, error) {
 
 // ParseSize parses a byte count with an optional unit ("1048576", "1MiB",
 // "1.5 GB"). Plain numbers must be whole; negative sizes and sizes over
-// 2^63 are errors.
+// 2^63 are errors. An error says what is wrong in words of its own, never
+// a parser's.
 func ParseSize(s string) (uint64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return 0, fmt.Errorf("empty size")
+		return 0, errors.New("empty size")
 	}
 	if s[0] == '-' || s[0] == '+' {
-		return 0, fmt.Errorf("a size must be a positive number of bytes")
+		return 0, errors.New("a size must be a positive number of bytes")
 	}
 	if isDigits(s) {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || n > math.MaxInt64 {
-			return 0, fmt.Errorf("%q is too large", s)
+			return 0, errTooLarge
 		}
 		return n, nil
 	}
 	// A bare fraction ("1.5") would be truncated by humanize; bytes are whole.
 	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return 0, fmt.Errorf("a plain byte count must be a whole number")
+		return 0, errors.New("a plain byte count must be a whole number")
+	}
+	num, unit := splitNumber(s)
+	if num == "" {
+		return 0, errors.New("a size starts with a number")
 	}
 	n, err := humanize.ParseBytes(s)
 	if err != nil {
-		return 0, fmt.Errorf("cannot read %q as a size: %v", s, err)
+		// humanize's own words name its parser ("strconv.ParseFloat:
+		// parsing ..."): say which part is wrong instead.
+		if _, err := strconv.ParseFloat(strings.ReplaceAll(num, ",", ""), 64); err != nil {
+			return 0, fmt.Errorf("%q is not a number", num)
+		}
+		if _, err := humanize.ParseBytes("1" + unit); err != nil {
+			return 0, fmt.Errorf("unknown unit %q: the units are %s", unit, sizeUnitList)
+		}
+		return 0, errTooLarge
 	}
 	if n > math.MaxInt64 {
-		return 0, fmt.Errorf("%q is too large", s)
+		return 0, errTooLarge
 	}
 	return n, nil
+}
+
+var errTooLarge = errors.New("too large: a size is at most 8 EiB")
+
+// sizeUnits are the units ParseSize reads, as they are written (case does
+// not matter to it; K, M, G... alone are the decimal units).
+var sizeUnits = []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "kB", "MB", "GB", "TB", "PB", "EB"}
+
+var sizeUnitList = strings.Join(sizeUnits, ", ")
+
+// nearestUnit is the size unit nearest to unit, as it is written, or ""
+// when none is close.
+func nearestUnit(unit string) string {
+	lower := make([]string, len(sizeUnits))
+	for i, u := range sizeUnits {
+		lower[i] = strings.ToLower(u)
+	}
+	n := nearest(unit, lower, nil)
+	if i := slices.Index(lower, n); i >= 0 {
+		return sizeUnits[i]
+	}
+	return ""
+}
+
+// splitNumber splits s, trimmed, into its leading number (digits, points
+// and commas, as humanize reads them) and the rest, trimmed: "4", "GiB"
+// for "4 GiB"; num is "" when s does not start with a digit.
+func splitNumber(s string) (num, rest string) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.' || r == ',') })
+	if i < 0 {
+		i = len(s)
+	}
+	if i == 0 || strings.Trim(s[:i], ".,") == "" {
+		return "", s
+	}
+	return s[:i], strings.TrimSpace(s[i:])
 }
 
 func isDigits(s string) bool {
@@ -549,7 +713,7 @@ func ParseIdleTrim(v string) (time.Duration, error) {
 	case "off", "none", "0":
 		return 0, nil
 	}
-	d, err := time.ParseDuration(strings.TrimSpace(v))
+	d, err := parseDuration(v)
 	if err != nil {
 		return 0, err
 	}
@@ -578,7 +742,7 @@ func ParseRendezvousTimeout(v string) (time.Duration, error) {
 	case "off", "none", "0", "inf", "infinite":
 		return 0, fmt.Errorf("%q: the wait cannot be unbounded, since a rank that never comes would hold the others forever: give a duration such as 30m", v)
 	}
-	d, err := time.ParseDuration(v)
+	d, err := parseDuration(v)
 	if err != nil {
 		return 0, err
 	}
@@ -586,6 +750,20 @@ func ParseRendezvousTimeout(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("%v is shorter than %s: the ranks could not even connect", d, minRendezvousTimeout)
 	}
 	return d, nil
+}
+
+// parseDuration is time.ParseDuration with errors in plain words: the
+// time package's ("time: missing unit in duration") name the parser.
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	d, err := time.ParseDuration(v)
+	if err == nil {
+		return d, nil
+	}
+	if num, unit := splitNumber(v); num != "" && unit == "" {
+		return 0, errors.New("a number needs a unit: ns, us, ms, s, m or h")
+	}
+	return 0, errors.New("a duration is a number and a unit, as in 300ms, 30s, 5m or 1h30m")
 }
 
 // KernelCacheForms is what GOCUDA_KERNEL_CACHE accepts.

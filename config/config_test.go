@@ -110,57 +110,218 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 	}
 }
 
-func TestParseRejectsBadValuesNamingVariableValueAndForms(t *testing.T) {
+// Every refusal, word for word: the variable, the value, the accepted
+// forms, why (where the forms alone do not say) and the nearest accepted
+// value where one is close.
+func TestParseRejectsBadValuesNamingVariableValueFormsAndTheNearest(t *testing.T) {
+	const (
+		limit  = `accepted values are a byte count ("4294967296"), a size with a unit ("4GiB", "12.5GB", "512 MiB"), a share of device memory ("80%"), or "none" or "off" for no limit`
+		gc     = `accepted values are a whole number from 1 to 10000 (100, the default, collects when device memory in use reaches twice the live set, as GOGC=100), or off for no pacer`
+		bools  = `accepted values are true, false, 1, 0, on, off, yes, no`
+		pools  = `accepted values are cuda, binned, split, simple, none (off is none)`
+		trim   = `accepted values are a Go duration of at least 10ms (30s, 5m), or off`
+		rdv    = `accepted values are a Go duration of at least 100ms (90s, 10m; 2m is the default)`
+		units  = `the units are B, KiB, MiB, GiB, TiB, PiB, EiB, kB, MB, GB, TB, PB, EB`
+		noZero = `(a limit of 0 bytes would refuse every allocation: for no limit write "none" or "off")`
+	)
 	tests := []struct {
-		name, variable, value, accepted string
+		variable, value, want string
 	}{
-		{"unknown backend", EnvBackend, "gpu", "auto, cuda, host"},
-		{"misspelt pool", EnvPool, "bined", "cuda, binned, split, simple, none"},
-		{"negative limit", EnvHardLimit, "-4GiB", "80%"},
-		{"percent over 100", EnvHardLimit, "120%", "80%"},
-		{"zero percent", EnvSoftLimit, "0%", "80%"},
-		{"fraction of a byte", EnvHardLimit, "1.5", "4GiB"},
-		{"unknown unit", EnvHardLimit, "4 parsecs", "4GiB"},
-		{"not a bool", EnvGCEarly, "maybe", "true, false"},
-		{"gc percent zero", EnvGCPercent, "0", `for no pacer write "off"`},
-		{"gc percent negative", EnvGCPercent, "-1", "outside 1 to 10000"},
-		{"gc percent too large", EnvGCPercent, "20000", "a whole number from 1 to 10000"},
-		{"gc percent a fraction", EnvGCPercent, "1.5", "not a whole number"},
-		{"gc percent a word", EnvGCPercent, "none", "or off for no pacer"},
-		{"unknown debug flag", EnvDebug, "leaks,everything", "leaks"},
-		{"idle trim without unit", EnvIdleTrim, "30", "30s, 5m"},
-		{"idle trim too short", EnvIdleTrim, "1ms", "at least 10ms"},
-		{"idle trim negative", EnvIdleTrim, "-5s", "or off"},
-		{"rendezvous timeout off", EnvRendezvousTimeout, "off", "the wait cannot be unbounded"},
-		{"rendezvous timeout 0", EnvRendezvousTimeout, "0", "give a duration such as 30m"},
-		{"rendezvous timeout without unit", EnvRendezvousTimeout, "120", "a Go duration of at least 100ms (90s, 10m; 2m is the default)"},
-		{"rendezvous timeout too short", EnvRendezvousTimeout, "1ms", "shorter than 100ms"},
-		{"rendezvous timeout negative", EnvRendezvousTimeout, "-1m", "shorter than 100ms"},
-		{"relative kernel cache", EnvKernelCache, "cache/k", "an absolute folder path, or off"},
-		{"hard limit zero", EnvHardLimit, "0", `for no limit write "none" or "off"`},
-		{"soft limit zero", EnvSoftLimit, "0", `for no limit write "none" or "off"`},
-		{"hard limit zero with unit", EnvHardLimit, "0 MiB", `would refuse every allocation`},
-		{"pool typo lists off", EnvPool, "of", "(off is none)"},
+		{EnvBackend, "gpu", `GOCUDA_BACKEND="gpu" is not valid: accepted values are auto, cuda, host; did you mean "cuda"?`},
+		{EnvBackend, "CPU", `GOCUDA_BACKEND="CPU" is not valid: accepted values are auto, cuda, host; did you mean "host"?`},
+		{EnvBackend, "hots", `GOCUDA_BACKEND="hots" is not valid: accepted values are auto, cuda, host; did you mean "host"?`},
+		{EnvBackend, "xyz", `GOCUDA_BACKEND="xyz" is not valid: accepted values are auto, cuda, host`},
+		{EnvPool, "bined", `GOCUDA_MEMORY_POOL="bined" is not valid: ` + pools + `; did you mean "binned"?`},
+		{EnvPool, "splti", `GOCUDA_MEMORY_POOL="splti" is not valid: ` + pools + `; did you mean "split"?`},
+		{EnvPool, "of", `GOCUDA_MEMORY_POOL="of" is not valid: ` + pools + `; did you mean "off"?`},
+		{EnvPool, "fancy", `GOCUDA_MEMORY_POOL="fancy" is not valid: ` + pools},
+		{EnvHardLimit, "-4GiB", `GOCUDA_HARD_MEMORY_LIMIT="-4GiB" is not valid: ` + limit + ` (a size must be a positive number of bytes)`},
+		{EnvHardLimit, "120%", `GOCUDA_HARD_MEMORY_LIMIT="120%" is not valid: ` + limit + ` (a share must be a number above 0 and at most 100, followed by %)`},
+		{EnvSoftLimit, "0%", `GOCUDA_SOFT_MEMORY_LIMIT="0%" is not valid: ` + limit + ` (a share must be a number above 0 and at most 100, followed by %)`},
+		{EnvHardLimit, "1.5", `GOCUDA_HARD_MEMORY_LIMIT="1.5" is not valid: ` + limit + ` (a plain byte count must be a whole number)`},
+		{EnvHardLimit, "4 parsecs", `GOCUDA_HARD_MEMORY_LIMIT="4 parsecs" is not valid: ` + limit + ` (unknown unit "parsecs": ` + units + `)`},
+		{EnvHardLimit, "4 GiBs", `GOCUDA_HARD_MEMORY_LIMIT="4 GiBs" is not valid: ` + limit + ` (unknown unit "GiBs": ` + units + `); did you mean "4GiB"?`},
+		{EnvHardLimit, "abc", `GOCUDA_HARD_MEMORY_LIMIT="abc" is not valid: ` + limit + ` (a size starts with a number)`},
+		{EnvSoftLimit, "non", `GOCUDA_SOFT_MEMORY_LIMIT="non" is not valid: ` + limit + ` (a size starts with a number); did you mean "none"?`},
+		{EnvHardLimit, "1.2.3GB", `GOCUDA_HARD_MEMORY_LIMIT="1.2.3GB" is not valid: ` + limit + ` ("1.2.3" is not a number)`},
+		{EnvHardLimit, "99999999999999999999", `GOCUDA_HARD_MEMORY_LIMIT="99999999999999999999" is not valid: ` + limit + ` (too large: a size is at most 8 EiB)`},
+		{EnvHardLimit, "99999999999 EiB", `GOCUDA_HARD_MEMORY_LIMIT="99999999999 EiB" is not valid: ` + limit + ` (too large: a size is at most 8 EiB)`},
+		{EnvHardLimit, "0", `GOCUDA_HARD_MEMORY_LIMIT="0" is not valid: ` + limit + ` ` + noZero},
+		{EnvSoftLimit, "0", `GOCUDA_SOFT_MEMORY_LIMIT="0" is not valid: ` + limit + ` ` + noZero},
+		{EnvHardLimit, "0 MiB", `GOCUDA_HARD_MEMORY_LIMIT="0 MiB" is not valid: ` + limit + ` ` + noZero},
+		{EnvGCEarly, "maybe", `GOCUDA_GC_EARLY="maybe" is not valid: ` + bools},
+		{EnvGCEarly, "ture", `GOCUDA_GC_EARLY="ture" is not valid: ` + bools + `; did you mean "true"?`},
+		{EnvStreamRace, "yse", `GOCUDA_STREAM_CHECK="yse" is not valid: ` + bools + `; did you mean "yes"?`},
+		{EnvGCPercent, "0", `GOCUDA_GC_PERCENT="0" is not valid: ` + gc + ` (0 would collect at every allocation: for no pacer write "off")`},
+		{EnvGCPercent, "-1", `GOCUDA_GC_PERCENT="-1" is not valid: ` + gc + ` (-1 is outside 1 to 10000)`},
+		{EnvGCPercent, "20000", `GOCUDA_GC_PERCENT="20000" is not valid: ` + gc + ` (20000 is outside 1 to 10000)`},
+		{EnvGCPercent, "1.5", `GOCUDA_GC_PERCENT="1.5" is not valid: ` + gc + ` ("1.5" is not a whole number)`},
+		{EnvGCPercent, "none", `GOCUDA_GC_PERCENT="none" is not valid: ` + gc + ` ("none" is not a whole number); did you mean "off"?`},
+		{EnvDebug, "leaks,everything", `GOCUDA_DEBUG="leaks,everything" is not valid: accepted values are a comma-separated list of leaks, log ("everything" is not one of them)`},
+		{EnvDebug, "leak", `GOCUDA_DEBUG="leak" is not valid: accepted values are a comma-separated list of leaks, log ("leak" is not one of them); did you mean "leaks"?`},
+		{EnvDebug, "leaks,lgo", `GOCUDA_DEBUG="leaks,lgo" is not valid: accepted values are a comma-separated list of leaks, log ("lgo" is not one of them); did you mean "leaks,log"?`},
+		{EnvIdleTrim, "30", `GOCUDA_IDLE_TRIM="30" is not valid: ` + trim + ` (a number needs a unit: ns, us, ms, s, m or h); did you mean "30s"?`},
+		{EnvIdleTrim, "5 min", `GOCUDA_IDLE_TRIM="5 min" is not valid: ` + trim + ` (a duration is a number and a unit, as in 300ms, 30s, 5m or 1h30m); did you mean "5m"?`},
+		{EnvIdleTrim, "abc", `GOCUDA_IDLE_TRIM="abc" is not valid: ` + trim + ` (a duration is a number and a unit, as in 300ms, 30s, 5m or 1h30m)`},
+		{EnvIdleTrim, "1ms", `GOCUDA_IDLE_TRIM="1ms" is not valid: ` + trim + ` (1ms is shorter than 10ms: the pool would be trimmed while in use)`},
+		{EnvIdleTrim, "-5s", `GOCUDA_IDLE_TRIM="-5s" is not valid: ` + trim + ` (-5s is shorter than 10ms: the pool would be trimmed while in use)`},
+		{EnvRendezvousTimeout, "off", `GOCUDA_RENDEZVOUS_TIMEOUT="off" is not valid: ` + rdv + ` ("off": the wait cannot be unbounded, since a rank that never comes would hold the others forever: give a duration such as 30m)`},
+		{EnvRendezvousTimeout, "0", `GOCUDA_RENDEZVOUS_TIMEOUT="0" is not valid: ` + rdv + ` ("0": the wait cannot be unbounded, since a rank that never comes would hold the others forever: give a duration such as 30m)`},
+		{EnvRendezvousTimeout, "120", `GOCUDA_RENDEZVOUS_TIMEOUT="120" is not valid: ` + rdv + ` (a number needs a unit: ns, us, ms, s, m or h); did you mean "120s"?`},
+		{EnvRendezvousTimeout, "2 hours", `GOCUDA_RENDEZVOUS_TIMEOUT="2 hours" is not valid: ` + rdv + ` (a duration is a number and a unit, as in 300ms, 30s, 5m or 1h30m); did you mean "2h"?`},
+		{EnvRendezvousTimeout, "1ms", `GOCUDA_RENDEZVOUS_TIMEOUT="1ms" is not valid: ` + rdv + ` (1ms is shorter than 100ms: the ranks could not even connect)`},
+		{EnvRendezvousTimeout, "-1m", `GOCUDA_RENDEZVOUS_TIMEOUT="-1m" is not valid: ` + rdv + ` (-1m0s is shorter than 100ms: the ranks could not even connect)`},
+		{EnvKernelCache, "cache/k", `GOCUDA_KERNEL_CACHE="cache/k" is not valid: accepted values are an absolute folder path, or off ("cache/k" is not an absolute path)`},
+		{EnvKernelCache, "of", `GOCUDA_KERNEL_CACHE="of" is not valid: accepted values are an absolute folder path, or off ("of" is not an absolute path); did you mean "off"?`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := Parse(env(map[string]string{tt.variable: tt.value}))
+		t.Run(tt.variable+"="+tt.value, func(t *testing.T) {
+			c, err := Parse(env(map[string]string{tt.variable: " " + tt.value + " "}))
 			require.Error(t, err)
+			assert.Equal(t, tt.want, err.Error())
 			var e *Error
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, tt.variable, e.Var)
-			assert.Equal(t, tt.variable, c.Invalid)
-			assert.Contains(t, err.Error(), tt.variable)
-			assert.Contains(t, err.Error(), tt.value)
-			assert.Contains(t, err.Error(), tt.accepted)
+			assert.Equal(t, tt.value, e.Value, "the value as typed, less the spaces around it")
+			assert.Equal(t, []string{tt.variable}, c.Invalid)
+			if e.Suggestion != "" {
+				_, err := Parse(env(map[string]string{tt.variable: e.Suggestion}))
+				assert.NoError(t, err, "only an accepted value is suggested")
+			}
 		})
+	}
+}
+
+// A user who sets several bad knobs hears of all of them at once, not one
+// per run; the knobs that parsed are in the Config, the others keep their
+// defaults.
+func TestParseReportsEveryBadKnobInOneError(t *testing.T) {
+	c, err := Parse(env(map[string]string{
+		EnvPool: "splti", EnvBackend: "gpu", EnvDebug: "leak", EnvHardLimit: "abc",
+		EnvIdleTrim: "5m", EnvGCEarly: "off",
+		EnvGCPercent: "lots", EnvRendezvousTimeout: "soon", EnvKernelCache: "rel/dir",
+	}))
+	require.Error(t, err)
+	assert.Equal(t, `GOCUDA_BACKEND="gpu" is not valid: accepted values are auto, cuda, host; did you mean "cuda"?
+GOCUDA_DEBUG="leak" is not valid: accepted values are a comma-separated list of leaks, log ("leak" is not one of them); did you mean "leaks"?
+GOCUDA_GC_PERCENT="lots" is not valid: accepted values are a whole number from 1 to 10000 (100, the default, collects when device memory in use reaches twice the live set, as GOGC=100), or off for no pacer ("lots" is not a whole number)
+GOCUDA_HARD_MEMORY_LIMIT="abc" is not valid: accepted values are a byte count ("4294967296"), a size with a unit ("4GiB", "12.5GB", "512 MiB"), a share of device memory ("80%"), or "none" or "off" for no limit (a size starts with a number)
+GOCUDA_KERNEL_CACHE="rel/dir" is not valid: accepted values are an absolute folder path, or off ("rel/dir" is not an absolute path)
+GOCUDA_MEMORY_POOL="splti" is not valid: accepted values are cuda, binned, split, simple, none (off is none); did you mean "split"?
+GOCUDA_RENDEZVOUS_TIMEOUT="soon" is not valid: accepted values are a Go duration of at least 100ms (90s, 10m; 2m is the default) (a duration is a number and a unit, as in 300ms, 30s, 5m or 1h30m)`, err.Error())
+	assert.Equal(t, []string{EnvBackend, EnvDebug, EnvGCPercent, EnvHardLimit, EnvKernelCache, EnvPool, EnvRendezvousTimeout}, c.Invalid,
+		"sorted as Names sorts them")
+
+	var first *Error
+	require.ErrorAs(t, err, &first)
+	assert.Equal(t, EnvBackend, first.Var, "errors.As finds the first")
+	joined, ok := err.(interface{ Unwrap() []error })
+	require.True(t, ok, "an errors.Join of one *Error per knob")
+	require.Len(t, joined.Unwrap(), 7)
+	for i, e := range joined.Unwrap() {
+		var ce *Error
+		require.ErrorAs(t, e, &ce)
+		assert.Equal(t, c.Invalid[i], ce.Var)
+	}
+
+	assert.Equal(t, 5*time.Minute, c.IdleTrim, "the knobs that parsed are kept")
+	assert.False(t, c.GCEarly)
+	assert.Equal(t, "auto", c.Backend, "a bad knob keeps its default")
+	assert.Equal(t, DefaultPool, c.Pool)
+	assert.False(t, c.HardLimit.Set())
+	assert.Empty(t, c.Debug, "a bad list turns nothing on")
+	assert.Equal(t, DefaultGCPercent, c.GCPercent)
+	assert.Equal(t, DefaultRendezvousTimeout, c.RendezvousTimeout)
+	assert.Equal(t, DefaultKernelCache(), c.KernelCache)
+	assert.Equal(t, "splti", c.Set[EnvPool], "raw values kept for doctor")
+}
+
+func TestParseSucceedsWithNoInvalidKnobs(t *testing.T) {
+	c, err := Parse(env(map[string]string{EnvPool: "binned"}))
+	require.NoError(t, err)
+	assert.Empty(t, c.Invalid)
+}
+
+// No message shows a parser's own words (strconv's, time's, humanize's):
+// they say where the parse failed in Go, not what the user should write.
+func TestNoMessageShowsAParsersWords(t *testing.T) {
+	values := []string{"abc", "4 parsecs", "1.2.3GB", "1,2,3", "..", "4..GiB", "1e999", "99999999999999999999999", "999999999 EiB",
+		"30", "5 min", "1h30", "-", "+1", "%", "x%", "NaN%", "1e9", "0x10", "1_000", "9223372036854775808", "18446744073709551616"}
+	for _, name := range Names() {
+		for _, v := range values {
+			_, err := Parse(env(map[string]string{name: v}))
+			if err == nil {
+				continue
+			}
+			for _, internal := range []string{"strconv", "time:", "ParseFloat", "ParseUint", "invalid syntax", "parse error", "unhandled size name", "humanize"} {
+				assert.NotContains(t, err.Error(), internal, "%s=%q", name, v)
+			}
+		}
+	}
+}
+
+func TestParseSizeSaysWhatIsWrongInPlainWords(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint64
+		err  string
+	}{
+		{"1048576", 1 << 20, ""},
+		{"1.5 KiB", 1536, ""},
+		{"4gib", 4 << 30, ""},
+		{"2k", 2000, ""},
+		{"", 0, "empty size"},
+		{"-1", 0, "a size must be a positive number of bytes"},
+		{"1.5", 0, "a plain byte count must be a whole number"},
+		{"big", 0, "a size starts with a number"},
+		{"KiB", 0, "a size starts with a number"},
+		{".GiB", 0, "a size starts with a number"},
+		{"1.2.3 MiB", 0, `"1.2.3" is not a number`},
+		{"4 parsecs", 0, `unknown unit "parsecs": the units are B, KiB, MiB, GiB, TiB, PiB, EiB, kB, MB, GB, TB, PB, EB`},
+		{"99999999999999999999", 0, "too large: a size is at most 8 EiB"},
+		{"9 EiB", 0, "too large: a size is at most 8 EiB"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			n, err := ParseSize(tc.in)
+			if tc.err != "" {
+				assert.EqualError(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, n)
+		})
+	}
+}
+
+func TestDurationsSayWhatIsWrongInPlainWords(t *testing.T) {
+	for _, tc := range []struct {
+		parse func(string) (time.Duration, error)
+		in    string
+		want  time.Duration
+		err   string
+	}{
+		{ParseIdleTrim, "1m30s", 90 * time.Second, ""},
+		{ParseIdleTrim, "0", 0, ""},
+		{ParseIdleTrim, "30", 0, "a number needs a unit: ns, us, ms, s, m or h"},
+		{ParseIdleTrim, "thirty seconds", 0, "a duration is a number and a unit, as in 300ms, 30s, 5m or 1h30m"},
+		{ParseRendezvousTimeout, "10m", 10 * time.Minute, ""},
+		{ParseRendezvousTimeout, "1.5", 0, "a number needs a unit: ns, us, ms, s, m or h"},
+		{ParseRendezvousTimeout, "5 m", 0, "a duration is a number and a unit, as in 300ms, 30s, 5m or 1h30m"},
+	} {
+		d, err := tc.parse(tc.in)
+		if tc.err != "" {
+			assert.EqualError(t, err, tc.err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, d, tc.in)
 	}
 }
 
 func TestParseRejectsSoftLimitAboveHardLimitNamingBoth(t *testing.T) {
 	c, err := Parse(env(map[string]string{EnvSoftLimit: "8GiB", EnvHardLimit: "4 GiB"}))
 	require.Error(t, err)
-	assert.Equal(t, EnvSoftLimit, c.Invalid)
+	assert.Equal(t, []string{EnvSoftLimit}, c.Invalid)
 	assert.Equal(t, `GOCUDA_SOFT_MEMORY_LIMIT="8GiB" is not valid: accepted values are a limit no larger than GOCUDA_HARD_MEMORY_LIMIT="4 GiB"`, err.Error())
 }
 
@@ -271,6 +432,9 @@ func FuzzParseLimit(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		l, err := ParseLimit(s)
 		if err != nil {
+			// Plain words, never the parser's.
+			require.NotContains(t, err.Error(), "strconv")
+			require.NotContains(t, err.Error(), "unhandled size name")
 			return
 		}
 		if l.Percent > 0 {

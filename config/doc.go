@@ -1,10 +1,13 @@
 // Package config reads gocuda's environment knobs (GOCUDA_*), once, with
 // clear errors: a value that does not parse is reported with the variable,
-// the value and the forms that are accepted, and never ignored.
+// the value, the forms that are accepted and the value probably meant, and
+// never ignored. Every bad knob is reported at once, one line each.
 //
 //	cfg, err := config.FromEnv()
 //	if err != nil {
-//		log.Fatal(err) // e.g. GOCUDA_MEMORY_POOL="bined": accepted values are cuda, binned, split, simple, none
+//		// GOCUDA_MEMORY_POOL="bined" is not valid: accepted values are cuda,
+//		// binned, split, simple, none (off is none); did you mean "binned"?
+//		log.Fatal(err)
 //	}
-//	hard, _ := cfg.HardLimit.Resolve(totalDeviceBytes)
+//	hard := cfg.HardLimit.Resolve(totalDeviceBytes)
 package config

@@ -41,16 +41,25 @@ func ExampleParse() {
 	// early GC: false leak tracing: true
 }
 
-// A value that does not parse is an error naming the variable, the value
-// and what is accepted; Config.Invalid says which knob it was.
+// A value that does not parse is an error naming the variable, the value,
+// what is accepted and, where one is close, the value meant. Every bad
+// knob is in the one error, one line each; Config.Invalid names them, and
+// errors.As finds the first.
 func ExampleParse_invalid() {
-	c, err := config.Parse(lookup(map[string]string{"GOCUDA_HARD_MEMORY_LIMIT": "-4GiB"}))
+	c, err := config.Parse(lookup(map[string]string{
+		"GOCUDA_HARD_MEMORY_LIMIT": "-4GiB",
+		"GOCUDA_MEMORY_POOL":       "splti",
+		"GOCUDA_GC_EARLY":          "off",
+	}))
 	fmt.Println(err)
 	var e *config.Error
-	fmt.Println(errors.As(err, &e), c.Invalid)
+	fmt.Println(errors.As(err, &e), e.Var, c.Invalid)
+	fmt.Println("parsed anyway: early GC", c.GCEarly)
 	// Output:
 	// GOCUDA_HARD_MEMORY_LIMIT="-4GiB" is not valid: accepted values are a byte count ("4294967296"), a size with a unit ("4GiB", "12.5GB", "512 MiB"), a share of device memory ("80%"), or "none" or "off" for no limit (a size must be a positive number of bytes)
-	// true GOCUDA_HARD_MEMORY_LIMIT
+	// GOCUDA_MEMORY_POOL="splti" is not valid: accepted values are cuda, binned, split, simple, none (off is none); did you mean "split"?
+	// true GOCUDA_HARD_MEMORY_LIMIT [GOCUDA_HARD_MEMORY_LIMIT GOCUDA_MEMORY_POOL]
+	// parsed anyway: early GC false
 }
 
 // ParseLimit takes each form the limit knobs accept: bytes with or

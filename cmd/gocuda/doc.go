@@ -7,6 +7,7 @@
 //	gocuda bench peer        time copies between two devices (peer, staged)
 //	gocuda bench allreduce   time NCCL all-reduces across the GPUs
 //	gocuda launch -n N -- P  run N ranks of program P, with their rendezvous
+//	gocuda version           gocuda, Go, the driver and the CUDA libraries found
 //
 // Run "gocuda COMMAND --help" (or "gocuda help COMMAND") for a command's
 // flags; help goes to stdout and exits 0. A mistake in the command line

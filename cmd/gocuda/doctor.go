@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -25,14 +27,15 @@ import (
 )
 
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("doctor", "", "Shows the CUDA driver and how gocuda calls it, each GPU with its UUID, MIG mode,\nmemory, compute capability and the features gocuda uses, the backend chosen,\nand every GOCUDA_ variable as parsed.\nOn a machine without a GPU it says so and exits 0.", stdout)
+	fs := newFlags("doctor", "[--verbose]", "Shows the CUDA driver and how gocuda calls it, each GPU with its UUID, MIG mode,\nmemory, compute capability and the features gocuda uses, the CUDA libraries found,\nthe backend chosen, and every GOCUDA_ variable as parsed.\nOn a machine without a GPU it says so and exits 0; a GOCUDA_ variable that does\nnot parse exits 1.", stdout)
+	verbose := fs.Bool("verbose", false, "list every folder searched for a CUDA library not found (else counted, the first two named)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("doctor takes no arguments, got %q", fs.Args())
 	}
-	return doctor(stdout, os.Environ())
+	return doctor(stdout, os.Environ(), *verbose)
 }
 
 func yes(b bool) string {
@@ -42,52 +45,100 @@ func yes(b bool) string {
 	return "no"
 }
 
-func doctor(w io.Writer, environ []string) error {
+// width is where doctor wraps its sentences: a driver's error or a
+// library's search runs to hundreds of characters on one line otherwise.
+const width = 100
+
+// say writes text indented by indent spaces, wrapped at width, each line
+// after the first indented two more.
+func say(w io.Writer, indent int, text string) {
+	pad := strings.Repeat(" ", indent)
+	line := pad
+	for _, word := range strings.Fields(text) {
+		switch {
+		case strings.TrimSpace(line) == "":
+			line += word
+		case len(line)+1+len(word) > width:
+			fmt.Fprintln(w, line)
+			line = pad + "  " + word
+		default:
+			line += " " + word
+		}
+	}
+	fmt.Fprintln(w, line)
+}
+
+// The states of the CUDA driver, as doctor and version tell them.
+type driverState int
+
+const (
+	driverOK          driverState = iota
+	driverUnreachable             // this build cannot load one (no cgo)
+	driverNone                    // no driver on this machine
+	driverNoGPU                   // a driver that sees no GPU
+	driverFailed                  // a driver that failed to initialize
+)
+
+// driver initializes the CUDA driver and says how that went: the state,
+// the driver's CUDA version (1000*major+10*minor) when it is there, and
+// the error otherwise.
+func driver() (driverState, int, error) {
+	err := cuda.Init()
+	switch {
+	case err == nil:
+		v, err := cuda.DriverVersion()
+		if err != nil {
+			return driverFailed, 0, err
+		}
+		return driverOK, v, nil
+	case cuda.CallPath() == "none":
+		return driverUnreachable, 0, err
+	case errors.Is(err, cuda.ErrNoDriver):
+		return driverNone, 0, err
+	case errors.Is(err, cuda.ErrNoDevice):
+		return driverNoGPU, 0, err
+	}
+	return driverFailed, 0, err
+}
+
+// cudaVersion is "CUDA 13.0 (driver API version 13000)".
+func cudaVersion(v int) string {
+	return fmt.Sprintf("CUDA %d.%d (driver API version %d)", v/1000, (v%1000)/10, v)
+}
+
+func doctor(w io.Writer, environ []string, verbose bool) error {
 	fmt.Fprintf(w, "gocuda doctor\n\nGo %s %s/%s, cgo %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, yes(cgoEnabled))
 
 	fmt.Fprintln(w, "\nCUDA driver")
 	fmt.Fprintf(w, "  call path: %s\n", cuda.CallPath())
-	if err := cuda.Init(); err != nil {
-		switch {
-		case cuda.CallPath() == "none":
-			// The build is the cause, not the machine: say so, and how to
-			// fix it (the error's text has the fix).
-			fmt.Fprintf(w, "  this build cannot reach a CUDA driver: %v\n", err)
-			fmt.Fprintln(w, "  Whatever driver and GPUs this machine has, this program runs on the host backend.")
-		case errors.Is(err, cuda.ErrNoDriver):
-			fmt.Fprintf(w, "  none: %v\n  This machine has no usable NVIDIA driver; gocuda runs on the host backend.\n", err)
-		case errors.Is(err, cuda.ErrNoDevice):
-			fmt.Fprintf(w, "  loaded, but it sees no GPU: %v\n", err)
-		default:
-			fmt.Fprintf(w, "  failed to initialize: %v\n", err)
-		}
-	} else {
-		v, _ := cuda.DriverVersion()
-		fmt.Fprintf(w, "  CUDA %d.%d (driver API version %d)\n", v/1000, (v%1000)/10, v)
+	switch state, v, err := driver(); state {
+	case driverUnreachable:
+		// The build is the cause, not the machine: say so, and how to
+		// fix it (the error's text has the fix).
+		say(w, 2, fmt.Sprintf("this build cannot reach a CUDA driver: %v", err))
+		say(w, 2, "Whatever driver and GPUs this machine has, this program runs on the host backend.")
+	case driverNone:
+		say(w, 2, fmt.Sprintf("none: %v", err))
+		say(w, 2, "This machine has no usable NVIDIA driver; gocuda runs on the host backend.")
+	case driverNoGPU:
+		say(w, 2, fmt.Sprintf("loaded, but it sees no GPU: %v", err))
+	case driverFailed:
+		say(w, 2, fmt.Sprintf("failed to initialize: %v", err))
+	default:
+		fmt.Fprintf(w, "  %s\n", cudaVersion(v))
 		if b, err := cudabackend.Open(); err != nil {
-			fmt.Fprintf(w, "  cannot open the devices: %v\n", err)
+			say(w, 2, fmt.Sprintf("cannot open the devices: %v", err))
 		} else {
 			describeDevices(w, b)
 		}
 	}
 
-	describeLibraries(w)
-
-	fmt.Fprintln(w, "\nBackend")
-	cfg, cfgErr := config.Parse(func(k string) (string, bool) { return lookup(environ, k) })
-	if cfgErr == nil {
-		b, why, err := auto.Choose(cfg.Backend)
-		if err != nil {
-			fmt.Fprintf(w, "  GOCUDA_BACKEND=%s cannot be used: %v\n", cfg.Backend, err)
-		} else {
-			fmt.Fprintf(w, "  %s (%s)\n", b.Name(), why)
-			if b.Name() == "host" {
-				if d, err := b.Device(0); err == nil {
-					fmt.Fprintf(w, "  host device: %s, %s, %d CPUs\n", d.Info().Name, humanize.IBytes(d.Info().TotalMemory), d.Info().MultiProcessors)
-				}
-			}
-		}
+	for _, l := range libraries {
+		describeLibrary(w, l, verbose)
 	}
+
+	cfg, cfgErr := config.Parse(func(k string) (string, bool) { return lookup(environ, k) })
+	describeBackend(w, cfg, cfgErr)
 
 	fmt.Fprintln(w, "\nKnobs (GOCUDA_*)")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -101,57 +152,227 @@ func doctor(w io.Writer, environ []string) error {
 	}
 	tw.Flush()
 	for _, name := range config.UnknownSet(environ) {
-		fmt.Fprintf(w, "  %s is set but gocuda has no such knob: known knobs are %s\n", name, strings.Join(config.Names(), ", "))
-	}
-	if cfgErr != nil {
-		fmt.Fprintf(w, "\n%v\n", cfgErr)
-		return fmt.Errorf("a GOCUDA_ variable does not parse: programs using gocuda will stop at start-up")
-	}
-	return nil
-}
-
-// libraries are the CUDA libraries gocuda loads with dlopen, as doctor
-// reports them: what each is for, the file loaded and its version, or
-// what happens without it.
-var libraries = []struct {
-	title   string
-	library func() (string, error)
-	version func() string // ", NVRTC 13.0, …" after the file's name
-	without string
-}{
-	{"NVRTC (compiles cuarray.NewKernel's source)", nvrtc.Library, func() string {
-		major, minor, _ := nvrtc.Version()
-		archs, _ := nvrtc.SupportedArchs()
-		return fmt.Sprintf(", NVRTC %d.%d, architectures %v", major, minor, archs)
-	}, "Kernels from source need it on a GPU; kernels with a HostFunc still run on the host backend."},
-	{"cuBLAS (Gemm, MatMul and Gemv on the GPU)", blas.Library, cublasVersion,
-		"GPU matrix products need it; the host backend multiplies with gonum."},
-	{"cuRAND (Rand, Randn, FillRand and FillRandn on the GPU)", curand.Library, func() string {
-		v, _ := curand.Version()
-		return fmt.Sprintf(", cuRAND %d.%d.%d", v/1000, v/100%10, v%100)
-	}, "GPU random numbers need it; the host backend makes them in Go."},
-	{"NCCL (collectives across GPUs, package nccl)", nccl.Library, func() string {
-		major, minor, patch, _ := nccl.Version()
-		return fmt.Sprintf(", NCCL %d.%d.%d", major, minor, patch)
-	}, "Only programs that use package nccl on GPUs need it; on the host backend its collectives run without it."},
-}
-
-// describeLibraries says which file of each library this program loads,
-// or why none: where each came from (the knob, the loader's search, the
-// toolkit or a wheel) is the usual question when a GPU program fails on a
-// new machine.
-func describeLibraries(w io.Writer) {
-	for _, l := range libraries {
-		fmt.Fprintf(w, "\n%s\n", l.title)
-		if name, err := l.library(); err != nil {
-			fmt.Fprintf(w, "  none: %v\n  %s\n", err, l.without)
+		if config.Nearest(name) != "" {
+			say(w, 2, config.UnknownMessage(name))
 		} else {
-			fmt.Fprintf(w, "  %s%s\n", name, l.version())
+			say(w, 2, name+" is set but gocuda has no such knob, so it has no effect; the knobs are the ones above")
 		}
 	}
+	if cfgErr == nil {
+		return nil
+	}
+	n := fmt.Sprintf("%d GOCUDA_ variables do not parse", len(cfg.Invalid))
+	if len(cfg.Invalid) == 1 {
+		n = "1 GOCUDA_ variable does not parse"
+	}
+	fmt.Fprintf(w, "\n%s:\n", n)
+	for _, line := range strings.Split(cfgErr.Error(), "\n") { // errors.Join: one a line
+		say(w, 2, line)
+	}
+	return fmt.Errorf("%s: %s", n, strings.Join(cfg.Invalid, ", "))
 }
 
-// cublasVersion is ", cuBLAS 13.1.0" from a handle on device 0 (cuBLAS
+// describeBackend says which backend a program would get: the one the
+// knobs choose, or, while a knob does not parse, none, with what a
+// program is told instead, and what fixing the knobs would give.
+func describeBackend(w io.Writer, cfg config.Config, cfgErr error) {
+	fmt.Fprintln(w, "\nBackend")
+	prefix := ""
+	if cfgErr != nil {
+		// What gocuda.Backend and gocuda.Pool do (gocuda.go): they return
+		// the parse error, every time; nothing exits or falls back.
+		say(w, 2, "none: a program's first call that needs the backend or a pool (gocuda.Backend, gocuda.Pool, "+
+			"making an array) returns one error listing each knob below, and so does every such call after; nothing exits")
+		if slices.Contains(cfg.Invalid, config.EnvBackend) {
+			return
+		}
+		prefix = "with the knobs fixed: "
+	}
+	b, why, err := auto.Choose(cfg.Backend)
+	if err != nil {
+		say(w, 2, fmt.Sprintf("%s%s=%s cannot be used: %v", prefix, config.EnvBackend, cfg.Backend, err))
+		return
+	}
+	say(w, 2, fmt.Sprintf("%s%s (%s)", prefix, b.Name(), why))
+	if b.Name() != "host" {
+		return // the driver's section listed the GPUs
+	}
+	fmt.Fprintf(w, "  devices: %d\n", b.DeviceCount())
+	for i := 0; i < b.DeviceCount(); i++ {
+		if d, err := b.Device(i); err == nil {
+			in := d.Info()
+			fmt.Fprintf(w, "    %d: %s, %s, %d CPUs\n", i, in.Name, humanize.IBytes(in.TotalMemory), in.MultiProcessors)
+		}
+	}
+	if n := b.DeviceCount(); n > 1 {
+		say(w, 2, fmt.Sprintf("(the host backend offers %d so that multi-device code runs without GPUs; they share this machine's memory and CPUs)", n))
+	}
+}
+
+// cudaLibrary is a CUDA library gocuda loads with dlopen, as doctor and
+// version report it.
+type cudaLibrary struct {
+	name, use string // "cuBLAS", "Gemm, MatMul and Gemv on the GPU"
+	library   func() (string, error)
+	version   func() string // "cuBLAS 13.1.0", or "" where it cannot be read
+	detail    func() string // doctor's more: NVRTC's architectures; nil for none
+	without   string        // what a program does without it
+}
+
+// libraries are the CUDA libraries gocuda loads, in doctor's order.
+var libraries = []cudaLibrary{
+	{"NVRTC", "compiles cuarray.NewKernel's source", nvrtc.Library, func() string {
+		major, minor, _ := nvrtc.Version()
+		return fmt.Sprintf("NVRTC %d.%d", major, minor)
+	}, func() string {
+		archs, _ := nvrtc.SupportedArchs()
+		return fmt.Sprintf("architectures %v", archs)
+	}, "Kernels from source need it on a GPU; kernels with a HostFunc still run on the host backend."},
+	{"cuBLAS", "Gemm, MatMul and Gemv on the GPU", blas.Library, cublasVersion, nil,
+		"GPU matrix products need it; the host backend multiplies with gonum."},
+	{"cuRAND", "Rand, Randn, FillRand and FillRandn on the GPU", curand.Library, func() string {
+		v, _ := curand.Version()
+		return fmt.Sprintf("cuRAND %d.%d.%d", v/1000, v/100%10, v%100)
+	}, nil, "GPU random numbers need it; the host backend makes them in Go."},
+	{"NCCL", "collectives across GPUs, package nccl", nccl.Library, func() string {
+		major, minor, patch, _ := nccl.Version()
+		return fmt.Sprintf("NCCL %d.%d.%d", major, minor, patch)
+	}, nil, "Only programs that use package nccl on GPUs need it; on the host backend its collectives run without it."},
+}
+
+// found is "libcublas.so.13, cuBLAS 13.1.0": the file loaded and its
+// version, as doctor and version show it.
+func (l cudaLibrary) found(file string) string {
+	if v := l.version(); v != "" {
+		return file + ", " + v
+	}
+	return file
+}
+
+// describeLibrary says which file of a library this program loads, or
+// why none: where it came from (the knob, the loader's search, the
+// toolkit or a wheel) is the usual question when a GPU program fails on
+// a new machine. A failed search is told in a few lines, the places
+// searched counted; verbose lists each.
+func describeLibrary(w io.Writer, l cudaLibrary, verbose bool) {
+	fmt.Fprintf(w, "\n%s (%s)\n", l.name, l.use)
+	file, err := l.library()
+	if err == nil {
+		text := l.found(file)
+		if l.detail != nil {
+			text += ", " + l.detail()
+		}
+		say(w, 2, text)
+		return
+	}
+	var knobErr *config.Error
+	s, ok := parseSearch(err)
+	switch {
+	case errors.As(err, &knobErr):
+		// Package nccl refuses to load while a knob does not parse; the
+		// knobs' errors are listed at the end, once.
+		say(w, 2, "none: not loaded while a GOCUDA_ variable does not parse (see the end)")
+	case !ok:
+		say(w, 2, "none: "+err.Error())
+	}
+	if !ok {
+		say(w, 2, l.without)
+		return
+	}
+	say(w, 2, "none: no "+s.name+" library could be loaded")
+	for _, g := range s.triedByReason() {
+		say(w, 4, "tried "+g)
+	}
+	switch {
+	case verbose:
+		say(w, 4, fmt.Sprintf("found no %s in these %d folders:", s.glob, len(s.dirs)))
+		for _, d := range s.dirs {
+			say(w, 6, d)
+		}
+	case len(s.dirs) <= 3:
+		say(w, 4, fmt.Sprintf("found no %s in %s", s.glob, strings.Join(s.dirs, ", ")))
+	default:
+		say(w, 4, fmt.Sprintf("found no %s in %d folders: %s, %s and %d more (--verbose lists them)",
+			s.glob, len(s.dirs), s.dirs[0], s.dirs[1], len(s.dirs)-2))
+	}
+	say(w, 2, "Install "+s.install+".")
+	say(w, 2, l.without)
+}
+
+// search is a library search that found nothing, read back from the
+// error internal/libload words (Search.Open).
+type search struct {
+	name    string      // "cuBLAS"
+	tried   [][2]string // each file tried and the loader's reason
+	glob    string      // "libcublas.so*", looked for in dirs
+	dirs    []string
+	install string // what to install, and the other ways
+}
+
+var searchFailed = regexp.MustCompile(`^\w+: no (.+?) library could be loaded; tried (.*); found no (\S+) in (.*?)\. Install (.*?): [^:]*$`)
+
+// parseSearch reads a failed search's error; ok is false for any other
+// error (a knob's file that would not load, a library too old, no cgo),
+// which doctor shows as it is.
+func parseSearch(err error) (search, bool) {
+	m := searchFailed.FindStringSubmatch(err.Error())
+	if m == nil {
+		return search{}, false
+	}
+	s := search{name: m[1], glob: m[3], dirs: splitList(m[4]), install: m[5]}
+	for _, t := range splitList(m[2]) {
+		// "libcublas.so.13 (libcublas.so.13: cannot open shared object
+		// file: ...)": the loader names the file again.
+		file, why, ok := strings.Cut(t, " (")
+		if !ok {
+			return search{}, false
+		}
+		why = strings.TrimPrefix(strings.TrimSuffix(why, ")"), file+": ")
+		s.tried = append(s.tried, [2]string{file, why})
+	}
+	return s, true
+}
+
+// triedByReason is the files tried, those that failed for the same reason
+// together: "libnvrtc.so.13, libnvrtc.so.12, libnvrtc.so: cannot open
+// shared object file: No such file or directory".
+func (s search) triedByReason() []string {
+	var reasons []string
+	files := map[string][]string{}
+	for _, t := range s.tried {
+		if files[t[1]] == nil {
+			reasons = append(reasons, t[1])
+		}
+		files[t[1]] = append(files[t[1]], t[0])
+	}
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = strings.Join(files[r], ", ") + ": " + r
+	}
+	return out
+}
+
+// splitList splits "a (x, y), b{c,d}, e" at the commas outside brackets.
+func splitList(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(', '{', '[':
+			depth++
+		case ')', '}', ']':
+			depth--
+		case ',':
+			if depth == 0 && strings.HasPrefix(s[i:], ", ") {
+				out = append(out, s[start:i])
+				start = i + 2
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// cublasVersion is "cuBLAS 13.1.0" from a handle on device 0 (cuBLAS
 // reports its version only through one), or "" without a GPU to ask.
 func cublasVersion() string {
 	b, err := cudabackend.Open()
@@ -164,9 +385,9 @@ func cublasVersion() string {
 	}
 	v, err := blas.Version(d.(*cudabackend.Device))
 	if err != nil {
-		return fmt.Sprintf(" (its version could not be read: %v)", err)
+		return fmt.Sprintf("cuBLAS of unknown version (%v)", err)
 	}
-	return fmt.Sprintf(", cuBLAS %d.%d.%d", v/10000, v/100%100, v%100)
+	return fmt.Sprintf("cuBLAS %d.%d.%d", v/10000, v/100%100, v%100)
 }
 
 func describeDevices(w io.Writer, b *cudabackend.Backend) {
@@ -255,8 +476,10 @@ func migText(m nvml.MIG, err error) string {
 }
 
 func parsedValue(c config.Config, name string) string {
-	if c.Invalid == name {
-		return "(invalid: see below)"
+	if slices.Contains(c.Invalid, name) {
+		// Its field holds the default, which a program does not get
+		// either: it gets the error.
+		return "not valid: see below"
 	}
 	switch name {
 	case config.EnvBackend:

@@ -12,7 +12,7 @@ import (
 
 func TestDoctorWithoutCgoBlamesTheBuildAndSaysHowToFixIt(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, doctor(&out, nil))
+	require.NoError(t, doctor(&out, nil, false))
 	s := out.String()
 	assert.Contains(t, s, "cgo no")
 	assert.Contains(t, s, "call path: none")

@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gocuda/gocuda/internal/suggest"
 )
@@ -21,11 +24,12 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"bench":  {"time the pools (allocate+free pairs), copies between devices (peer) or all-reduce across GPUs (allreduce)", runBench},
-		"doctor": {"show the driver, devices and features, the backend chosen and every GOCUDA_ knob as parsed", runDoctor},
-		"launch": {"start N ranks of a program on this machine and serve the rendezvous where they meet (as torchrun --standalone)", runLaunch},
-		"replay": {"replay recorded allocation traces through the memory pools and compare them", runReplay},
-		"status": {"show each device's memory and pool usage (PoolStatus), after an optional warm-up", runStatus},
+		"bench":   {"time the pools (allocate+free pairs), copies between devices (peer) or all-reduce across GPUs (allreduce)", runBench},
+		"doctor":  {"show the driver, devices and features, the backend chosen and every GOCUDA_ knob as parsed", runDoctor},
+		"launch":  {"start N ranks of a program on this machine and serve the rendezvous where they meet (as torchrun --standalone)", runLaunch},
+		"replay":  {"replay recorded allocation traces through the memory pools and compare them", runReplay},
+		"status":  {"show each device's memory and pool usage (PoolStatus), after an optional warm-up", runStatus},
+		"version": {"show gocuda's version, Go's, the CUDA driver's and the CUDA libraries found", runVersion},
 	}
 }
 
@@ -148,14 +152,83 @@ func (f *flags) parse(args []string) error {
 		f.usage(f.stdout)
 		return err
 	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		name = strings.TrimPrefix(name, "-")
+	msg, suggestion := f.mistake(err, args)
+	return usageErrorf("%s%s", msg, withHelp(suggestion, "gocuda "+f.name+" --help", " for its flags"))
+}
+
+// The flag package's messages, which parse rewords.
+var (
+	flagUnknown  = regexp.MustCompile(`^flag provided but not defined: -(.+)$`)
+	flagNoValue  = regexp.MustCompile(`^flag needs an argument: -(.+)$`)
+	flagBadValue = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-([^:]+): (.*)$`)
+	flagSyntax   = regexp.MustCompile(`^bad flag syntax: (.*)$`)
+)
+
+// mistake rewords the flag package's error err about args: the flag as
+// it was typed (the package writes -x for both -x and --x), and what the
+// flag accepts instead of the parser's words ("parse error"). suggestion
+// is the nearest flag, for an unknown one.
+func (f *flags) mistake(err error, args []string) (msg, suggestion string) {
+	// Parse stops at the first mistake, leaving the arguments after it.
+	read := args[:len(args)-len(f.Args())]
+	msg = err.Error()
+	if m := flagUnknown.FindStringSubmatch(msg); m != nil {
+		typed := typedFlag(read, m[1])
 		var known []string
 		f.VisitAll(func(fl *flag.Flag) { known = append(known, fl.Name) })
-		return usageErrorf("unknown flag %q%s", "--"+name, withHelp(didYouMean(name, known, "--"), "gocuda "+f.name+" --help", " for its flags"))
+		return fmt.Sprintf("unknown flag %q", typed), didYouMean(m[1], known, strings.TrimSuffix(typed, m[1]))
 	}
-	return usageErrorf("%s", msg+withHelp("", "gocuda "+f.name+" --help", " for its flags"))
+	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s needs a value", typedFlag(read, m[1])), ""
+	}
+	if m := flagBadValue.FindStringSubmatch(msg); m != nil {
+		value, _ := strconv.Unquote(m[1]) // %q's output
+		return fmt.Sprintf("%s %q %s", typedFlag(read, m[2]), value, notA(f.Lookup(m[2]), m[3])), ""
+	}
+	if m := flagSyntax.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%q is not a flag: a flag is -name or --name", m[1]), ""
+	}
+	return msg, ""
+}
+
+// typedFlag is flag name as it was typed in read ("-x" or "--x"), the
+// last argument that names it; "--name" when none does.
+func typedFlag(read []string, name string) string {
+	for i := len(read) - 1; i >= 0; i-- {
+		a, _, _ := strings.Cut(read[i], "=")
+		if t := strings.TrimLeft(a, "-"); t == name && len(a)-len(t) <= 2 && len(a) > len(t) {
+			return a
+		}
+	}
+	return "--" + name
+}
+
+// notA says what a flag's refused value is not, from the flag's type:
+// the flag package's own reason is "parse error". why is that reason, kept
+// for a flag of a type of its own (flag.Func), whose errors are ours.
+func notA(fl *flag.Flag, why string) string {
+	if why == "value out of range" {
+		return "is out of range"
+	}
+	var v any
+	if fl != nil {
+		if g, ok := fl.Value.(flag.Getter); ok {
+			v = g.Get()
+		}
+	}
+	switch v.(type) {
+	case time.Duration:
+		return "is not a duration: use forms like 300ms, 2s or 1m30s"
+	case int, int64:
+		return "is not a whole number"
+	case uint, uint64:
+		return "is not a whole number of 0 or more"
+	case float64:
+		return "is not a number"
+	case bool:
+		return "is not true or false"
+	}
+	return "is not valid: " + why
 }
 
 // withHelp ends a message with a suggestion, if any, and the help to run:

@@ -3,15 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gocuda/gocuda/config"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -46,24 +43,82 @@ func TestUnknownCommandSaysWhatToTypeInstead(t *testing.T) {
 	}
 }
 
+// A flag is echoed as it was typed ("-x" stays "-x"), with the nearest
+// flag written the same way.
 func TestUnknownFlagSaysWhatToTypeInstead(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"status", "--stze", "1MiB"}, `gocuda status: unknown flag "--stze"; did you mean "--size"? run "gocuda status --help" for its flags`},
-		{[]string{"status", "-warmpu", "3"}, `unknown flag "--warmpu"; did you mean "--warmup"?`},
+		{[]string{"status", "-warmpu", "3"}, `gocuda status: unknown flag "-warmpu"; did you mean "-warmup"? run "gocuda status --help" for its flags`},
+		{[]string{"status", "-x"}, `gocuda status: unknown flag "-x"; run "gocuda status --help" for its flags`},
+		{[]string{"status", "--x"}, `gocuda status: unknown flag "--x"; run "gocuda status --help" for its flags`},
+		{[]string{"status", "--warmup", "2", "-x=1"}, `gocuda status: unknown flag "-x"; run "gocuda status --help" for its flags`},
+		{[]string{"status", "--size", "-x", "--x"}, `gocuda status: unknown flag "--x"; run "gocuda status --help" for its flags`},
 		{[]string{"bench", "--sizs", "1MiB"}, `gocuda bench: unknown flag "--sizs"; did you mean "--sizes"? run "gocuda bench --help" for its flags`},
-		{[]string{"doctor", "--verbose"}, `gocuda doctor: unknown flag "--verbose"; run "gocuda doctor --help" for its flags`},
-		{[]string{"status", "--warmup", "many"}, `invalid value "many" for flag -warmup`},
+		{[]string{"doctor", "--verbos"}, `gocuda doctor: unknown flag "--verbos"; did you mean "--verbose"? run "gocuda doctor --help" for its flags`},
+		{[]string{"version", "-v"}, `gocuda version: unknown flag "-v"; run "gocuda version --help" for its flags`},
 		{[]string{"replay", "--pol", "split"}, `gocuda replay: unknown flag "--pol"; did you mean "--pool"? run "gocuda replay --help" for its flags`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, tc.args...)
 			assert.Equal(t, 2, code)
-			assert.Contains(t, stderr, tc.want)
+			assert.Equal(t, tc.want+"\n", stderr)
 			assert.Empty(t, stdout)
 		})
+	}
+}
+
+// A refused value is told in plain words naming the forms accepted, never
+// in the parser's ("parse error", strconv's, time's).
+func TestFlagValuesAreRefusedInPlainWords(t *testing.T) {
+	const sizes = "use forms like 512B, 64KiB, 1MiB, 1.5GiB"
+	const durations = "is not a duration: use forms like 300ms, 2s or 1m30s"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--warmup", "many"}, `gocuda status: --warmup "many" is not a whole number; run "gocuda status --help" for its flags`},
+		{[]string{"status", "-keep=1.5"}, `gocuda status: -keep "1.5" is not a whole number; run "gocuda status --help" for its flags`},
+		{[]string{"status", "--warmup", "99999999999999999999"}, `gocuda status: --warmup "99999999999999999999" is out of range; run "gocuda status --help" for its flags`},
+		{[]string{"status", "--leaks=maybe"}, `gocuda status: --leaks "maybe" is not true or false; run "gocuda status --help" for its flags`},
+		{[]string{"status", "--size"}, `gocuda status: --size needs a value; run "gocuda status --help" for its flags`},
+		{[]string{"status", "---size", "1"}, `gocuda status: "---size" is not a flag: a flag is -name or --name; run "gocuda status --help" for its flags`},
+		{[]string{"status", "--size=abc"}, `gocuda status: --size "abc" is not a size: a size starts with a number; ` + sizes + "\n" + `run "gocuda status --help" for its flags and arguments`},
+		{[]string{"status", "--size", "4 parsecs"}, `gocuda status: --size "4 parsecs" is not a size: unknown unit "parsecs": the units are B, KiB, MiB, GiB, TiB, PiB, EiB, kB, MB, GB, TB, PB, EB; ` + sizes + "\n" + `run "gocuda status --help" for its flags and arguments`},
+		{[]string{"status", "--size", "1.2.3MiB"}, `gocuda status: --size "1.2.3MiB" is not a size: "1.2.3" is not a number; ` + sizes + "\n" + `run "gocuda status --help" for its flags and arguments`},
+		{[]string{"bench", "--time=abc"}, `gocuda bench: --time "abc" ` + durations + `; run "gocuda bench --help" for its flags`},
+		{[]string{"bench", "-time", "5"}, `gocuda bench: -time "5" ` + durations + `; run "gocuda bench --help" for its flags`},
+		{[]string{"bench", "--time", "-1s"}, `gocuda bench: --time -1s: give a positive duration such as 300ms` + "\n" + `run "gocuda bench --help" for its flags and arguments`},
+		{[]string{"bench", "--sizes", "1MiB,lots"}, `gocuda bench: --sizes "lots" is not a size: a size starts with a number; ` + sizes + "\n" + `run "gocuda bench --help" for its flags and arguments`},
+		{[]string{"launch", "--grace", "soon", "x"}, `gocuda launch: --grace "soon" ` + durations + `; run "gocuda launch --help" for its flags`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, stdout)
+			assert.Equal(t, tc.want+"\n", stderr)
+			for _, internal := range []string{"strconv", "time:", "parse error", "invalid syntax", "invalid value", "flag provided"} {
+				assert.NotContains(t, stderr, internal)
+			}
+		})
+	}
+}
+
+func TestTypedFlagIsTheFlagAsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		read []string
+		name string
+		want string
+	}{
+		{[]string{"-x"}, "x", "-x"},
+		{[]string{"--x=1"}, "x", "--x"},
+		{[]string{"--size", "-x", "--x"}, "x", "--x"},
+		{[]string{"---x"}, "x", "--x"}, // not a flag's spelling: the usual form
+		{nil, "x", "--x"},
+	} {
+		assert.Equal(t, tc.want, typedFlag(tc.read, tc.name), "%q", tc.read)
 	}
 }
 
@@ -75,7 +130,7 @@ func TestNoArgumentsPrintsUsage(t *testing.T) {
 
 func TestEveryCommandsHelpGoesToStdoutWithExitZero(t *testing.T) {
 	for _, tc := range []struct{ cmd, flag string }{
-		{"doctor", ""}, {"status", "-warmup"}, {"bench", "-quiet"}, {"replay", "-quiet"},
+		{"doctor", "-verbose"}, {"status", "-warmup"}, {"bench", "-quiet"}, {"replay", "-quiet"}, {"version", ""},
 	} {
 		for _, args := range [][]string{{tc.cmd, "--help"}, {tc.cmd, "-h"}, {tc.cmd, "-help"}, {"help", tc.cmd}} {
 			t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -109,6 +164,7 @@ func TestUsageMistakesExitTwoWithOneLineAndTheHelpToRun(t *testing.T) {
 		{[]string{"bench", "--qiet"}, `unknown flag "--qiet"; did you mean "--quiet"?`},
 		{[]string{"bench", "--time", "0s"}, "--time 0s: give a positive duration"},
 		{[]string{"status", "--size", "1.5"}, `gocuda status: --size "1.5" is not a size: a plain byte count must be a whole number`},
+		{[]string{"version", "now"}, `gocuda version: version takes no arguments, got ["now"]`},
 		{[]string{"doctor", "extra"}, `doctor takes no arguments, got ["extra"]`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -201,35 +257,6 @@ func TestStatusRejectsBadArguments(t *testing.T) {
 			assert.Contains(t, stderr, `run "gocuda status --help"`)
 		})
 	}
-}
-
-func TestDoctorReportsBackendAndKnobs(t *testing.T) {
-	var out bytes.Buffer
-	err := doctor(&out, []string{"GOCUDA_MEMORY_POOL=split", "GOCUDA_HARD_MEMORY_LIMIT=4GiB", "GOCUDA_MEMORY_POL=x"})
-	require.NoError(t, err)
-	s := out.String()
-	assert.Contains(t, s, "CUDA driver")
-	assert.Contains(t, s, "NVRTC (compiles cuarray.NewKernel's source)\n  ")
-	assert.Contains(t, s, "cuBLAS (Gemm, MatMul and Gemv on the GPU)\n  ")
-	assert.Contains(t, s, "cuRAND (Rand, Randn, FillRand and FillRandn on the GPU)\n  ")
-	assert.Contains(t, s, "NCCL (collectives across GPUs, package nccl)\n  ")
-	if os.Getenv(config.EnvBackend) == "cuda" {
-		// The GPU machines have both: a search that misses them is a bug.
-		assert.Regexp(t, `cuBLAS \(Gemm, MatMul and Gemv on the GPU\)\n  \S*libcublas\.so\S*, cuBLAS \d+\.\d+\.\d+\n`, s)
-		assert.Regexp(t, `cuRAND \(Rand, Randn, FillRand and FillRandn on the GPU\)\n  \S*libcurand\.so\S*, cuRAND \d+\.\d+\.\d+\n`, s)
-		assert.Regexp(t, `NCCL \(collectives across GPUs, package nccl\)\n  \S*libnccl\.so\S*, NCCL 2\.\d+\.\d+\n`, s)
-	}
-	assert.Contains(t, s, "Backend")
-	assert.Contains(t, s, "pool split")
-	assert.Contains(t, s, "hard limit 4.0 GiB")
-	assert.Contains(t, s, "GOCUDA_MEMORY_POL is set but gocuda has no such knob")
-}
-
-func TestDoctorFailsOnAKnobThatDoesNotParse(t *testing.T) {
-	var out bytes.Buffer
-	err := doctor(&out, []string{"GOCUDA_MEMORY_POOL=bined"})
-	require.Error(t, err)
-	assert.Contains(t, out.String(), `GOCUDA_MEMORY_POOL="bined" is not valid: accepted values are cuda, binned, split, simple, none`)
 }
 
 func TestBenchPrintsBothTablesWithPercentiles(t *testing.T) {
