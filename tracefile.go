@@ -44,18 +44,18 @@ func wrapTrace(p pool.Pool, c config.Config) pool.Pool {
 	return recording.r.Wrap(p)
 }
 
-// StopTrace ends the GOCUDA_TRACE recording: it writes out what is
-// buffered, ends the gzip stream of a .gz file and closes the file, which
-// gocuda replay can then read. Allocations after it are not recorded.
+// StopTrace ends the GOCUDA_TRACE recording: it writes out the events not
+// yet in the file, adds an end line, ends the gzip stream of a .gz file
+// and closes the file. Allocations after it are not recorded.
 //
-// A program that records calls it before it exits, usually with
-//
-//	defer gocuda.StopTrace()
-//
-// in main: Go runs no finalizers at exit, so without it the end of the
-// trace is lost (and a .gz file cannot be read at all). Closing every
-// device pool ends the recording too. Without GOCUDA_TRACE it does
-// nothing and returns nil; the error is a failed write or close.
+// It is optional. While the program runs, a background writer puts the
+// events in the file within 100 ms, flushing the gzip stream each time,
+// so a program that exits, is killed or crashes without StopTrace leaves
+// a trace that gocuda replay reads up to the last flush, saying where it
+// ends. Call it (or defer it in main) to keep the last events too;
+// closing every device pool ends the recording as well. Without
+// GOCUDA_TRACE it does nothing and returns nil; the error is a failed
+// write or close.
 func StopTrace() error {
 	recording.Lock()
 	r := recording.r

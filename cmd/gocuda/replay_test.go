@@ -11,12 +11,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/internal/trace"
 	"github.com/gocuda/gocuda/internal/trace/tracetest"
@@ -225,6 +227,103 @@ func TestReplayRealTracesThroughEveryPool(t *testing.T) {
 	t.Log("\n" + out)
 	assert.Contains(t, out, "torch: peak allocated 7.2 GiB, peak reserved 7.5 GiB, reserved/live 1.049")
 	assert.Contains(t, out, "torch: peak allocated 5.5 GiB, peak reserved 6.5 GiB, reserved/live 1.218")
+	assert.Equal(t, 2, strings.Count(out, "recommended: GOCUDA_MEMORY_POOL="))
+	assert.NotContains(t, out, "recommended: GOCUDA_MEMORY_POOL=none", "a driver call per allocation is never the advice")
+}
+
+// The recorded training traces (testdata/traces, copies of the shared
+// ones), cut to a part of their bytes to stay quick: the advice keeps the
+// rule, and none, which calls the driver on every allocation, is never it.
+func TestRecommendationOnTheRecordedTraces(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, tc := range []struct {
+		file  string
+		bytes int
+	}{{"gpt2_train.trace.gz", 40_000}, {"resnet50_train.trace.gz", 20_000}} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", tc.file))
+		require.NoError(t, err)
+		require.Greater(t, len(data), tc.bytes)
+		path := filepath.Join(dir, tc.file)
+		require.NoError(t, os.WriteFile(path, data[:tc.bytes], 0o644))
+		paths = append(paths, path)
+	}
+	out, _, err := replay(t, append([]string{"--json", "--pool", "split,binned,simple,none"}, paths...)...)
+	require.NoError(t, err)
+	var rep replayReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Traces, 2)
+	for _, tr := range rep.Traces {
+		t.Run(tr.Name, func(t *testing.T) {
+			t.Logf("%d events: %s", tr.Events, tr.Recommendation)
+			require.NotNil(t, tr.Cut)
+			assert.Greater(t, tr.Events, 5000)
+			assert.Equal(t, tr.Events, tr.Cut.Events)
+			require.NotEmpty(t, tr.Recommended)
+			assert.NotEqual(t, "none", tr.Recommended)
+			checkRule(t, &tr)
+			for _, r := range tr.Results {
+				assert.Positive(t, r.Runs)
+				if r.Pool == "none" && r.ReservedPerLive < tr.Results[0].ReservedPerLive {
+					assert.Contains(t, tr.Recommendation, "; none would save ")
+				}
+			}
+		})
+	}
+}
+
+func TestReplayReadsATraceCutAtAnyByte(t *testing.T) {
+	data, err := os.ReadFile(tiny)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	// Every byte is cut in internal/trace's tests; here, what the command
+	// makes of it, at a spread of bytes and the last.
+	for k := 1; k < len(data); k += min(7, max(1, len(data)-1-k)) {
+		path := filepath.Join(dir, fmt.Sprintf("cut%d.trace.gz", k))
+		require.NoError(t, os.WriteFile(path, data[:k], 0o644))
+		out, _, err := replay(t, "--json", "--pool", tracetest.ExactName, path)
+		require.NoError(t, err, "cut at byte %d of %d", k, len(data))
+		var rep replayReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		tr := rep.Traces[0]
+		require.NotNil(t, tr.Cut, "cut at byte %d", k)
+		assert.Equal(t, tr.Events, tr.Cut.Events)
+		assert.Equal(t, int64(k), tr.Cut.FileBytes)
+		require.Len(t, tr.Notes, 1)
+		assert.Contains(t, tr.Notes[0], ": replayed what was complete")
+		assert.Equal(t, tr.Events, tr.Results[0].Events, "every complete event replayed")
+	}
+}
+
+func TestReplaySaysWhereACutTraceEnds(t *testing.T) {
+	dir := t.TempDir()
+	recorded := "# workload w; gocuda pool split; host CPU\n# recorder gocuda pool split device 0\na 1 4096 0\na 2 512 0\nf 1\n"
+	tests := []struct {
+		name, text string
+		notes      []string
+	}{
+		{"mid-record", recorded + "a 3 10", []string{
+			fmt.Sprintf("the trace ends after 3 events, cut mid-record at byte %d: replayed what was complete", len(recorded)),
+			"the program did not stop the recording (gocuda.StopTrace) before it ended: the events of its last 100ms or less may be missing"}},
+		{"not stopped", recorded, []string{
+			"the program did not stop the recording (gocuda.StopTrace) before it ended: the events of its last 100ms or less may be missing"}},
+		{"stopped", recorded + "# end allocs 2 frees 1\n", nil},
+		{"not recorded by gocuda", "a 1 4096 0\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".trace")
+			require.NoError(t, os.WriteFile(path, []byte(tt.text), 0o644))
+			out, _, err := replay(t, "--pool", tracetest.ExactName, path)
+			require.NoError(t, err)
+			for _, n := range tt.notes {
+				assert.Contains(t, out, "\n  note: "+n+"\n")
+			}
+			if tt.notes == nil {
+				assert.NotContains(t, out, "\n  note: ")
+			}
+		})
+	}
 }
 
 func TestPlotReplayReadsLiveAndReservedAfterEveryEvent(t *testing.T) {
@@ -381,4 +480,33 @@ func TestReplayPlotWithOnlySkippedPools(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nothing to draw: every replay was skipped")
 	assert.NoFileExists(t, svg)
+}
+
+func TestReplayOneSkipsAPoolTheDeviceDoesNotSupport(t *testing.T) {
+	const name = "test-unsupported"
+	if !slices.Contains(pool.Registered(), name) {
+		pool.Register(name, func(backend.Device, *pool.Source) (pool.Pool, error) {
+			return nil, fmt.Errorf("no such memory here: %w", backend.ErrNotSupported)
+		})
+	}
+	dev, err := host.New(host.Options{TotalMemory: 1 << 30}).Device(0)
+	require.NoError(t, err)
+	tr, err := trace.ParseFile(tiny)
+	require.NoError(t, err)
+	r := replayOne(tr, name, dev, pool.Limits{}, trace.Options{})
+	assert.Contains(t, r.Skipped, "no such memory here")
+	assert.Empty(t, r.Error)
+	assert.Zero(t, r.Runs)
+}
+
+func TestReplayOneKeepsTheFastestOfSeveralRuns(t *testing.T) {
+	dev, err := host.New(host.Options{TotalMemory: 1 << 30}).Device(0)
+	require.NoError(t, err)
+	tr, err := trace.ParseFile(tiny)
+	require.NoError(t, err)
+	r := replayOne(tr, tracetest.ExactName, dev, pool.Limits{}, trace.Options{})
+	assert.Empty(t, r.Error)
+	assert.Equal(t, timedRuns, r.Runs, "a nine-event replay is far inside the time budget")
+	assert.Equal(t, uint64(4608), r.PeakReserved, "the first replay's figures")
+	assert.InDelta(t, float64(r.Events)/(float64(r.ElapsedNs)/1e9), r.EventsPerSec, r.EventsPerSec*1e-9)
 }

@@ -89,12 +89,17 @@ func TestClosingTheLastPoolClosesTheTrace(t *testing.T) {
 	require.NoError(t, ws[0].Free(b, s))
 	require.NoError(t, ws[0].Close())
 	require.NoError(t, ws[0].Close(), "a second Close does not count twice")
-	_, err = trace.ParseFile(path)
-	require.Error(t, err, "a gzip trace is unreadable until the last pool closes")
-	require.NoError(t, ws[1].Close())
 	tr, err := trace.ParseFile(path)
+	require.NoError(t, err, "closing a pool flushes: the trace so far reads")
+	assert.Equal(t, 2, len(tr.Events))
+	require.NotNil(t, tr.Cut, "the gzip stream is not ended yet")
+	assert.False(t, tr.Ended)
+	require.NoError(t, ws[1].Close())
+	tr, err = trace.ParseFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, 1, tr.Allocs)
+	assert.Nil(t, tr.Cut)
+	assert.True(t, tr.Ended, "the last pool's Close ends the recording")
 }
 
 func TestWriteFailureStopsRecordingAndTheProgramGoesOn(t *testing.T) {

@@ -78,9 +78,56 @@ type Trace struct {
 	// allocations are still live at the end of the trace.
 	Allocs, Frees int
 
+	// Cut says where the trace stops short, nil when it was read to its
+	// end. A trace cut anywhere (a program that died while recording, a
+	// copy that stopped) still parses: Events holds every record that was
+	// complete, and Cut says what was not.
+	Cut *Cut
+	// Ended says the trace holds gocuda's recorder's closing line
+	// ("# end allocs N frees M"): the recording was stopped (StopTrace, or
+	// every pool closed), not merely left to its periodic flushes.
+	Ended bool
+
 	// lines[i] is the 1-based line that Events[i] came from, for errors
 	// during replay; nil for traces built by hand.
 	lines []uint32
+}
+
+// Cut is where a trace stops short. A record counts once its line is
+// complete: ended by a newline, or by the end of an intact gzip stream.
+// Plain text ends where the file ends, so a plain trace cut exactly
+// between records cannot be told from a whole one and has no Cut; a gzip
+// trace knows its end (the stream's trailer), so every cut is seen.
+type Cut struct {
+	// Events is how many events were read: the complete records.
+	Events int `json:"events"`
+	// Offset is where the complete records end, in bytes of trace text
+	// (decompressed, for gzip): the byte at which the cut record begins.
+	Offset int64 `json:"offset"`
+	// Partial is the start of the record that was cut short (clipped),
+	// "" when the cut fell between records.
+	Partial string `json:"partial,omitempty"`
+	// Gzip is true for a gzip stream that stops before its end; FileBytes
+	// is then how many bytes of it there were.
+	Gzip      bool  `json:"gzip,omitempty"`
+	FileBytes int64 `json:"file_bytes,omitempty"`
+}
+
+// String says where the trace ends, as in "the trace ends after 12345
+// events, cut mid-record at byte 678901".
+func (c *Cut) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the trace ends after %d events, cut ", c.Events)
+	if c.Partial != "" {
+		b.WriteString("mid-record")
+	} else {
+		b.WriteString("between records")
+	}
+	fmt.Fprintf(&b, " at byte %d", c.Offset)
+	if c.Gzip {
+		fmt.Fprintf(&b, " of its text (the gzip stream stops without its end after %d bytes)", c.FileBytes)
+	}
+	return b.String()
 }
 
 // Streams is the number of distinct streams the trace uses: the length of
@@ -177,18 +224,50 @@ func NameOf(path string) string {
 
 // Parse reads a trace from r, gzip-compressed or plain text (told apart by
 // the gzip magic bytes). Malformed lines are *ParseError values naming the
-// line.
+// line. Input that stops short (a file cut at any byte, a gzip stream
+// without its end) is not an error: the trace holds the complete records
+// and Trace.Cut says where it stopped.
 func Parse(r io.Reader) (*Trace, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &ParseError{Msg: "bad gzip header", Err: err}
-		}
-		defer zr.Close()
-		return parseText(zr)
+	cr := &countingReader{r: r}
+	br := bufio.NewReaderSize(cr, 64<<10)
+	magic, _ := br.Peek(10)
+	if len(magic) == 1 && magic[0] == 0x1f {
+		// One byte of a gzip file: a stream cut in its magic.
+		return cutTrace(cr.n), nil
 	}
-	return parseText(br)
+	if len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+		return parseText(br, nil)
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		// A header cut short is a trace cut before its first byte of
+		// text, unless what there is of it is already wrong (a method
+		// other than deflate, reserved flags set).
+		if errors.Is(err, io.ErrUnexpectedEOF) && !(len(magic) > 2 && magic[2] != 8) && !(len(magic) > 3 && magic[3]&0xe0 != 0) {
+			return cutTrace(cr.n), nil
+		}
+		return nil, &ParseError{Msg: "bad gzip header", Err: err}
+	}
+	defer zr.Close()
+	return parseText(bufio.NewReaderSize(zr, 64<<10), cr)
+}
+
+// cutTrace is a gzip trace cut before any of its text.
+func cutTrace(fileBytes int64) *Trace {
+	return &Trace{Meta: map[string]string{}, Cut: &Cut{Gzip: true, FileBytes: fileBytes}}
+}
+
+// countingReader counts the bytes read through it: for a cut gzip
+// stream, how much of the file there was.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // live is the parser's record of one allocation id.
@@ -214,26 +293,71 @@ func (p *parser) errf(format string, args ...any) error {
 	return &ParseError{Line: p.line, Msg: fmt.Sprintf(format, args...)}
 }
 
-func parseText(r io.Reader) (*Trace, error) {
+// parseText parses the lines of r; gz is the counted gzip file under r,
+// nil for plain text.
+func parseText(r *bufio.Reader, gz *countingReader) (*Trace, error) {
 	p := &parser{
 		t:        &Trace{Meta: map[string]string{}},
 		ids:      map[uint64]live{},
 		streams:  map[uint64]uint16{},
 		inHeader: true,
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	for sc.Scan() {
-		p.line++
-		if err := p.parseLine(sc.Bytes()); err != nil {
-			return nil, err
+	var off int64   // bytes of text in complete lines
+	var long []byte // a line longer than r's buffer, gathered
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(chunk) > maxLine {
+				return nil, &ParseError{Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLine)}
+			}
+			long = append(long, chunk...)
+			continue
 		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
+		line := chunk
+		if len(long) > 0 {
+			long = append(long, chunk...)
+			line = long
+		}
+		if len(line) > maxLine {
 			return nil, &ParseError{Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLine)}
 		}
-		return nil, &ParseError{Line: p.line, Msg: "reading trace", Err: err}
+		if err == nil {
+			p.line++
+			if perr := p.parseLine(line[:len(line)-1]); perr != nil {
+				return nil, perr
+			}
+			off += int64(len(line))
+			long = long[:0]
+			continue
+		}
+		// The input ended; line is what came after the last newline.
+		rest := bytes.TrimSpace(line)
+		switch {
+		case errors.Is(err, io.EOF) && gz != nil:
+			// An intact gzip stream (its checksum and length checked):
+			// its last line is complete without a newline.
+			if len(rest) > 0 {
+				p.line++
+				if perr := p.parseLine(line); perr != nil {
+					return nil, perr
+				}
+			}
+		case errors.Is(err, io.EOF):
+			// Plain text ends where the file does: a last line without
+			// a newline may be a record cut short ("a 12 4096 1" of
+			// "a 12 4096 17"), which would parse as a wrong one.
+			if len(rest) > 0 {
+				p.t.Cut = &Cut{Offset: off, Partial: clip(rest)}
+			}
+		case gz != nil && errors.Is(err, io.ErrUnexpectedEOF):
+			p.t.Cut = &Cut{Offset: off, Partial: clip(rest), Gzip: true, FileBytes: gz.n}
+		default:
+			return nil, &ParseError{Line: p.line + 1, Msg: "reading trace", Err: err}
+		}
+		break
+	}
+	if p.t.Cut != nil {
+		p.t.Cut.Events = len(p.t.Events)
 	}
 	p.finish()
 	return p.t, nil
@@ -245,8 +369,13 @@ func (p *parser) parseLine(line []byte) error {
 		return nil
 	}
 	if line[0] == '#' {
+		text := bytes.TrimSpace(line[1:])
+		if bytes.HasPrefix(text, []byte("end allocs ")) {
+			p.t.Ended = true
+			return nil
+		}
 		if p.inHeader {
-			return p.header(string(bytes.TrimSpace(line[1:])))
+			return p.header(string(text))
 		}
 		return nil
 	}

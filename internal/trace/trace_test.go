@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,7 +107,6 @@ func TestParseAcceptsLooseFormatting(t *testing.T) {
 	}{
 		{"empty input", "", 0},
 		{"comments only", "# a\n# b\n", 0},
-		{"no final newline", "a 1 8 0\nf 1", 2},
 		{"crlf line ends", "a 1 8 0\r\nf 1\r\n", 2},
 		{"tabs and runs of spaces", "a\t1   8\t0\n  f  1  \n", 2},
 		{"blank lines", "\n\na 1 8 0\n   \n\nf 1\n", 2},
@@ -168,7 +168,9 @@ func TestParseRejectsBrokenGzip(t *testing.T) {
 		data []byte
 	}{
 		{"bad header", []byte{0x1f, 0x8b, 'x', 'y'}},
-		{"truncated stream", whole[:len(whole)/2]},
+		{"method other than deflate, cut short", []byte{0x1f, 0x8b, 7}},
+		{"corrupt deflate data", corrupt(whole)},
+		{"trailing garbage", append(slices.Clone(whole), "not a gzip member"...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,6 +179,16 @@ func TestParseRejectsBrokenGzip(t *testing.T) {
 			require.ErrorAs(t, err, &pe)
 		})
 	}
+}
+
+// corrupt is a gzip stream with its deflate data garbled: a damaged file,
+// which is an error, unlike a file cut short.
+func corrupt(whole []byte) []byte {
+	c := slices.Clone(whole)
+	for i := 12; i < len(c)-8; i++ {
+		c[i] ^= 0xff
+	}
+	return c
 }
 
 func TestParseRejectsOverlongLine(t *testing.T) {
@@ -305,6 +317,11 @@ func FuzzParse(f *testing.F) {
 		// every free matching a live allocation in its slot.
 		if tr.Allocs+tr.Frees != len(tr.Events) {
 			t.Fatalf("%d allocs + %d frees != %d events", tr.Allocs, tr.Frees, len(tr.Events))
+		}
+		if c := tr.Cut; c != nil && (c.Events != len(tr.Events) || c.Offset < 0 || c.Offset > int64(len(data))*1032) {
+			// 1032: deflate's greatest expansion; plain text's offset is
+			// within the input.
+			t.Fatalf("cut %+v for %d events of %d input bytes", *c, len(tr.Events), len(data))
 		}
 		live := make([]bool, tr.Slots)
 		for i, e := range tr.Events {
