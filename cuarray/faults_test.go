@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,25 +40,64 @@ import (
 // a freed array used on purpose), never panic, and never report success
 // for work that did not happen: a model of every array's contents checks
 // each read. Afterwards, with the faults off and every array dropped and
-// collected, nothing is live, every Alloc was freed once, no block was
-// handed out twice, and the pool's reserved bytes are exactly what the
-// backend has outstanding.
+// collected (UnsafeFree'd, in the fuzz target: see faultScale), nothing is
+// live, every Alloc was freed once, no block was handed out twice, the
+// pool's reserved bytes are exactly what the backend has outstanding, and
+// after Close both are 0.
 
 // faultStrategies are the pools the run covers; the driver's pool needs a
 // GPU (the GPU run of this test covers it there).
 var faultStrategies = []string{"split", "binned", "simple", "none"}
 
 const (
-	faultHard     = 64 << 20
-	faultTotal    = 1 << 30 // the device: a request beyond it is refused early
-	faultMaxLive  = 24
-	faultStreams  = 4
-	faultMaxSteps = 3000
+	faultTotal   = 1 << 30 // the device: a request beyond it is refused early
+	faultMaxLive = 24
+	faultStreams = 4
 )
+
+// faultScale is the size and manner of a run. Arrays are sized from the
+// hard limit (see make): mostly small, some up to 1/64 of it, now and then
+// 1/16 to 1/4 of it, rarely beyond it.
+type faultScale struct {
+	hard  uint64 // the pool's hard limit
+	steps int    // operations at most
+	// collect: arrays the run drops are left to the collector, whose
+	// cleanups free them at a moment of its choosing, and the end waits
+	// for it (runtime.GC and the cleanups). Else the run UnsafeFrees each
+	// array it drops, when it drops it: the same Frees, made at a moment
+	// the input decides, with no collection to wait for.
+	collect bool
+}
+
+var (
+	// faultSeeded is TestFaultInjectionRun's: arrays up to 16 MiB, long
+	// runs, and the collector.
+	faultSeeded = faultScale{hard: 64 << 20, steps: 3000, collect: true}
+	// faultFuzz is FuzzFaultInjection's, made for the fuzzer: an eighth
+	// of the sizes (arrays up to 2 MiB; the split pool's large blocks
+	// start above 1 MiB), 16 operations, frees the input decides, and one
+	// processor (see runFaults), so that an input takes a millisecond or
+	// two and covers the same code each time it runs. The fuzzer needs
+	// both: it minimizes each input that reaches new code by running it
+	// again with bytes cut out, keeping a cut only if the new code is
+	// still reached, on the order of n² runs for n bytes. With coverage
+	// that changed from run to run (the collector's and the scheduler's
+	// timing), or inputs of a few hundred bytes, one minimization took
+	// the whole of a 30 s run; with 16 operations (about 100 bytes) they
+	// take a few seconds.
+	faultFuzz = faultScale{hard: 8 << 20, steps: 16}
+)
+
+// faultFuzzMaxLen bounds a fuzz input: 16 operations read at most 121
+// bytes, and longer inputs, which the mutator makes, would only give the
+// minimizer more to cut.
+const faultFuzzMaxLen = 128
 
 // TestFaultInjectionRun runs a seeded input of about 1 400 operations
 // through each strategy: a few seconds in all, 150 operations each under
-// -short.
+// -short. The inputs saved for FuzzFaultInjection run here too, at this
+// scale, which was the fuzz target's before it was cut down: those saved
+// before (longer than the fuzz target now takes) keep their meaning.
 func TestFaultInjectionRun(t *testing.T) {
 	steps, seeds := 1000, 1
 	for i, name := range faultStrategies {
@@ -65,27 +108,61 @@ func TestFaultInjectionRun(t *testing.T) {
 				for i := range data {
 					data[i] = byte(rng.Uint32())
 				}
-				runFaults(t, name, data)
+				runFaults(t, faultSeeded, name, data)
 			})
 		}
 	}
+	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzFaultInjection", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		t.Run("saved/"+filepath.Base(file), func(t *testing.T) {
+			data := savedInput(t, file)
+			if len(data) < 1 {
+				return
+			}
+			runFaults(t, faultSeeded, faultStrategies[int(data[0])%len(faultStrategies)], data[1:])
+		})
+	}
+}
+
+// savedInput reads a fuzz input file of one []byte ("go test fuzz v1",
+// then []byte("...") in Go syntax).
+func savedInput(t *testing.T, file string) []byte {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, value, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	quoted, ok := strings.CutPrefix(value, "[]byte(")
+	quoted, ok2 := strings.CutSuffix(quoted, ")")
+	if header != "go test fuzz v1" || !ok || !ok2 {
+		t.Fatalf("%s: not a fuzz input of one []byte", file)
+	}
+	data, err := strconv.Unquote(quoted)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return []byte(data)
 }
 
 // FuzzFaultInjection: go test -fuzz FuzzFaultInjection ./cuarray (see
-// scripts/ci-fuzz.sh). The first byte picks the strategy.
+// scripts/ci-fuzz.sh). The first byte picks the strategy, the next 8 the
+// rates, the rest the operations (faultFuzz).
 func FuzzFaultInjection(f *testing.F) {
 	for i := range faultStrategies {
 		seed := []byte{byte(i), 3, 1, 4, 1, 5, 9, 2, 6}
-		for k := range 300 {
+		for k := range faultFuzz.steps {
 			seed = append(seed, byte(k*37+i), byte(k*11), byte(k*7+3), byte(k), byte(k*5), byte(k*13))
 		}
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) < 1 {
+		if len(data) < 1 || len(data) > faultFuzzMaxLen {
 			return
 		}
-		runFaults(t, faultStrategies[int(data[0])%len(faultStrategies)], data[1:])
+		runFaults(t, faultFuzz, faultStrategies[int(data[0])%len(faultStrategies)], data[1:])
 	})
 }
 
@@ -113,6 +190,7 @@ func (m *marr) forget() {
 
 type faultRun struct {
 	t       *testing.T
+	scale   faultScale
 	name    string
 	data    []byte
 	b       *host.Backend
@@ -124,7 +202,8 @@ type faultRun struct {
 	freed   []*marr
 	step    int
 	op      string
-	errs    map[string]int // error kinds seen, for the log
+	// injected and oom count the errors seen, for the log.
+	injected, oom int
 }
 
 func (r *faultRun) byte() byte {
@@ -157,15 +236,49 @@ func faultRules(seed []byte) host.Faults {
 	return f
 }
 
-func runFaults(t *testing.T, name string, data []byte) {
-	r := &faultRun{t: t, name: name, errs: map[string]int{}}
-	r.b = host.New(host.Options{TotalMemory: faultTotal}).(*host.Backend)
+// faultBackend is the host backend the runs share, one at a time (mu),
+// so that a fuzz worker's thousands of inputs do not each leave a device
+// behind: cuarray keeps a default stream (a goroutine) per device for the
+// process's life, and backend a cache of spare events. A run finds it with
+// injection off, nothing allocated and no spare event (drainEvents), and
+// leaves it so, its pool forgotten by cuarray and its streams' IDs back
+// in order (finish); after a run that failed, the next one makes a fresh
+// backend.
+var faultBackend struct {
+	mu    sync.Mutex
+	b     *host.Backend
+	clean bool
+}
+
+func runFaults(t *testing.T, scale faultScale, name string, data []byte) {
+	r := &faultRun{t: t, scale: scale, name: name}
+	faultBackend.mu.Lock()
+	defer faultBackend.mu.Unlock()
+	if !faultBackend.clean {
+		faultBackend.b = host.New(host.Options{TotalMemory: faultTotal}).(*host.Backend)
+	}
+	faultBackend.clean = false
+	r.b = faultBackend.b
+	if !scale.collect {
+		// Replays cover the same code (see faultFuzz). The collector runs
+		// only where the input says (the runtime.GC operation, gcpressure's
+		// collections), and the run before left nothing for it (finish):
+		// its cleanups, and the caches it empties (sync.Pools), do the same
+		// each time. One processor: the streams' goroutines run while the
+		// test's goroutine waits, not beside it, where the work they found
+		// queued, and so their loops' counts, would differ from run to run.
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	}
 	var err error
 	r.dev, err = r.b.Device(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inner, err := pool.New(name, r.dev, pool.Limits{Hard: faultHard})
+	if err := drainEvents(r.b, r.dev); err != nil {
+		t.Fatal(err)
+	}
+	inner, err := pool.New(name, r.dev, pool.Limits{Hard: scale.hard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +302,8 @@ func runFaults(t *testing.T, name string, data []byte) {
 		t.Fatal(err)
 	}
 	r.data = data
-	maxSteps := faultMaxSteps
-	if testing.Short() {
+	maxSteps := scale.steps
+	if testing.Short() && maxSteps > 150 {
 		maxSteps = 150 // under -race too: a taste, the full run is the default
 	}
 	for r.step = 0; len(r.data) > 0 && r.step < maxSteps; r.step++ {
@@ -201,11 +314,43 @@ func runFaults(t *testing.T, name string, data []byte) {
 		t.Fatal(err)
 	}
 	r.finish()
+	// Calls and faults per kind, in FaultOps order: formatting the map
+	// would sort its keys in an order that differs from run to run, and
+	// with it the coverage the fuzzer sees.
 	var injected uint64
-	for _, c := range counts {
+	var calls strings.Builder
+	for _, op := range host.FaultOps() {
+		c := counts[op]
 		injected += c.Injected
+		fmt.Fprintf(&calls, " %s %d/%d", op, c.Injected, c.Calls)
 	}
-	t.Logf("%s: %d operations, %d faults injected, errors %v, counts %v", name, r.step, injected, r.errs, counts)
+	t.Logf("%s: %d operations, %d faults injected; errors: %d injected, %d out of memory; faults/calls:%s",
+		name, r.step, injected, r.injected, r.oom, calls.String())
+}
+
+// drainEvents empties the cache of spare events (backend.NewEvent) that
+// the runs before left for dev, so that which of this run's events come
+// from the device, in calls that faults may fail, does not depend on them.
+// A rule that never fails counts the device's NewEvent calls: once one is
+// made, the cache is empty.
+func drainEvents(b *host.Backend, dev backend.Device) error {
+	if err := b.SetFaults(host.Faults{Rules: []host.FaultRule{{Op: host.FaultEvent}}}); err != nil {
+		return err
+	}
+	var evs []backend.Event
+	for b.FaultCounts()[host.FaultEvent].Calls == 0 {
+		ev, err := backend.NewEvent(dev)
+		if err != nil {
+			return err
+		}
+		evs = append(evs, ev)
+	}
+	for _, ev := range evs {
+		if err := ev.Destroy(); err != nil {
+			return err
+		}
+	}
+	return b.SetFaults(host.Faults{})
 }
 
 // do decodes and runs one operation.
@@ -301,7 +446,9 @@ func (r *faultRun) do() {
 				if len(r.freed) > 8 {
 					r.freed = r.freed[1:]
 				}
-			} // else dropped: the collector frees it
+			} else {
+				r.drop(m.a)
+			}
 		}
 	case 13:
 		if len(r.freed) > 0 {
@@ -318,7 +465,7 @@ func (r *faultRun) do() {
 			runtime.GC()
 		case 1:
 			r.op = "Reclaim"
-			r.w.Reclaim(uint64(r.byte()) << 18)
+			r.w.Reclaim(uint64(r.byte()) * (r.scale.hard >> 8))
 		default:
 			if len(r.streams) < faultStreams {
 				r.op = "NewStreamPool"
@@ -343,23 +490,31 @@ func (r *faultRun) do() {
 // beyond the hard limit (which must be refused as out of memory).
 func (r *faultRun) make(ops cuarray.Ops[float32], code byte) {
 	var n int
+	hard := int(r.scale.hard)
 	switch k := r.byte(); {
 	case k < 200:
-		n = 1 + int(r.byte())*int(r.byte())/16
+		n = 1 + int(r.byte())*int(r.byte())/16 // up to 16 KiB
 	case k < 246:
-		n = 1 + int(r.byte())<<10
+		n = 1 + int(r.byte())*(hard>>16) // up to 1/64 of the limit: 1 MiB of 64
 	case k < 254:
-		n = (1 + int(r.byte()%4)) << 20 // 4 to 16 MiB
+		n = (1 + int(r.byte()%4)) * (hard >> 6) // 1/16 to 1/4 of the limit: 4 to 16 MiB of 64
 	default:
-		n = faultHard/4 + 1 + int(r.byte()) // beyond the hard limit
+		n = hard/4 + 1 + int(r.byte()) // beyond the hard limit
 	}
 	for len(r.live) >= faultMaxLive {
-		r.live = slices.Delete(r.live, 0, 1) // dropped: the collector frees it
+		r.drop(r.live[0].a)
+		r.live = slices.Delete(r.live, 0, 1)
 	}
 	v := float32(r.byte() % 16)
 	var a *cuarray.Array[float32]
 	var err error
-	vals := make([]float32, n)
+	// A request beyond the limit is refused: nothing to model, and
+	// FromSlice's contents are never read.
+	beyond := n > hard/4
+	var vals []float32
+	if !beyond || code%3 == 1 {
+		vals = make([]float32, n)
+	}
 	switch code % 3 {
 	case 0:
 		r.op = fmt.Sprintf("Full(%v, %d)", v, n)
@@ -367,8 +522,10 @@ func (r *faultRun) make(ops cuarray.Ops[float32], code byte) {
 		fill(vals, v)
 	case 1:
 		r.op = fmt.Sprintf("FromSlice(%d)", n)
-		for i := range vals {
-			vals[i] = float32((i + int(v)) % 13)
+		if !beyond {
+			for i := range vals {
+				vals[i] = float32((i + int(v)) % 13)
+			}
 		}
 		a, err = ops.FromSlice(vals)
 	default:
@@ -376,7 +533,7 @@ func (r *faultRun) make(ops cuarray.Ops[float32], code byte) {
 		a, err = ops.New(n)
 		fill(vals, float32(math.NaN()))
 	}
-	if n > faultHard/4 {
+	if beyond {
 		if !errors.Is(err, backend.ErrOutOfMemory) {
 			r.t.Fatalf("step %d: %s beyond the hard limit returned %v, want out of memory", r.step, r.op, err)
 		}
@@ -458,6 +615,8 @@ func (r *faultRun) binaryOp(ops cuarray.Ops[float32]) {
 	} else {
 		dst.forget()
 	}
+	r.drop(ar)
+	r.drop(br)
 }
 
 func overlapsPartly(d, a *marr) bool {
@@ -470,7 +629,16 @@ func overlapsPartly(d, a *marr) bool {
 func (r *faultRun) add(m *marr) {
 	r.live = append(r.live, m)
 	if len(r.live) > faultMaxLive {
+		r.drop(r.live[0].a)
 		r.live = slices.Delete(r.live, 0, 1)
+	}
+}
+
+// drop is the run's last use of a: the collector frees it, or (without
+// collect) UnsafeFree at once.
+func (r *faultRun) drop(a *cuarray.Array[float32]) {
+	if !r.scale.collect {
+		a.UnsafeFree()
 	}
 }
 
@@ -519,9 +687,9 @@ func (r *faultRun) result(err error) bool {
 	case err == nil:
 		return true
 	case errors.Is(err, host.ErrInjected):
-		r.errs["injected"]++
+		r.injected++
 	case errors.Is(err, backend.ErrOutOfMemory):
-		r.errs["out of memory"]++
+		r.oom++
 	default:
 		r.t.Fatalf("step %d: %s returned an error no fault explains: %v", r.step, r.op, err)
 	}
@@ -538,9 +706,9 @@ func (r *faultRun) compare(x *marr, got []float32) {
 	}
 }
 
-// finish drops every array and checks what the run left: nothing live,
-// every block freed once, and reserved bytes equal to what the backend
-// has outstanding.
+// finish drops every array, closes the streams and checks what the run
+// left: nothing live, every block freed once, and reserved bytes equal to
+// what the backend has outstanding, then none after Close.
 func (r *faultRun) finish() {
 	t := r.t
 	// The model's last word on every live array, now that nothing fails.
@@ -552,30 +720,45 @@ func (r *faultRun) finish() {
 		}
 		r.compare(m, got)
 	}
+	for _, m := range r.live {
+		r.drop(m.a)
+	}
 	r.live, r.freed = nil, nil
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		runtime.GC()
-		// A pool counts a Free before it is done with the driver: wait
-		// until the cleanups have returned, not only until Frees adds up.
-		cleanupsDone(deadline)
-		st := r.w.Stats()
-		if st.Allocs == st.Frees || time.Now().After(deadline) {
-			break
+	how := "UnsafeFree'd"
+	if r.scale.collect {
+		how = "dropped and collected"
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			runtime.GC()
+			// A pool counts a Free before it is done with the driver: wait
+			// until the cleanups have returned, not only until Frees adds up.
+			cleanupsDone(deadline)
+			st := r.w.Stats()
+			if st.Allocs == st.Frees || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 	st := r.w.Stats()
 	if st.Allocs != st.Frees || st.Live != 0 {
-		t.Fatalf("%s: after every array was dropped and collected: %d allocs, %d frees, %s live (%v)",
-			r.name, st.Allocs, st.Frees, humanize.IBytes(st.Live), st)
+		t.Fatalf("%s: after every array was %s: %d allocs, %d frees, %s live (%v)",
+			r.name, how, st.Allocs, st.Frees, humanize.IBytes(st.Live), st)
 	}
 	if err := r.check.err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range r.streams {
-		_ = s.Synchronize()
+	// The streams end, one after the other, the newest first (their IDs
+	// go back to a last-in first-out list, and so the next run's streams
+	// get the same ones): each one's work done, what the pools cached for
+	// it given to the device's default stream, its goroutine gone.
+	for _, s := range slices.Backward(r.streams) {
+		if err := s.Close(); err != nil {
+			t.Fatalf("%s: Close of a stream: %v", r.name, err)
+		}
+		cuarray.WaitRetired()
 	}
+	r.streams = nil
 	free, total, err := r.dev.MemInfo()
 	if err != nil {
 		t.Fatal(err)
@@ -594,18 +777,63 @@ func (r *faultRun) finish() {
 		t.Fatalf("%s: after Close the pool counts %s reserved, the backend has %s outstanding; want nothing",
 			r.name, humanize.IBytes(reserved), humanize.IBytes(used))
 	}
+	// Closed, the pool is of no more use to cuarray's streams.
+	cuarray.ForgetPools(r.dev)
+	if !r.scale.collect {
+		// What the run's objects leave to cleanups (ended streams' tail
+		// events) comes back now, inside this run, so that the next one
+		// starts where this one did: no garbage, no cleanup to come, no
+		// spare event.
+		collectAll(time.Now().Add(10 * time.Second))
+		if err := drainEvents(r.b, r.dev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	faultBackend.clean = true // the next run may have it
 }
 
 // cleanupsDone waits until every cleanup queued so far has returned, by
-// the runtime's counts (gcpressure's waitCleanups explains them).
+// the runtime's counts (gcpressure's waitCleanups explains them): yielding
+// to the goroutines that run them (microseconds each) before sleeping, for
+// a run's end costs a few of these waits.
 func cleanupsDone(deadline time.Time) {
-	for time.Now().Before(deadline) {
-		s := []metrics.Sample{{Name: "/gc/cleanups/queued:cleanups"}, {Name: "/gc/cleanups/executed:cleanups"}}
+	s := []metrics.Sample{{Name: "/gc/cleanups/queued:cleanups"}, {Name: "/gc/cleanups/executed:cleanups"}}
+	for i := 0; time.Now().Before(deadline); i++ {
 		metrics.Read(s)
 		if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Uint64() >= s[0].Value.Uint64() {
 			return
 		}
-		time.Sleep(100 * time.Microsecond)
+		if i < 1000 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+}
+
+// collectAll collects until a collection queues no cleanup, waiting for
+// the cleanups each one queued: a cleanup's argument stays reachable until
+// it has run, so what it holds (an array's buffer holds its stream's life,
+// whose cleanup recycles the stream's tail event) waits for the next
+// collection, and anchors recycled by UnsafeFree wait in a sync.Pool for
+// two.
+func collectAll(deadline time.Time) {
+	s := []metrics.Sample{{Name: "/gc/cleanups/queued:cleanups"}}
+	queued := func() uint64 {
+		metrics.Read(s)
+		if s[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return s[0].Value.Uint64()
+	}
+	for before := queued(); time.Now().Before(deadline); {
+		runtime.GC()
+		cleanupsDone(deadline)
+		after := queued()
+		if after == before {
+			return
+		}
+		before = after
 	}
 }
 

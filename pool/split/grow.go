@@ -211,18 +211,29 @@ func (p *Pool) mapChunk(seg *segment, at, room uint64, moving *[]chunk) (chunk, 
 	// Charged while the driver is asked, counted as reserved only once
 	// the chunk is mapped: a chunk the driver refuses never reaches the
 	// reserved peak.
+	var mapErr error
 	err := p.src.Take(size, func() error {
 		ph, err := p.vm.CreatePhysical(size)
 		if err != nil {
 			return err
 		}
 		if err := p.vm.Map(va, size, ph); err != nil {
-			_ = p.vm.ReleasePhysical(ph)
+			if p.vm.ReleasePhysical(ph) != nil {
+				// The driver still has the chunk: it stays charged (the
+				// Take succeeds) and is given back later, as any memory
+				// the driver refused to take back.
+				mapErr = err
+				p.src.Orphan(size, func() error { return p.vm.ReleasePhysical(ph) })
+				return nil
+			}
 			return err
 		}
 		c.phys = ph
 		return nil
 	})
+	if mapErr != nil {
+		return chunk{}, mapErr
+	}
 	if err != nil {
 		return chunk{}, err
 	}
