@@ -46,10 +46,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // kindUsage ends a usage error of "gocuda bench KIND" with that kind's
 // help: run's own hint would name "gocuda bench --help", the pools' flags.
-// Other errors pass.
+// Other errors, and a usage error that names a help already (the flag
+// parser's), pass.
 func kindUsage(kind string, err error) error {
 	var ue usageError
-	if !errors.As(err, &ue) {
+	if !errors.As(err, &ue) || strings.Contains(ue.msg, "--help") {
 		return err
 	}
 	return usageErrorf("%s%s", ue.msg, withHelp("", "gocuda bench "+kind+" --help", " for its flags"))

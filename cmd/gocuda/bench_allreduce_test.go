@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,10 +83,12 @@ func TestBenchAllReduceRejectsBadArguments(t *testing.T) {
 		{[]string{"--iters", "0"}, "give at least one timed all-reduce"},
 		{[]string{"--register", "maybe"}, `--register "maybe": give on, off or both`},
 		{[]string{"extra"}, "bench allreduce takes no arguments"},
+		{[]string{"--itres", "3"}, `unknown flag "--itres"; did you mean "--iters"?`},
 	} {
 		code, _, stderr := runCLI(t, append([]string{"bench", "allreduce"}, c.args...)...)
 		assert.Equal(t, 2, code, "%v", c.args)
 		assert.Contains(t, stderr, c.want, "%v", c.args)
 		assert.Contains(t, stderr, `run "gocuda bench allreduce --help" for its flags`, "%v", c.args)
+		assert.Equal(t, 1, strings.Count(stderr, "--help"), "one hint: %s", stderr)
 	}
 }

@@ -54,6 +54,10 @@ type peerReport struct {
 }
 
 func runBenchPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return kindUsage("peer", benchPeer(ctx, args, stdout, stderr))
+}
+
+func benchPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench peer", "[flags]", "Times cuarray's Copy between two devices, queued on a stream of the destination:\n"+
 		"peer to peer, and staged through pinned host memory (as Copy does where peer\n"+
 		"access is off). For each size and path: pipelined GB/s (--iters copies, then\n"+
@@ -72,16 +76,16 @@ func runBenchPeer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	if fs.NArg() > 0 {
-		return peerUsage(usageErrorf("bench peer takes no arguments, got %q", fs.Args()))
+		return usageErrorf("bench peer takes no arguments, got %q", fs.Args())
 	}
 	var sz []uint64
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := parseSizeFlag("--sizes", s)
 		if err != nil {
-			return peerUsage(err)
+			return err
 		}
 		if n > uint64(maxInt) {
-			return peerUsage(usageErrorf("--sizes %s: larger than an array can be", strings.TrimSpace(s)))
+			return usageErrorf("--sizes %s: larger than an array can be", strings.TrimSpace(s))
 		}
 		sz = append(sz, n)
 	}
@@ -89,22 +93,22 @@ func runBenchPeer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, p := range strings.Split(*paths, ",") {
 		p = strings.TrimSpace(p)
 		if !slices.Contains(peerPaths, p) {
-			return peerUsage(usageErrorf("--paths: no path %q%s the paths are %s", p, orColon(didYouMean(p, peerPaths, "")), strings.Join(peerPaths, ", ")))
+			return usageErrorf("--paths: no path %q%s the paths are %s", p, orColon(didYouMean(p, peerPaths, "")), strings.Join(peerPaths, ", "))
 		}
 		ps = append(ps, p)
 	}
 	if *iters < 1 {
-		return peerUsage(usageErrorf("--iters %d: give a positive count", *iters))
+		return usageErrorf("--iters %d: give a positive count", *iters)
 	}
 	if *repeats < 1 {
-		return peerUsage(usageErrorf("--repeats %d: give a positive count", *repeats))
+		return usageErrorf("--repeats %d: give a positive count", *repeats)
 	}
 	b, err := gocuda.Backend()
 	if err != nil {
 		return err
 	}
 	if err := checkPeerDevices(b, *from, *to); err != nil {
-		return peerUsage(err)
+		return err
 	}
 	src, err := b.Device(*from)
 	if err != nil {
@@ -193,9 +197,6 @@ func runBenchPeer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 const maxInt = int(^uint(0) >> 1)
-
-// peerUsage is kindUsage for bench peer.
-func peerUsage(err error) error { return kindUsage("peer", err) }
 
 // checkPeerDevices says what is wrong with copying from device from to
 // device to of b, if anything.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -94,6 +95,7 @@ func TestBenchPeerRejectsBadArguments(t *testing.T) {
 		assert.Contains(t, stderr, "gocuda bench: "+c.want, c.args)
 		assert.Contains(t, stderr, `run "gocuda bench peer --help" for its flags`, c.args)
 		assert.NotContains(t, stderr, `"gocuda bench --help"`, c.args)
+		assert.Equal(t, 1, strings.Count(stderr, "--help"), "one hint: %s", stderr)
 	}
 }
 
