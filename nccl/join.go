@@ -49,13 +49,9 @@ func JoinFromEnv(ctx context.Context, b backend.Backend) (*Comm, error) {
 		return nil, fmt.Errorf("nccl: JoinFromEnv: %s started rank %d of %d, and the %s backend's ranks must be goroutines of one process: run on GPUs, or run the ranks in one process with NewComms: %w",
 			l.Launcher, l.Rank, l.Size, b.Name(), backend.ErrNotSupported)
 	}
-	ordinal := l.LocalRank
-	if n := b.DeviceCount(); ordinal >= n {
-		if n != 1 {
-			return nil, fmt.Errorf("nccl: JoinFromEnv: %s gave this process local rank %d, and it sees %d devices (0 to %d): give each rank of a host its own device: %w",
-				l.Launcher, ordinal, n, n-1, errInvalid)
-		}
-		ordinal = 0
+	ordinal, err := rendezvous.LocalDevice(l.LocalRank, b.DeviceCount())
+	if err != nil {
+		return nil, fmt.Errorf("nccl: JoinFromEnv: %s started rank %d of %d: %w: %w", l.Launcher, l.Rank, l.Size, err, errInvalid)
 	}
 	dev, err := b.Device(ordinal)
 	if err != nil {

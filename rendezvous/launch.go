@@ -96,6 +96,22 @@ const (
 // meets, and are read only with a launcher's rank.
 //
 // An error names the variable, its value and what is accepted; ok is
+// LocalDevice is the ordinal of the device a rank of local rank
+// localRank uses on a host where the process sees devices devices: its
+// local rank, or 0 when it sees one device, because the launcher gave
+// each rank its own GPU (srun --gpus-per-task, CUDA_VISIBLE_DEVICES set
+// per rank).
+func LocalDevice(localRank, devices int) (int, error) {
+	switch {
+	case localRank < devices:
+		return localRank, nil
+	case devices == 1:
+		return 0, nil
+	}
+	return 0, fmt.Errorf("rendezvous: local rank %d, and this process sees %d devices (0 to %d): give each rank of a host its own device",
+		localRank, devices, devices-1)
+}
+
 // true then (a launcher's variables are there, but unusable).
 func FromEnv(lookup func(string) (string, bool)) (Launch, bool, error) {
 	e := env{lookup}

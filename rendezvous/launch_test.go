@@ -160,3 +160,24 @@ func TestRanksText(t *testing.T) {
 	}
 	assert.Equal(t, "ranks 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 and 4 more of 100", ranksText(many, 100))
 }
+
+func TestLocalDeviceIsTheLocalRankOrTheOneDeviceSeen(t *testing.T) {
+	for _, tc := range []struct {
+		local, devices, want int
+		err                  string
+	}{
+		{0, 8, 0, ""},
+		{7, 8, 7, ""},
+		{3, 1, 0, ""}, // a GPU a rank: srun --gpus-per-task=1
+		{0, 1, 0, ""},
+		{2, 2, 0, "local rank 2, and this process sees 2 devices (0 to 1)"},
+	} {
+		got, err := LocalDevice(tc.local, tc.devices)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "local rank %d of a host with %d devices", tc.local, tc.devices)
+	}
+}

@@ -337,8 +337,8 @@ func rankDevices(l Launch) (backend.Backend, []backend.Device, []pool.Pool, erro
 	} else if b.Name() == "host" && l.World > 1 {
 		return nil, nil, nil, fmt.Errorf("dataparallel: launched as rank %d of %d on the host backend, whose ranks must all be goroutines of one process: use -ranks %d instead",
 			l.Rank, l.World, l.World)
-	} else if b.DeviceCount() == 1 {
-		ordinals[0] = 0 // the launcher gave each rank its own GPU, as nccl.JoinFromEnv takes it
+	} else if ordinals[0], err = rendezvous.LocalDevice(l.Local, b.DeviceCount()); err != nil {
+		return nil, nil, nil, fmt.Errorf("dataparallel: %w", err) // the device nccl.JoinFromEnv takes
 	}
 	need := ordinals[len(ordinals)-1] + 1
 	if b.DeviceCount() >= need {
