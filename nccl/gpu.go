@@ -263,7 +263,7 @@ func (g *gpuComm) abortLocked(cause error) error {
 	g.stop()
 	g.endLife(cause) // after stop: frees the context, runs no second abort
 	g.kin.abortOthers(g, cause)
-	g.kin.leave(g, g.id)
+	g.kin.leave(g)
 	if g.onAbort != nil && !fromPeer(cause) {
 		go g.onAbort(cause) // the rendezvous's call must not hold g's lock
 	}
@@ -300,7 +300,7 @@ func (g *gpuComm) destroy() error {
 	g.w.comm = 0
 	g.stop()
 	g.endLife(errDestroyed)
-	g.kin.leave(g, g.id)
+	g.kin.leave(g)
 	return r.err("ncclCommDestroy", &g.w)
 }
 

@@ -36,7 +36,7 @@ func (k *kin) add(g *gpuComm) {
 // leave removes g once it is destroyed, so that a later abort of another
 // rank does not touch a freed communicator, and an id used again later
 // starts a kin of its own.
-func (k *kin) leave(g *gpuComm, id *UniqueID) {
+func (k *kin) leave(g *gpuComm) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for i, m := range k.members {
@@ -45,8 +45,8 @@ func (k *kin) leave(g *gpuComm, id *UniqueID) {
 			break
 		}
 	}
-	if len(k.members) == 0 && id != nil {
-		kinByID.CompareAndDelete(*id, k)
+	if len(k.members) == 0 && g.id != nil {
+		kinByID.CompareAndDelete(*g.id, k)
 	}
 }
 
