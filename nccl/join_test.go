@@ -95,8 +95,8 @@ func TestJoinFromEnvRefusesProcessRanksOnTheHostBackend(t *testing.T) {
 	b, _ := devices(t, 2)
 	t.Setenv("GOCUDA_RANK", "1")
 	t.Setenv("GOCUDA_WORLD_SIZE", "2")
-	t.Setenv("MASTER_ADDR", "127.0.0.1")
-	t.Setenv("MASTER_PORT", freePort(t))
+	t.Setenv("MASTER_ADDR", "127.0.0.1") // refused before anything listens or dials
+	t.Setenv("MASTER_PORT", "29500")
 	_, err := nccl.JoinFromEnv(t.Context(), b)
 	require.ErrorIs(t, err, backend.ErrNotSupported)
 	assert.Contains(t, err.Error(), "rank 1 of 2")
