@@ -7,12 +7,15 @@
 // # Communicators
 //
 // A communicator joins Size ranks, one device each. The usual way is one
-// process per GPU: one rank (or a launcher) makes a UniqueID with
-// NewUniqueID, hands it to every rank (UniqueID.String and ParseUniqueID
-// carry it through an environment variable), and each rank calls NewComm
-// with it, its rank and the number of ranks. NewComms makes all the ranks
-// of one process's devices at once (ncclCommInitAll). On the host backend
-// the ranks must be in one process.
+// process per GPU, started by a launcher (gocuda launch, torchrun, srun,
+// mpirun): each process calls JoinFromEnv, which meets the others at the
+// launcher's rendezvous (package rendezvous), takes the UniqueID rank 0
+// made and joins on its local device. Without a launcher, one rank makes
+// a UniqueID with NewUniqueID, hands it to every rank (UniqueID.String and
+// ParseUniqueID carry it as text) and each calls NewComm with it, its
+// rank and the number of ranks. NewComms makes all the ranks of one
+// process's devices at once (ncclCommInitAll). On the host backend the
+// ranks must be in one process.
 //
 // Operations take device pointers (backend.Ptr), a count of elements, a
 // DataType (DataTypeOf maps an array's kernels.DType) and a stream of the

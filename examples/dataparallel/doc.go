@@ -53,25 +53,21 @@
 //     when the default one has fewer; on a machine with N GPUs it runs one
 //     rank on each;
 //
-//   - launched: one process per rank, as torchrun starts them, told its
-//     place by the launcher's variables:
+//   - launched: one process per rank, started by gocuda launch, torchrun,
+//     srun or mpirun, told its place by that launcher's variables (package
+//     rendezvous reads them); the rank forms its communicator with
+//     nccl.JoinFromEnv, which meets the others at the launcher's
+//     rendezvous and takes rank 0's NCCL id from there. docs/nccl.md
+//     (Launching ranks) has each launcher's command line:
 //
-//     GOCUDA_RANK        this process's rank, 0 to GOCUDA_WORLD_SIZE-1
-//     GOCUDA_WORLD_SIZE  the number of ranks
-//     GOCUDA_NCCL_ID     the communicator's id, nccl.UniqueID.String of an id
-//     the launcher made with nccl.NewUniqueID
-//     GOCUDA_LOCAL_RANK  this rank's device on its machine (default GOCUDA_RANK)
+//     gocuda launch -n 2 -- ./dataparallel -json
+//     torchrun --nproc-per-node 2 --no-python ./dataparallel
 //
-// The launcher must outlive the ranks' start: NCCL's id names a listener in
-// the process that made it. docs/nccl.md (Launching ranks) has a launcher
-// in a few lines of Go. gocuda itself never reads these variables; it
-// knows them, so they are not reported as unknown knobs.
-//
-//	go run ./examples/dataparallel -quick -ranks 4   # host backend: 4 ranks, 4 host devices
-//	go run ./examples/dataparallel -ranks 1          # one GPU: 1 rank, then single-device
-//	go run ./examples/dataparallel -quick -json      # the report as JSON
-//	go run ./examples/dataparallel -quick -ranks 2 -overlap=false
-//	go run ./examples/dataparallel -quick -ranks 2 -save-data /tmp/dp
+//     go run ./examples/dataparallel -quick -ranks 4   # host backend: 4 ranks, 4 host devices
+//     go run ./examples/dataparallel -ranks 1          # one GPU: 1 rank, then single-device
+//     go run ./examples/dataparallel -quick -json      # the report as JSON
+//     go run ./examples/dataparallel -quick -ranks 2 -overlap=false
+//     go run ./examples/dataparallel -quick -ranks 2 -save-data /tmp/dp
 //
 // Each epoch prints its time and mean loss (rank 0's view: the losses are
 // all-reduced), then the single-device run's, then the comparison line.
