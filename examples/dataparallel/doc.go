@@ -64,10 +64,10 @@
 //     torchrun --nproc-per-node 2 --no-python ./dataparallel
 //
 //     go run ./examples/dataparallel -quick -ranks 4   # host backend: 4 ranks, 4 host devices
-//     go run ./examples/dataparallel -ranks 1          # one GPU: 1 rank, then single-device
-//     go run ./examples/dataparallel -quick -json      # the report as JSON
-//     go run ./examples/dataparallel -quick -ranks 2 -overlap=false
-//     go run ./examples/dataparallel -quick -ranks 2 -save-data /tmp/dp
+//	go run ./examples/dataparallel -ranks 1          # one GPU: 1 rank, then single-device
+//	go run ./examples/dataparallel -quick -json      # the report as JSON
+//	go run ./examples/dataparallel -quick -ranks 2 -overlap=false
+//	go run ./examples/dataparallel -quick -ranks 2 -save-data /tmp/dp
 //
 // Each epoch prints its time and mean loss (rank 0's view: the losses are
 // all-reduced), then the single-device run's, then the comparison line.
