@@ -57,17 +57,18 @@
 //     srun or mpirun, told its place by that launcher's variables (package
 //     rendezvous reads them); the rank forms its communicator with
 //     nccl.JoinFromEnv, which meets the others at the launcher's
-//     rendezvous and takes rank 0's NCCL id from there. docs/nccl.md
-//     (Launching ranks) has each launcher's command line:
+//     rendezvous and takes rank 0's NCCL id from there.
 //
-//     gocuda launch -n 2 -- ./dataparallel -json
-//     torchrun --nproc-per-node 2 --no-python ./dataparallel
+// In one process, and launched (docs/nccl.md, Launching ranks, has each
+// launcher's command line):
 //
-//     go run ./examples/dataparallel -quick -ranks 4   # host backend: 4 ranks, 4 host devices
+//	go run ./examples/dataparallel -quick -ranks 4   # host backend: 4 ranks, 4 host devices
 //	go run ./examples/dataparallel -ranks 1          # one GPU: 1 rank, then single-device
 //	go run ./examples/dataparallel -quick -json      # the report as JSON
 //	go run ./examples/dataparallel -quick -ranks 2 -overlap=false
 //	go run ./examples/dataparallel -quick -ranks 2 -save-data /tmp/dp
+//	gocuda launch -n 2 -- ./dataparallel -json       # two GPUs, a process each
+//	torchrun --nproc-per-node 2 --no-python ./dataparallel
 //
 // Each epoch prints its time and mean loss (rank 0's view: the losses are
 // all-reduced), then the single-device run's, then the comparison line.
