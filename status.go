@@ -6,7 +6,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/dustin/go-humanize"
 
@@ -59,9 +58,7 @@ func (m DeviceMemories) String() string {
 	if len(m) == 0 {
 		return noPools
 	}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "device\tname\tpool\tused\tlive\treserved\tcached\tlimits")
+	rows := [][]string{{"device", "name", "pool", "used", "live", "reserved", "cached", "limits"}}
 	var errs []string
 	for _, d := range m {
 		used := fmt.Sprintf("%s of %s (%.2f%%)", humanize.IBytes(d.Used), humanize.IBytes(d.Total), 100*d.UsedShare())
@@ -70,14 +67,39 @@ func (m DeviceMemories) String() string {
 			errs = append(errs, d.Err.Error())
 		}
 		st := d.Stats
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Device, d.Name, d.Pool, used,
-			humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()), limits(st))
+		rows = append(rows, []string{fmt.Sprint(d.Device), d.Name, d.Pool, used,
+			humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()), limits(st)})
 	}
-	_ = tw.Flush() // a strings.Builder does not fail
+	var b strings.Builder
+	writeColumns(&b, rows)
 	for _, e := range errs {
 		b.WriteString(e + "\n")
 	}
 	return b.String()
+}
+
+// writeColumns writes rows as left-aligned columns two spaces apart, the
+// last column unpadded: what text/tabwriter would print, without linking
+// it into every program that imports cuarray (docs/imports.md's budget).
+func writeColumns(b *strings.Builder, rows [][]string) {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], len(c))
+		}
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", width[i]-len(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
 }
 
 // limits is "soft = 512 MiB, hard = 768 MiB", or "none".
