@@ -5,8 +5,6 @@ import (
 	"math"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
-	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/internal/devstream"
 	"github.com/gocuda/gocuda/kernels"
@@ -241,9 +239,9 @@ type target struct {
 	op  string // "Gemm"
 	f32 bool
 
-	cu *cudabackend.Device // the CUDA backend, or
+	cu devstream.GPU // the CUDA backend, or
 	cs *cuda.Stream
-	hs *host.Stream // the host backend
+	hs devstream.HostStream // the host backend
 	s  backend.Stream
 	d  backend.Device
 }
@@ -286,8 +284,8 @@ func (t *target) resolve(dev backend.Device, s backend.Stream) error {
 		return t.errorf("%w", err)
 	}
 	t.d, t.s = dev, s
-	if on.CUDA != nil {
-		t.cu, t.cs = on.CUDA, on.CUDAStream.CUDA()
+	if on.GPU != nil {
+		t.cu, t.cs = on.GPU, on.GPUStream.CUDA()
 	} else {
 		t.hs = on.HostStream
 	}

@@ -5,8 +5,9 @@ import (
 	"regexp"
 	"sync"
 
-	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/config"
+	"github.com/gocuda/gocuda/internal/devstream"
 	"github.com/gocuda/gocuda/internal/libload"
 )
 
@@ -69,7 +70,7 @@ func Library() (string, error) {
 // remembers the last one set so that work on one stream, the common case,
 // skips cublasSetStream.
 type handle struct {
-	dev     *cudabackend.Device
+	dev     devstream.GPU
 	ctx     uintptr
 	h       uintptr
 	version int
@@ -78,14 +79,14 @@ type handle struct {
 	stream uintptr // the CUstream h was last set to; 0 (the legacy default stream) until then
 }
 
-var handles sync.Map // *cudabackend.Device → *handle
+var handles sync.Map // devstream.GPU → *handle
 
 // handleCreate serializes creation so that a device never gets two.
 var handleCreate sync.Mutex
 
 // handleFor returns dev's handle, loading cuBLAS and creating the handle on
 // first use.
-func handleFor(op string, dev *cudabackend.Device) (*handle, error) {
+func handleFor(op string, dev devstream.GPU) (*handle, error) {
 	if v, ok := handles.Load(dev); ok {
 		return v.(*handle), nil
 	}
@@ -110,12 +111,17 @@ func handleFor(op string, dev *cudabackend.Device) (*handle, error) {
 // Version is the cuBLAS version on dev as cuBLAS encodes it
 // (major*10000 + minor*100 + patch for cuBLAS 11 and newer, 120904 for
 // 12.9.4), creating dev's handle if it has none yet. dev must be a CUDA
-// backend device.
-func Version(dev *cudabackend.Device) (int, error) {
-	if dev == nil {
-		return 0, fmt.Errorf("blas: Version: nil device: %w", errInvalid)
+// backend device: the host backend has no cuBLAS (an error wrapping
+// backend.ErrNotSupported).
+func Version(dev backend.Device) (int, error) {
+	on, err := devstream.Device(dev)
+	if err != nil {
+		return 0, fmt.Errorf("blas: Version: %w", err)
 	}
-	h, err := handleFor("Version", dev)
+	if on.GPU == nil {
+		return 0, fmt.Errorf("blas: Version: device %d is a host device, which runs BLAS with gonum, not cuBLAS: %w", dev.Ordinal(), backend.ErrNotSupported)
+	}
+	h, err := handleFor("Version", on.GPU)
 	if err != nil {
 		return 0, err
 	}

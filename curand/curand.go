@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/internal/devstream"
 )
 
@@ -40,7 +39,7 @@ type state struct {
 	closed bool
 	calls  uint64 // host: the calls made, the key of the next one's stream
 
-	cu      *cudabackend.Device
+	cu      devstream.GPU
 	h       uintptr     // cuRAND generator
 	scratch backend.Ptr // two elements of float64: the last of an odd count of normals
 }
@@ -54,7 +53,7 @@ func New(dev backend.Device, seed uint64) (*Generator, error) {
 		return nil, fmt.Errorf("curand: New: %w", err)
 	}
 	st := &state{}
-	if d := on.CUDA; d != nil {
+	if d := on.GPU; d != nil {
 		if err := load(); err != nil {
 			return nil, err
 		}
@@ -169,8 +168,8 @@ func generate[T Float](g *Generator, s backend.Stream, p backend.Ptr, n int, nor
 	if n == 0 {
 		return nil
 	}
-	if on.CUDA != nil {
-		return st.cudaGenerate(on.CUDAStream, p, n, normal, f64, size, mean, stddev)
+	if on.GPU != nil {
+		return st.cudaGenerate(on.GPUStream, p, n, normal, f64, size, mean, stddev)
 	}
 	key := st.calls
 	st.calls++
@@ -181,7 +180,7 @@ func generate[T Float](g *Generator, s backend.Stream, p backend.Ptr, n int, nor
 }
 
 // cudaGenerate is generate on the CUDA backend; st.mu is held.
-func (st *state) cudaGenerate(s *cudabackend.Stream, p backend.Ptr, n int, normal, f64 bool, size uint64, mean, stddev float64) error {
+func (st *state) cudaGenerate(s devstream.GPUStream, p backend.Ptr, n int, normal, f64 bool, size uint64, mean, stddev float64) error {
 	ctx, dev := st.cu.Context().Handle(), st.cu.Ordinal()
 	cs := s.CUDA()
 	call := func(out backend.Ptr, n int) error {

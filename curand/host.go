@@ -6,13 +6,14 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/internal/devstream"
 )
 
 // hostGenerate queues the host backend's generation on hs: call key of a
 // generator seeded with seed draws from PCG(seed, key), so the numbers
 // depend on the seed and the order of the calls only. The stream checker,
 // when on, is told of the bytes written, under name ("Normal float32").
-func hostGenerate(seed, key uint64, hs *host.Stream, p backend.Ptr, n int, normal, f64 bool, mean, stddev float64, name string) error {
+func hostGenerate(seed, key uint64, hs devstream.HostStream, p backend.Ptr, n int, normal, f64 bool, mean, stddev float64, name string) error {
 	size := uint64(4)
 	if f64 {
 		size = 8

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/internal/devstream"
@@ -34,7 +33,7 @@ type target struct {
 	dt DType
 	s  backend.Stream
 
-	cu  *cudabackend.Device // the CUDA backend, or
+	cu  devstream.GPU // the CUDA backend, or
 	cs  *cuda.Stream
 	sms int
 	hs  hostStream // the host backend (hs.Stream is nil on CUDA)
@@ -148,12 +147,12 @@ func (t *target) resolve(dev backend.Device, s backend.Stream) error {
 	if err != nil {
 		return t.errorf("%w", err)
 	}
-	if d := on.CUDA; d != nil {
-		t.cu, t.cs, t.sms = d, on.CUDAStream.CUDA(), max(d.Info().MultiProcessors, 1)
+	if d := on.GPU; d != nil {
+		t.cu, t.cs, t.sms = d, on.GPUStream.CUDA(), max(d.Info().MultiProcessors, 1)
 		return nil
 	}
 	hs := on.HostStream
-	t.hs = hostStream{Stream: hs, checking: hs.Checking()}
+	t.hs = hostStream{HostStream: hs, checking: hs.Checking()}
 	if t.hs.checking {
 		t.hs.name = t.op
 		if t.dt != 0 {

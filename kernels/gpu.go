@@ -12,8 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/devstream"
 )
 
 // The kernels are embedded gzip-compressed: as machine code for two GPU
@@ -359,9 +359,9 @@ type scratch struct {
 	free []backend.Ptr
 }
 
-var scratches sync.Map // *cudabackend.Device -> *scratch
+var scratches sync.Map // devstream.GPU -> *scratch
 
-func scratchFor(d *cudabackend.Device) *scratch {
+func scratchFor(d devstream.GPU) *scratch {
 	v, ok := scratches.Load(d)
 	if !ok {
 		v, _ = scratches.LoadOrStore(d, new(scratch))
@@ -369,7 +369,7 @@ func scratchFor(d *cudabackend.Device) *scratch {
 	return v.(*scratch)
 }
 
-func (sc *scratch) get(d *cudabackend.Device) (backend.Ptr, error) {
+func (sc *scratch) get(d devstream.GPU) (backend.Ptr, error) {
 	sc.mu.Lock()
 	if n := len(sc.free); n > 0 {
 		p := sc.free[n-1]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/internal/devstream"
 )
 
 // The host backend's kernels: the same operations in Go over views of the
@@ -24,7 +25,7 @@ import (
 // launch takes (prepare, then t.enqueue), so that every kernel tells the
 // checker what it reads and writes.
 type hostStream struct {
-	*host.Stream
+	devstream.HostStream
 	checking bool   // the stream checker was on at resolve
 	name     string // "Add float32", for reports
 	n        uint64 // bytes of prepare's n elements
@@ -42,10 +43,10 @@ func (h *hostStream) declare(a host.Access) {
 // waits for it: the checker orders later work after it.
 func (h *hostStream) Enqueue(fn func()) error {
 	if !h.checking {
-		return h.Stream.Enqueue(fn)
+		return h.HostStream.Enqueue(fn)
 	}
 	writes := slices.ContainsFunc(h.acc, func(a host.Access) bool { return a.Write })
-	return h.Stream.EnqueueAccess(h.name, h.acc, len(h.acc) > 0 && !writes, fn)
+	return h.HostStream.EnqueueAccess(h.name, h.acc, len(h.acc) > 0 && !writes, fn)
 }
 
 // grain is the elements one goroutine takes at least, and the chunk of a

@@ -51,6 +51,12 @@ func newDevice(b *Backend, ordinal int, total uint64) *Device {
 // Ordinal is the device's index in its backend.
 func (d *Device) Ordinal() int { return d.ordinal }
 
+// RunsOnHost marks d as a device whose memory is this process's own: its
+// Ptrs are addresses the CPU dereferences and its streams run Go functions
+// (Stream.Enqueue). The compute packages (kernels, blas, curand, nccl) find
+// their Go loops' device by it (internal/devstream's Host capability).
+func (d *Device) RunsOnHost() {}
+
 // Info describes the device as a GPU would be described.
 func (d *Device) Info() backend.Info {
 	return backend.Info{

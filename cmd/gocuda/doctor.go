@@ -383,7 +383,7 @@ func cublasVersion() string {
 	if err != nil {
 		return ""
 	}
-	v, err := blas.Version(d.(*cudabackend.Device))
+	v, err := blas.Version(d)
 	if err != nil {
 		return fmt.Sprintf("cuBLAS of unknown version (%v)", err)
 	}

@@ -28,7 +28,7 @@ func TestResolve(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, d0, on.Host)
 	assert.Same(t, s0, on.HostStream)
-	assert.Nil(t, on.CUDA)
+	assert.Nil(t, on.GPU)
 
 	for _, tc := range []struct {
 		name string
@@ -41,6 +41,7 @@ func TestResolve(t *testing.T) {
 		{"nil device", nil, s0, "nil device or stream", backend.ErrInvalidValue},
 		{"another device's stream", d1, s0, "is not a stream of host device 1", backend.ErrInvalidValue},
 		{"a typed nil host device", (*host.Device)(nil), s0, "nil host device", backend.ErrInvalidValue},
+		{"a typed nil stream", d0, (*host.Stream)(nil), "nil device or stream", backend.ErrInvalidValue},
 		{"another backend", otherDevice{d0}, s0, "runs on the cuda and host backends", backend.ErrNotSupported},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
