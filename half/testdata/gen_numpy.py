@@ -7,8 +7,8 @@ Run from the repository root with numpy installed (Debian: python3-numpy):
 
 numpy is an independent implementation of IEEE binary16 (npy_floatbits_to_halfbits
 and npy_doublebits_to_halfbits: round to nearest even, directly from float32 or
-float64). It has no bfloat16, so the bfloat16 tables come from the Go tests'
-own big.Float reference only. NaN inputs are left out: numpy keeps a NaN's sign
+float64). It has no bfloat16, so BFloat16 is checked against the Go tests'
+own big.Float reference only. The committed tables came from numpy 1.24.2. NaN inputs are left out: numpy keeps a NaN's sign
 and payload where CUDA, and package half, give the canonical 0x7fff.
 
 Files, gzipped (one case a line, hexadecimal bit patterns):
