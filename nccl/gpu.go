@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/internal/libload"
 )
 
 // gpuComm is an NCCL communicator. Every communicator is nonblocking
@@ -141,7 +142,9 @@ func startGPUComm(ctx context.Context, dev *cudabackend.Device, cctx uintptr, w 
 	return &Comm{rank: w.rank, size: nranks, dev: dev, impl: g}
 }
 
-func inProgress(r cres) bool { return r.stage == stageCall && Result(r.code) == ResultInProgress }
+func inProgress(r cres) bool {
+	return r.Stage == libload.StageCall && Result(r.Code) == ResultInProgress
+}
 
 // pollSpin is how long pollReady polls without sleeping: NCCL's
 // nonblocking calls (ncclGroupEnd above all) finish taking the work in
@@ -375,9 +378,10 @@ func (g *gpuComm) register(p backend.Ptr, bytes uint64) (uintptr, error) {
 		return 0, fmt.Errorf("nccl: Register on rank %d inside Group: register before the group: %w", g.w.rank, errInvalid)
 	}
 	if !cHasRegister() {
-		major, minor, patch := splitVersion(lib.version)
+		major, minor, patch := splitVersion(version)
+		file, _ := library.Load() // loaded: there is a communicator
 		return 0, fmt.Errorf("nccl: Register on rank %d: ncclCommRegister came with NCCL 2.19, and %s is %d.%d.%d: %w",
-			g.w.rank, lib.path, major, minor, patch, backend.ErrNotSupported)
+			g.w.rank, file, major, minor, patch, backend.ErrNotSupported)
 	}
 	h, r := cRegister(g.ctx, g.w.comm, uintptr(p), bytes)
 	if inProgress(r) {
