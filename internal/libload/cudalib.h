@@ -1,22 +1,24 @@
-// cudalib.h is the C side of package libload's binding, shared by every
-// package that calls a dlopen'd CUDA library (blas, curand, nccl, nvrtc).
-// No CUDA headers exist at build time: a package declares the types and
-// entry points it uses itself, then includes this file:
-//
-//	#cgo CFLAGS: -I${SRCDIR}/../internal/libload
-//	typedef int cublasStatus_t;              // the library's own types
-//	#define CL_SYMBOLS(FN) \
-//	FN(cublasStatus_t, cublasCreate_v2, (void**)) \
-//	FN(cublasStatus_t, cublasDestroy_v2, (void*))
-//	#define CL_OPTIONAL(FN)                  // entry points it may lack (optional)
-//	#define CL_CONTEXT                       // its calls run in a device's context (optional)
-//	#include "cudalib.h"
-//
-// and gets p_cublasCreate_v2 and the rest, cl_install, and with
-// CL_CONTEXT cl_enter/cl_leave and the CL_ENTER and CL_IN_CONTEXT
-// macros. Everything here is static: each package has its own copy of the
-// table, filled once by cl_install. A package includes it from one cgo file
-// only (cgo's C names are package-wide).
+/*
+ * cudalib.h is the C side of package libload's binding, shared by every
+ * package that calls a dlopen'd CUDA library (blas, curand, nccl, nvrtc).
+ * No CUDA headers exist at build time: a package declares the types and
+ * entry points it uses itself, then includes this file:
+ *
+ *	#cgo CFLAGS: -I${SRCDIR}/../internal/libload
+ *	typedef int cublasStatus_t;              // the library's own types
+ *	#define CL_SYMBOLS(FN) \
+ *	FN(cublasStatus_t, cublasCreate_v2, (void**)) \
+ *	FN(cublasStatus_t, cublasDestroy_v2, (void*))
+ *	#define CL_OPTIONAL(FN)                  // entry points it may lack (optional)
+ *	#define CL_CONTEXT                       // its calls run in a device's context (optional)
+ *	#include "cudalib.h"
+ *
+ * and gets p_cublasCreate_v2 and the rest, cl_install, and with
+ * CL_CONTEXT cl_enter/cl_leave and the CL_ENTER and CL_IN_CONTEXT
+ * macros. Everything here is static: each package has its own copy of the
+ * table, filled once by cl_install. A package includes it from one cgo file
+ * only (cgo's C names are package-wide).
+ */
 #ifndef GOCUDA_CUDALIB_H
 #define GOCUDA_CUDALIB_H
 
