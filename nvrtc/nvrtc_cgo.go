@@ -15,6 +15,8 @@ typedef int nvrtcResult;
 typedef void *nvrtcProgram;
 
 // The symbol table (cudalib.h). NVRTC runs on the host: no context calls.
+// nvrtcGetErrorString is not called (Status words the results itself),
+// but an NVRTC without it is not one this package was written for.
 #define CL_SYMBOLS(FN) \
 FN(const char *, nvrtcGetErrorString, (nvrtcResult)) \
 FN(nvrtcResult, nvrtcVersion, (int*, int*)) \
@@ -36,7 +38,6 @@ FN(nvrtcResult, nvrtcGetSupportedArchs, (int*))
 
 #define GN_MISSING 1000 // not an nvrtcResult: an optional call the library lacks
 
-static const char *gn_error_string(int r) { return p_nvrtcGetErrorString(r); }
 static int gn_version(int *major, int *minor) { return p_nvrtcVersion(major, minor); }
 
 static int gn_num_archs(int *n) {
@@ -78,14 +79,6 @@ import "unsafe"
 const missingCall = C.GN_MISSING
 
 func cInstall(lib uintptr) string { return C.GoString(C.cl_install(C.uintptr_t(lib))) }
-
-func cErrorString(r int) string {
-	s := C.gn_error_string(C.int(r))
-	if s == nil {
-		return ""
-	}
-	return C.GoString(s)
-}
 
 func cVersion() (major, minor, r int) {
 	var ma, mi C.int
