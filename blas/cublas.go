@@ -11,57 +11,42 @@ import (
 	"github.com/gocuda/gocuda/internal/libload"
 )
 
-// library is cuBLAS as package libload looks for it: the file
+// library is cuBLAS as package libload binds it: the file
 // GOCUDA_CUBLAS_LIBRARY names, alone, when set; else libcublas.so.13, .12,
 // .11 and libcublas.so no newer than the driver (a newer cuBLAS loads but
 // fails at cublasCreate, and an older one beside it would have worked),
 // the toolkit's folders, and the folders of cuBLAS's Python wheels
 // (PyTorch installs them): nvidia-cublas-cu12 in nvidia/cublas/lib, CUDA
-// 13's nvidia-cublas in nvidia/cu13/lib.
-var library = libload.Library{
-	Pkg: "blas", Name: "cuBLAS", Knob: config.EnvCUBLASLibrary,
-	Sonames: []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"},
-	// libcublas.so.12.8.4.1 and its links; not libcublasLt.so.12.
-	File:          regexp.MustCompile(`^libcublas\.so(\.[0-9]+)*$`),
-	WheelDirs:     []string{"nvidia/cu13/lib", "nvidia/cublas/lib"},
-	Toolkit:       true,
-	CUDAVersioned: true,
-	Install:       "the CUDA toolkit's cuBLAS (libcublas: the cuda-libraries or libcublas package, or pip's nvidia-cublas-cu12)",
-	HostBackend:   true,
-	Need:          "cuBLAS from CUDA 11 or newer",
-	Sentinel:      ErrNoCUBLAS,
-}
-
-var lib struct {
-	once sync.Once
-	name string
-	err  error
+// 13's nvidia-cublas in nvidia/cu13/lib. Its symbol table is in
+// cublas_cgo.go.
+var library = libload.Binding{
+	Library: libload.Library{
+		Pkg: "blas", Name: "cuBLAS", Knob: config.EnvCUBLASLibrary,
+		Sonames: []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"},
+		// libcublas.so.12.8.4.1 and its links; not libcublasLt.so.12.
+		File:          regexp.MustCompile(`^libcublas\.so(\.[0-9]+)*$`),
+		WheelDirs:     []string{"nvidia/cu13/lib", "nvidia/cublas/lib"},
+		Toolkit:       true,
+		CUDAVersioned: true,
+		Install:       "the CUDA toolkit's cuBLAS (libcublas: the cuda-libraries or libcublas package, or pip's nvidia-cublas-cu12)",
+		HostBackend:   true,
+		Need:          "cuBLAS from CUDA 11 or newer",
+		Sentinel:      ErrNoCUBLAS,
+	},
+	SetStream: "cublasSetStream_v2",
+	Resolve:   cInstall,
 }
 
 // load opens cuBLAS once per process and resolves its entry points; the
 // result is kept.
 func load() error {
-	lib.once.Do(func() {
-		h, name, err := library.Search().Open()
-		if err != nil {
-			lib.err = err
-			return
-		}
-		if lib.err = library.Installed(name, cInstall(h)); lib.err == nil {
-			lib.name = name
-		}
-	})
-	return lib.err
+	_, err := library.Load()
+	return err
 }
 
 // Library is the cuBLAS library loaded ("libcublas.so.12"), or the error
 // that loading gave: an error wrapping ErrNoCUBLAS when there is none.
-func Library() (string, error) {
-	if err := load(); err != nil {
-		return "", err
-	}
-	return lib.name, nil
-}
+func Library() (string, error) { return library.Load() }
 
 // handle is a device's cuBLAS handle. cuBLAS handles are costly to create
 // (cublasCreate allocates workspace on the device and takes on the order
@@ -133,7 +118,7 @@ func (h *handle) call(s uintptr, fn func(setStream bool) cres) cres {
 	h.mu.Lock()
 	set := h.stream != s
 	r := fn(set)
-	if set && r.stage != stageStream && r.stage != stageCtx {
+	if set && r.Stage != libload.StageStream && r.Stage != libload.StageContext {
 		h.stream = s
 	}
 	h.mu.Unlock()

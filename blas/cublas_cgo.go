@@ -4,23 +4,19 @@ package blas
 
 /*
 #cgo linux LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdint.h>
+#cgo CFLAGS: -I${SRCDIR}/../internal/libload
 #include <stdlib.h>
 #include <time.h>
 
-// Our own declarations of the cuBLAS and driver types we use: no CUDA
-// headers at build time. Handles are opaque pointers; Go sees them as
-// uintptr_t.
+// Our own declarations of the cuBLAS types we use: no CUDA headers at
+// build time. Handles are opaque pointers; Go sees them as uintptr_t.
 typedef int cublasStatus_t;
 typedef void *cublasHandle_t;
-typedef int CUresult;
-typedef void *CUcontext, *CUstream;
 
-// The _v2 names are what cublas_v2.h maps the plain ones to; the plain
-// names in libcublas are the legacy API, with another calling convention.
-#define FN(ret, name, args) static ret (*p_##name) args;
-#define FUNCS \
+// The symbol table (cudalib.h). The _v2 names are what cublas_v2.h maps
+// the plain ones to; the plain names in libcublas are the legacy API, with
+// another calling convention.
+#define CL_SYMBOLS(FN) \
 FN(cublasStatus_t, cublasCreate_v2, (cublasHandle_t*)) \
 FN(cublasStatus_t, cublasDestroy_v2, (cublasHandle_t)) \
 FN(cublasStatus_t, cublasGetVersion_v2, (cublasHandle_t, int*)) \
@@ -30,107 +26,49 @@ FN(cublasStatus_t, cublasSgemm_v2, (cublasHandle_t, int, int, int, int, int, con
 FN(cublasStatus_t, cublasDgemm_v2, (cublasHandle_t, int, int, int, int, int, const double*, const double*, int, const double*, int, const double*, double*, int)) \
 FN(cublasStatus_t, cublasSgemv_v2, (cublasHandle_t, int, int, int, const float*, const float*, int, const float*, int, const float*, float*, int)) \
 FN(cublasStatus_t, cublasDgemv_v2, (cublasHandle_t, int, int, int, const double*, const double*, int, const double*, int, const double*, double*, int))
-FUNCS
-#undef FN
-static CUresult (*p_cuCtxGetCurrent)(CUcontext*);
-static CUresult (*p_cuCtxSetCurrent)(CUcontext);
+#define CL_CONTEXT
+#include "cudalib.h"
 
-// gb_install resolves every entry point from an opened libcublas, and the
-// two context calls from the driver package cuda has already loaded (the
-// dlopen only takes another reference). It returns the name of the first
-// missing symbol, or 0.
-static const char *gb_install(uintptr_t lib) {
-	void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!cu) cu = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
-	if (!cu) return "libcuda.so.1";
-	p_cuCtxGetCurrent = (CUresult (*)(CUcontext*))dlsym(cu, "cuCtxGetCurrent");
-	p_cuCtxSetCurrent = (CUresult (*)(CUcontext))dlsym(cu, "cuCtxSetCurrent");
-	if (!p_cuCtxGetCurrent) return "cuCtxGetCurrent";
-	if (!p_cuCtxSetCurrent) return "cuCtxSetCurrent";
-#define FN(ret, name, args) p_##name = (ret (*) args)dlsym((void*)lib, #name); if (!p_##name) return #name;
-	FUNCS
-#undef FN
-	return 0;
-}
-
-// The driver's current context is per OS thread, and a goroutine may move
-// between threads between any two Go statements, so each call makes the
-// device's context current inside the same C call that uses it. Package
-// cuda keeps its own thread-local note of what it made current, which it
-// trusts without asking the driver; a context we left current behind its
-// back would make its next call run in the wrong context. So we ask the
-// driver what is current (a thread-local read in the driver), switch only
-// when it differs, and switch back afterwards: every thread leaves with
-// the context it came with. A thread with none current keeps ours: cuda's
-// note on it is then either empty or already wrong whatever we do.
-typedef struct { CUcontext prev; int switched; } gb_ctx_state;
-static CUresult gb_enter(CUcontext want, gb_ctx_state *st) {
-	st->switched = 0;
-	CUresult r = p_cuCtxGetCurrent(&st->prev);
-	if (r) return r;
-	if (st->prev == want) return 0;
-	r = p_cuCtxSetCurrent(want);
-	if (r) return r;
-	st->switched = st->prev != 0;
-	return 0;
-}
-static CUresult gb_leave(gb_ctx_state *st) {
-	return st->switched ? p_cuCtxSetCurrent(st->prev) : 0;
-}
-
-// Where a call failed, for the Go side's error: the stage and its code
-// (a CUresult for the context stages, a cublasStatus_t for the others).
-enum { GB_OK, GB_CTX, GB_STREAM, GB_CALL, GB_RESTORE };
-typedef struct { int stage; int code; } gb_res;
-
-static gb_res gb_res_of(int stage, int code) { gb_res o = {code ? stage : GB_OK, code}; return o; }
-
-static gb_res gb_create(uintptr_t ctx, uintptr_t *h, int *version) {
-	gb_ctx_state st; gb_res o;
-	CUresult cr = gb_enter((CUcontext)ctx, &st);
-	if (cr) return gb_res_of(GB_CTX, cr);
-	o = gb_res_of(GB_CALL, p_cublasCreate_v2((cublasHandle_t*)h));
+static cl_res gb_create(uintptr_t ctx, uintptr_t *h, int *version) {
+	cl_ctx st;
+	CL_ENTER(ctx, &st);
+	cl_res o = cl_res_of(CL_CALL, p_cublasCreate_v2((cublasHandle_t*)h));
 	// Scalars (alpha, beta) are read from host memory: they are on the C
 	// stack of each call, and nothing has to be copied to the device.
-	if (o.stage == GB_OK) o = gb_res_of(GB_CALL, p_cublasSetPointerMode_v2((cublasHandle_t)*h, 0));
-	if (o.stage == GB_OK) o = gb_res_of(GB_CALL, p_cublasGetVersion_v2((cublasHandle_t)*h, version));
-	cr = gb_leave(&st);
-	if (o.stage == GB_OK && cr) o = gb_res_of(GB_RESTORE, cr);
-	return o;
+	if (o.stage == CL_OK) o = cl_res_of(CL_CALL, p_cublasSetPointerMode_v2((cublasHandle_t)*h, 0));
+	if (o.stage == CL_OK) o = cl_res_of(CL_CALL, p_cublasGetVersion_v2((cublasHandle_t)*h, version));
+	return cl_leave(&st, o);
 }
 
 // One call per operation: context, stream (only when the handle was last
 // set to another one: setStream), the operation, and the context back.
 #define GB_CALL_BODY(CALL) \
-	gb_ctx_state st; gb_res o; \
-	CUresult cr = gb_enter((CUcontext)ctx, &st); \
-	if (cr) return gb_res_of(GB_CTX, cr); \
-	o.stage = GB_OK; o.code = 0; \
-	if (setStream) o = gb_res_of(GB_STREAM, p_cublasSetStream_v2((cublasHandle_t)h, (CUstream)stream)); \
-	if (o.stage == GB_OK) o = gb_res_of(GB_CALL, CALL); \
-	cr = gb_leave(&st); \
-	if (o.stage == GB_OK && cr) o = gb_res_of(GB_RESTORE, cr); \
-	return o;
+	cl_ctx st; \
+	CL_ENTER(ctx, &st); \
+	cl_res o = cl_res_of(CL_OK, 0); \
+	if (setStream) o = cl_res_of(CL_STREAM, p_cublasSetStream_v2((cublasHandle_t)h, (CUstream)stream)); \
+	if (o.stage == CL_OK) o = cl_res_of(CL_CALL, CALL); \
+	return cl_leave(&st, o);
 
-static gb_res gb_sgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
+static cl_res gb_sgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
 		int ta, int tb, int m, int n, int k, float alpha, uintptr_t a, int lda,
 		uintptr_t b, int ldb, float beta, uintptr_t c, int ldc) {
 	GB_CALL_BODY(p_cublasSgemm_v2((cublasHandle_t)h, ta, tb, m, n, k, &alpha,
 		(const float*)a, lda, (const float*)b, ldb, &beta, (float*)c, ldc))
 }
-static gb_res gb_dgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
+static cl_res gb_dgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
 		int ta, int tb, int m, int n, int k, double alpha, uintptr_t a, int lda,
 		uintptr_t b, int ldb, double beta, uintptr_t c, int ldc) {
 	GB_CALL_BODY(p_cublasDgemm_v2((cublasHandle_t)h, ta, tb, m, n, k, &alpha,
 		(const double*)a, lda, (const double*)b, ldb, &beta, (double*)c, ldc))
 }
-static gb_res gb_sgemv(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
+static cl_res gb_sgemv(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
 		int t, int m, int n, float alpha, uintptr_t a, int lda, uintptr_t x,
 		float beta, uintptr_t y) {
 	GB_CALL_BODY(p_cublasSgemv_v2((cublasHandle_t)h, t, m, n, &alpha,
 		(const float*)a, lda, (const float*)x, 1, &beta, (float*)y, 1))
 }
-static gb_res gb_dgemv(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
+static cl_res gb_dgemv(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
 		int t, int m, int n, double alpha, uintptr_t a, int lda, uintptr_t x,
 		double beta, uintptr_t y) {
 	GB_CALL_BODY(p_cublasDgemv_v2((cublasHandle_t)h, t, m, n, &alpha,
@@ -143,9 +81,9 @@ static gb_res gb_dgemv(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStre
 // its own path with. Returns nanoseconds, or -1 if a call failed.
 static long long gb_bench_sgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream,
 		int m, int n, int k, uintptr_t a, uintptr_t b, uintptr_t c, long long calls) {
-	gb_ctx_state st;
-	if (gb_enter((CUcontext)ctx, &st)) return -1;
-	if (p_cublasSetStream_v2((cublasHandle_t)h, (CUstream)stream)) { gb_leave(&st); return -1; }
+	cl_ctx st;
+	if (cl_enter((CUcontext)ctx, &st)) return -1;
+	if (p_cublasSetStream_v2((cublasHandle_t)h, (CUstream)stream)) { cl_restore(&st); return -1; }
 	float alpha = 1, beta = 0;
 	struct timespec t0, t1;
 	int bad = 0;
@@ -156,23 +94,20 @@ static long long gb_bench_sgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, in
 			(const float*)a, m, (const float*)b, k, &beta, (float*)c, m);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	gb_leave(&st);
+	cl_restore(&st);
 	if (bad) return -1;
 	return (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
 }
 */
 import "C"
 
+import "github.com/gocuda/gocuda/internal/libload"
+
 type cu = C.uintptr_t
 
-func cInstall(lib uintptr) string {
-	if s := C.gb_install(cu(lib)); s != nil {
-		return C.GoString(s)
-	}
-	return ""
-}
+func cInstall(lib uintptr) string { return C.GoString(C.cl_install(cu(lib))) }
 
-func res(o C.gb_res) cres { return cres{stage: int(o.stage), code: int(o.code)} }
+func res(o C.cl_res) cres { return cres{Stage: libload.Stage(o.stage), Code: int(o.code)} }
 
 func b2i(b bool) C.int {
 	if b {

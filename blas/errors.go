@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/libload"
 )
 
 // ErrNoCUBLAS is wrapped by the error of every GPU operation when no
@@ -32,29 +32,19 @@ const (
 
 func (s Status) Error() string { return fmt.Sprintf("cuBLAS status %d (%s)", int(s), s.name()) }
 
-func (s Status) name() string {
-	switch s {
-	case StatusNotInitialized:
-		return "CUBLAS_STATUS_NOT_INITIALIZED"
-	case StatusAllocFailed:
-		return "CUBLAS_STATUS_ALLOC_FAILED"
-	case StatusInvalidValue:
-		return "CUBLAS_STATUS_INVALID_VALUE"
-	case StatusArchMismatch:
-		return "CUBLAS_STATUS_ARCH_MISMATCH"
-	case StatusMappingError:
-		return "CUBLAS_STATUS_MAPPING_ERROR"
-	case StatusExecutionFailed:
-		return "CUBLAS_STATUS_EXECUTION_FAILED"
-	case StatusInternalError:
-		return "CUBLAS_STATUS_INTERNAL_ERROR"
-	case StatusNotSupported:
-		return "CUBLAS_STATUS_NOT_SUPPORTED"
-	case StatusLicenseError:
-		return "CUBLAS_STATUS_LICENSE_ERROR"
-	}
-	return "unknown"
+var statusNames = libload.Names{
+	int(StatusNotInitialized):  "CUBLAS_STATUS_NOT_INITIALIZED",
+	int(StatusAllocFailed):     "CUBLAS_STATUS_ALLOC_FAILED",
+	int(StatusInvalidValue):    "CUBLAS_STATUS_INVALID_VALUE",
+	int(StatusArchMismatch):    "CUBLAS_STATUS_ARCH_MISMATCH",
+	int(StatusMappingError):    "CUBLAS_STATUS_MAPPING_ERROR",
+	int(StatusExecutionFailed): "CUBLAS_STATUS_EXECUTION_FAILED",
+	int(StatusInternalError):   "CUBLAS_STATUS_INTERNAL_ERROR",
+	int(StatusNotSupported):    "CUBLAS_STATUS_NOT_SUPPORTED",
+	int(StatusLicenseError):    "CUBLAS_STATUS_LICENSE_ERROR",
 }
+
+func (s Status) name() string { return statusNames.Name(int(s)) }
 
 // Error is a failed cuBLAS call: the function, the device and the status.
 // It matches its Status with errors.Is, and the backend sentinels where
@@ -87,30 +77,14 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
-// cres is where a C call failed, if it did: the stage (the gb_ enum in
-// the C preamble) and its code, a CUresult for the context stages and a
-// cublasStatus_t for the others.
-type cres struct{ stage, code int }
-
-const (
-	stageOK = iota
-	stageCtx
-	stageStream
-	stageCall
-	stageRestore
-)
+// cres is a C call's result (cudalib.h's cl_res): the stage that failed
+// and its code, a CUresult for the context stages and a cublasStatus_t
+// for the others.
+type cres libload.Res
 
 // err turns a C call's result into nil or an error naming op on device.
 func (r cres) err(op string, device int) error {
-	switch r.stage {
-	case stageOK:
-		return nil
-	case stageCtx:
-		return fmt.Errorf("blas: %s on device %d: making the device's context current: %w", op, device, cuda.Result(r.code))
-	case stageRestore:
-		return fmt.Errorf("blas: %s on device %d: restoring the thread's previous context: %w", op, device, cuda.Result(r.code))
-	case stageStream:
-		return &Error{Op: "cublasSetStream_v2", Device: device, Status: Status(r.code)}
-	}
-	return &Error{Op: op, Device: device, Status: Status(r.code)}
+	return library.Err(libload.Res(r), op, device, func(op string, code int) error {
+		return &Error{Op: op, Device: device, Status: Status(code)}
+	})
 }

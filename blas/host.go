@@ -13,9 +13,9 @@ import (
 
 // The host backend's BLAS is gonum's, in pure Go, over views of the host
 // device's memory (real process memory at the backend.Ptr address). Each
-// operation is queued with host.Stream.Enqueue, so it runs on the stream's
-// goroutine after the work queued before it, exactly as a cuBLAS call is
-// ordered on a GPU stream. gonum is row-major, like our API: nothing is
+// operation is queued with the host stream's Enqueue (devstream.HostStream),
+// so it runs on the stream's goroutine after the work queued before it,
+// exactly as a cuBLAS call is ordered on a GPU stream. gonum is row-major, like our API: nothing is
 // swapped. The arguments were checked before queueing, so gonum's own
 // checks, which panic, cannot fail on the stream's goroutine.
 

@@ -107,7 +107,7 @@ func TestErrorMatchesStatusAndBackendSentinels(t *testing.T) {
 	assert.NotErrorIs(t, e, StatusInvalidValue)
 	assert.True(t, errors.Is(e, backend.ErrOutOfMemory))
 	assert.Equal(t, "blas: cublasSgemm_v2 on device 1: CUBLAS_STATUS_ALLOC_FAILED (3)", e.Error())
-	r := cres{stage: stageStream, code: int(StatusInvalidValue)}
+	r := cres{Stage: libload.StageStream, Code: int(StatusInvalidValue)}
 	assert.ErrorIs(t, r.err("cublasDgemm_v2", 0), errInvalid)
 	assert.Contains(t, r.err("cublasDgemm_v2", 0).Error(), "cublasSetStream_v2")
 	assert.NoError(t, cres{}.err("x", 0))

@@ -2,11 +2,13 @@
 
 package curand
 
+import "github.com/gocuda/gocuda/internal/libload"
+
 // Without cgo there is no dlopen: loading cuRAND fails with ErrNoCURAND
 // (see libload.Search.Open), and these stand-ins only keep the package
 // compiling. None of them is reachable once loading has failed.
 
-var notLoaded = cres{stage: stageCall, code: int(StatusNotInitialized)}
+var notLoaded = cres{Stage: libload.StageCall, Code: int(StatusNotInitialized)}
 
 func cInstall(lib uintptr) string                      { return "dlopen" }
 func cVersion() (int, cres)                            { return 0, notLoaded }

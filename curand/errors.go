@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/libload"
 )
 
 // ErrNoCURAND is wrapped by the error of every GPU operation when no
@@ -37,27 +37,22 @@ const (
 	StatusInternalError           Status = 999
 )
 
-var statusNames = map[Status]string{
-	StatusVersionMismatch:         "CURAND_STATUS_VERSION_MISMATCH",
-	StatusNotInitialized:          "CURAND_STATUS_NOT_INITIALIZED",
-	StatusAllocationFailed:        "CURAND_STATUS_ALLOCATION_FAILED",
-	StatusTypeError:               "CURAND_STATUS_TYPE_ERROR",
-	StatusOutOfRange:              "CURAND_STATUS_OUT_OF_RANGE",
-	StatusLengthNotMultiple:       "CURAND_STATUS_LENGTH_NOT_MULTIPLE",
-	StatusDoublePrecisionRequired: "CURAND_STATUS_DOUBLE_PRECISION_REQUIRED",
-	StatusLaunchFailure:           "CURAND_STATUS_LAUNCH_FAILURE",
-	StatusPreexistingFailure:      "CURAND_STATUS_PREEXISTING_FAILURE",
-	StatusInitializationFailed:    "CURAND_STATUS_INITIALIZATION_FAILED",
-	StatusArchMismatch:            "CURAND_STATUS_ARCH_MISMATCH",
-	StatusInternalError:           "CURAND_STATUS_INTERNAL_ERROR",
+var statusNames = libload.Names{
+	int(StatusVersionMismatch):         "CURAND_STATUS_VERSION_MISMATCH",
+	int(StatusNotInitialized):          "CURAND_STATUS_NOT_INITIALIZED",
+	int(StatusAllocationFailed):        "CURAND_STATUS_ALLOCATION_FAILED",
+	int(StatusTypeError):               "CURAND_STATUS_TYPE_ERROR",
+	int(StatusOutOfRange):              "CURAND_STATUS_OUT_OF_RANGE",
+	int(StatusLengthNotMultiple):       "CURAND_STATUS_LENGTH_NOT_MULTIPLE",
+	int(StatusDoublePrecisionRequired): "CURAND_STATUS_DOUBLE_PRECISION_REQUIRED",
+	int(StatusLaunchFailure):           "CURAND_STATUS_LAUNCH_FAILURE",
+	int(StatusPreexistingFailure):      "CURAND_STATUS_PREEXISTING_FAILURE",
+	int(StatusInitializationFailed):    "CURAND_STATUS_INITIALIZATION_FAILED",
+	int(StatusArchMismatch):            "CURAND_STATUS_ARCH_MISMATCH",
+	int(StatusInternalError):           "CURAND_STATUS_INTERNAL_ERROR",
 }
 
-func (s Status) name() string {
-	if n, ok := statusNames[s]; ok {
-		return n
-	}
-	return "unknown"
-}
+func (s Status) name() string { return statusNames.Name(int(s)) }
 
 func (s Status) Error() string { return fmt.Sprintf("cuRAND status %d (%s)", int(s), s.name()) }
 
@@ -93,30 +88,14 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
-// cres is where a C call failed, if it did: the stage (the GR_ enum in the
-// C preamble) and its code, a CUresult for the context stages and a
-// curandStatus_t for the others.
-type cres struct{ stage, code int }
-
-const (
-	stageOK = iota
-	stageCtx
-	stageStream
-	stageCall
-	stageRestore
-)
+// cres is a C call's result (cudalib.h's cl_res): the stage that failed
+// and its code, a CUresult for the context stages and a curandStatus_t
+// for the others.
+type cres libload.Res
 
 // err turns a C call's result into nil or an error naming op on device.
 func (r cres) err(op string, device int) error {
-	switch r.stage {
-	case stageOK:
-		return nil
-	case stageCtx:
-		return fmt.Errorf("curand: %s on device %d: making the device's context current: %w", op, device, cuda.Result(r.code))
-	case stageRestore:
-		return fmt.Errorf("curand: %s on device %d: restoring the thread's previous context: %w", op, device, cuda.Result(r.code))
-	case stageStream:
-		return &Error{Op: "curandSetStream", Device: device, Status: Status(r.code)}
-	}
-	return &Error{Op: op, Device: device, Status: Status(r.code)}
+	return library.Err(libload.Res(r), op, device, func(op string, code int) error {
+		return &Error{Op: op, Device: device, Status: Status(code)}
+	})
 }

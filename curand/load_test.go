@@ -58,7 +58,7 @@ func TestErrorMatchesStatusAndBackendSentinels(t *testing.T) {
 	assert.Equal(t, "curand: curandGenerateNormal on device 1: CURAND_STATUS_ALLOCATION_FAILED (102)", e.Error())
 	assert.ErrorIs(t, &Error{Status: StatusLengthNotMultiple}, backend.ErrInvalidValue)
 	assert.ErrorIs(t, &Error{Status: StatusDoublePrecisionRequired}, backend.ErrNotSupported)
-	r := cres{stage: stageStream, code: int(StatusNotInitialized)}
+	r := cres{Stage: libload.StageStream, Code: int(StatusNotInitialized)}
 	assert.Contains(t, r.err("curandGenerateUniform", 0).Error(), "curandSetStream")
 	assert.NoError(t, cres{}.err("x", 0))
 	assert.Equal(t, "cuRAND status 7 (unknown)", Status(7).Error())

@@ -6,8 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
-	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/internal/devstream"
 	"github.com/gocuda/gocuda/rendezvous"
 )
 
@@ -285,13 +284,16 @@ func (c *Comm) Destroy() error {
 // every rank, in the same process or, on GPUs, across processes and hosts
 // (UniqueID.String).
 func NewUniqueID(b backend.Backend) (UniqueID, error) {
-	switch b.(type) {
-	case *cudabackend.Backend:
+	on, err := devstream.Backend(b)
+	switch {
+	case b == nil || errors.Is(err, backend.ErrNotSupported):
+		return UniqueID{}, fmt.Errorf("nccl: NewUniqueID: backend %T is not one nccl knows (it runs on the cuda and host backends): %w", b, backend.ErrNotSupported)
+	case err != nil: // a typed nil backend, or one without devices
+		return UniqueID{}, fmt.Errorf("nccl: NewUniqueID: %w", err)
+	case on.GPU != nil:
 		return gpuUniqueID()
-	case *host.Backend:
-		return hostUniqueID(), nil
 	}
-	return UniqueID{}, fmt.Errorf("nccl: NewUniqueID: backend %T is not one nccl knows (it runs on the cuda and host backends): %w", b, backend.ErrNotSupported)
+	return hostUniqueID(), nil
 }
 
 // NewComm joins communicator id as rank of nranks, on dev: each rank
@@ -310,19 +312,18 @@ func NewComm(ctx context.Context, dev backend.Device, id UniqueID, rank, nranks 
 	if nranks < 1 || rank < 0 || rank >= nranks {
 		return nil, fmt.Errorf("nccl: NewComm: rank %d of %d ranks: there must be at least one rank, and ranks are 0 to nranks-1: %w", rank, nranks, errInvalid)
 	}
-	switch d := dev.(type) {
-	case *cudabackend.Device:
-		if d != nil {
-			return newGPUComm(ctx, d, id, rank, nranks)
-		}
-	case *host.Device:
-		if d != nil {
-			return newHostComm(ctx, d, id, rank, nranks)
-		}
+	on, err := devstream.Device(dev)
+	switch {
+	case err != nil:
+		return nil, deviceError("NewComm", dev)
+	case on.GPU != nil:
+		return newGPUComm(ctx, on.GPU, id, rank, nranks)
 	}
-	return nil, deviceError("NewComm", dev)
+	return newHostComm(ctx, on.Host, id, rank, nranks)
 }
 
+// deviceError is the error for a device devstream does not resolve,
+// worded as nccl has always worded it.
 func deviceError(op string, dev backend.Device) error {
 	if dev == nil {
 		return fmt.Errorf("nccl: %s: nil device: %w", op, errInvalid)
@@ -342,26 +343,22 @@ func NewComms(ctx context.Context, devs []backend.Device) ([]*Comm, error) {
 		return nil, fmt.Errorf("nccl: NewComms: no devices: %w", errInvalid)
 	}
 	seen := map[backend.Device]int{}
-	var gpus []*cudabackend.Device
-	var hosts []*host.Device
+	var gpus []devstream.GPU
+	var hosts []devstream.Host
 	for i, dev := range devs {
 		if j, ok := seen[dev]; ok {
 			return nil, fmt.Errorf("nccl: NewComms: device %d is devs[%d] and devs[%d]: NCCL takes one rank per device: %w", dev.Ordinal(), j, i, errInvalid)
 		}
 		seen[dev] = i
-		switch d := dev.(type) {
-		case *cudabackend.Device:
-			if d != nil {
-				gpus = append(gpus, d)
-				continue
-			}
-		case *host.Device:
-			if d != nil {
-				hosts = append(hosts, d)
-				continue
-			}
+		on, err := devstream.Device(dev)
+		switch {
+		case err != nil:
+			return nil, deviceError(fmt.Sprintf("NewComms: devs[%d]", i), dev)
+		case on.GPU != nil:
+			gpus = append(gpus, on.GPU)
+		default:
+			hosts = append(hosts, on.Host)
 		}
-		return nil, deviceError(fmt.Sprintf("NewComms: devs[%d]", i), dev)
 	}
 	switch {
 	case len(gpus) == len(devs):

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/internal/devstream"
+	"github.com/gocuda/gocuda/internal/libload"
 )
 
 // gpuComm is an NCCL communicator. Every communicator is nonblocking
@@ -18,7 +19,7 @@ import (
 // ncclCommGetAsyncError between sleeps, watching the communicator's
 // context. So no NCCL call can hold a goroutine hostage to a peer.
 type gpuComm struct {
-	dev *cudabackend.Device
+	dev devstream.GPU
 	ctx uintptr // the device's primary context, made current for each call
 	// life is the communicator's context: NewComm's, also ended by
 	// endLife when another rank in this process aborts (kin.go), so that
@@ -57,7 +58,7 @@ func gpuUniqueID() (UniqueID, error) {
 	return id, r.err("ncclGetUniqueId", nil)
 }
 
-func newGPUComm(ctx context.Context, dev *cudabackend.Device, id UniqueID, rank, nranks int) (*Comm, error) {
+func newGPUComm(ctx context.Context, dev devstream.GPU, id UniqueID, rank, nranks int) (*Comm, error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func newGPUComm(ctx context.Context, dev *cudabackend.Device, id UniqueID, rank,
 	return startGPUComm(ctx, dev, cctx, w, nranks, kinOf(id), &id), nil
 }
 
-func newGPUComms(ctx context.Context, devs []*cudabackend.Device) ([]*Comm, error) {
+func newGPUComms(ctx context.Context, devs []devstream.GPU) ([]*Comm, error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func newGPUComms(ctx context.Context, devs []*cudabackend.Device) ([]*Comm, erro
 
 // startGPUComm wraps a ready communicator, joins it to its kin and has
 // ctx abort it.
-func startGPUComm(ctx context.Context, dev *cudabackend.Device, cctx uintptr, w where, nranks int, k *kin, id *UniqueID) *Comm {
+func startGPUComm(ctx context.Context, dev devstream.GPU, cctx uintptr, w where, nranks int, k *kin, id *UniqueID) *Comm {
 	life, endLife := context.WithCancelCause(ctx)
 	g := &gpuComm{dev: dev, ctx: cctx, life: life, endLife: endLife, w: w, kin: k, id: id}
 	k.add(g)
@@ -141,7 +142,9 @@ func startGPUComm(ctx context.Context, dev *cudabackend.Device, cctx uintptr, w 
 	return &Comm{rank: w.rank, size: nranks, dev: dev, impl: g}
 }
 
-func inProgress(r cres) bool { return r.stage == stageCall && Result(r.code) == ResultInProgress }
+func inProgress(r cres) bool {
+	return r.Stage == libload.StageCall && Result(r.Code) == ResultInProgress
+}
 
 // pollSpin is how long pollReady polls without sleeping: NCCL's
 // nonblocking calls (ncclGroupEnd above all) finish taking the work in
@@ -185,8 +188,8 @@ func pollReady(ctx context.Context, op string, w *where) error {
 }
 
 func (g *gpuComm) stream(s backend.Stream) error {
-	cs, ok := s.(*cudabackend.Stream)
-	if !ok || cs == nil {
+	cs, ok := s.(devstream.GPUStream)
+	if !ok || devstream.IsNil(cs) {
 		return fmt.Errorf("stream %T is not a CUDA stream: %w", s, errInvalid)
 	}
 	if _, err := cs.Query(); err != nil { // a destroyed stream's handle may be recycled
@@ -201,7 +204,7 @@ func (g *gpuComm) goneLocked(op string) error {
 }
 
 func (g *gpuComm) run(o *op) error {
-	s := o.s.(*cudabackend.Stream).CUDA().Handle()
+	s := o.s.(devstream.GPUStream).CUDA().Handle() // checked by stream
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.done != nil {
@@ -375,9 +378,10 @@ func (g *gpuComm) register(p backend.Ptr, bytes uint64) (uintptr, error) {
 		return 0, fmt.Errorf("nccl: Register on rank %d inside Group: register before the group: %w", g.w.rank, errInvalid)
 	}
 	if !cHasRegister() {
-		major, minor, patch := splitVersion(lib.version)
+		major, minor, patch := splitVersion(version)
+		file, _ := library.Load() // loaded: there is a communicator
 		return 0, fmt.Errorf("nccl: Register on rank %d: ncclCommRegister came with NCCL 2.19, and %s is %d.%d.%d: %w",
-			g.w.rank, lib.path, major, minor, patch, backend.ErrNotSupported)
+			g.w.rank, file, major, minor, patch, backend.ErrNotSupported)
 	}
 	h, r := cRegister(g.ctx, g.w.comm, uintptr(p), bytes)
 	if inProgress(r) {

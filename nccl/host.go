@@ -14,6 +14,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/internal/devstream"
 )
 
 // The host backend's communicators: ranks are goroutines of this process
@@ -145,7 +146,7 @@ func (cl *clique) await(rv *meeting) {
 type hostComm struct {
 	cl   *clique
 	rank int
-	dev  *host.Device
+	dev  devstream.Host
 	life context.Context
 	stop func() bool
 
@@ -154,7 +155,7 @@ type hostComm struct {
 	sendSeq, recvSeq []uint64 // by peer
 	grouped          bool
 	groupOps         []*hostOp
-	groupStream      *host.Stream
+	groupStream      devstream.HostStream
 	inflight         int           // operations queued and not finished
 	drained          chan struct{} // closed when inflight reaches 0, for Destroy
 	done             error         // aborted (the cause) or errDestroyed
@@ -163,7 +164,7 @@ type hostComm struct {
 
 // join adds rank on dev to the communicator id names, creating it for the
 // first rank.
-func join(dev *host.Device, id UniqueID, rank, nranks int) (*hostComm, error) {
+func join(dev devstream.Host, id UniqueID, rank, nranks int) (*hostComm, error) {
 	if !isHostID(id) {
 		return nil, fmt.Errorf("nccl: NewComm rank %d: the unique id was not made by NewUniqueID for the host backend (is it an NCCL id from a GPU backend?): %w", rank, errInvalid)
 	}
@@ -218,7 +219,7 @@ func forget(id UniqueID, cl *clique) {
 	}
 }
 
-func newHostComm(ctx context.Context, dev *host.Device, id UniqueID, rank, nranks int) (*Comm, error) {
+func newHostComm(ctx context.Context, dev devstream.Host, id UniqueID, rank, nranks int) (*Comm, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, abortedError(fmt.Sprintf("NewComm rank %d", rank), ctx)
 	}
@@ -240,7 +241,7 @@ func newHostComm(ctx context.Context, dev *host.Device, id UniqueID, rank, nrank
 	return h.start(ctx, nranks), nil
 }
 
-func newHostComms(ctx context.Context, devs []*host.Device) ([]*Comm, error) {
+func newHostComms(ctx context.Context, devs []devstream.Host) ([]*Comm, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, abortedError("NewComms", ctx)
 	}
@@ -269,7 +270,7 @@ func (h *hostComm) start(ctx context.Context, nranks int) *Comm {
 }
 
 func (h *hostComm) stream(s backend.Stream) error {
-	if hs, ok := s.(*host.Stream); !ok || hs == nil {
+	if hs, ok := s.(devstream.HostStream); !ok || devstream.IsNil(hs) {
 		return fmt.Errorf("stream %T is not a host stream: %w", s, errInvalid)
 	}
 	return nil
@@ -299,7 +300,7 @@ func (h *hostComm) seqOf(o *op) *uint64 {
 }
 
 func (h *hostComm) run(o *op) error {
-	hs := o.s.(*host.Stream)
+	hs := o.s.(devstream.HostStream) // checked by stream
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.refusedLocked(o.kind.String()); err != nil {
@@ -326,7 +327,7 @@ func (h *hostComm) run(o *op) error {
 
 // enqueueLocked queues ops on s as one piece of work, declaring their
 // buffers to the stream checker.
-func (h *hostComm) enqueueLocked(s *host.Stream, ops []*hostOp) error {
+func (h *hostComm) enqueueLocked(s devstream.HostStream, ops []*hostOp) error {
 	var acc []host.Access
 	if s.Checking() {
 		for _, o := range ops {

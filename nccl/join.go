@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/internal/devstream"
 	"github.com/gocuda/gocuda/rendezvous"
 )
 
@@ -45,7 +45,7 @@ func JoinFromEnv(ctx context.Context, b backend.Backend) (*Comm, error) {
 	if !ok {
 		return nil, fmt.Errorf("nccl: JoinFromEnv: no launcher's variables are set: start the program with gocuda launch, torchrun, srun or mpirun (docs/nccl.md), or form the communicator with NewComms: %w", errInvalid)
 	}
-	if _, gpus := b.(*cudabackend.Backend); !gpus && l.Size > 1 {
+	if on, err := devstream.Backend(b); (err != nil || on.GPU == nil) && l.Size > 1 {
 		return nil, fmt.Errorf("nccl: JoinFromEnv: %s started rank %d of %d, and the %s backend's ranks must be goroutines of one process: run on GPUs, or run the ranks in one process with NewComms: %w",
 			l.Launcher, l.Rank, l.Size, b.Name(), backend.ErrNotSupported)
 	}

@@ -8,78 +8,80 @@ import (
 	"sync"
 
 	"github.com/gocuda/gocuda/config"
-	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/internal/libload"
 )
 
-// library is NCCL as package libload looks for it: the file
+// library is NCCL as package libload binds it: the file
 // GOCUDA_NCCL_LIBRARY names, alone, when set; else libnccl.so.2 through the
 // loader's search (LD_LIBRARY_PATH, ldconfig's cache), then the copies
 // pip's nvidia-nccl-cu12 (and -cu13) put in nvidia/nccl/lib. Its ".2" is
-// NCCL's own major version, not CUDA's.
-var library = libload.Library{
-	Pkg: "nccl", Name: "NCCL", Knob: config.EnvNCCL,
-	Sonames:     []string{"libnccl.so.2"},
-	File:        regexp.MustCompile(`^libnccl\.so(\.[0-9]+)*$`),
-	WheelDirs:   []string{"nvidia/nccl/lib"},
-	Install:     "NCCL (the libnccl2 package, or pip install nvidia-nccl-cu12)",
-	HostBackend: true,
-	Need:        "NCCL 2.14 or newer",
-	Sentinel:    ErrNoNCCL,
+// NCCL's own major version, not CUDA's. Its symbol table is in
+// nccl_cgo.go; loading checks the version.
+var library = libload.Binding{
+	Library: libload.Library{
+		Pkg: "nccl", Name: "NCCL", Knob: config.EnvNCCL,
+		Sonames:     []string{"libnccl.so.2"},
+		File:        regexp.MustCompile(`^libnccl\.so(\.[0-9]+)*$`),
+		WheelDirs:   []string{"nvidia/nccl/lib"},
+		Install:     "NCCL (the libnccl2 package, or pip install nvidia-nccl-cu12)",
+		HostBackend: true,
+		Need:        "NCCL 2.14 or newer",
+		Sentinel:    ErrNoNCCL,
+	},
+	Resolve: cInstall,
 }
+
+// Ready is set here, not in library's declaration: it words its error
+// through library.
+func init() { library.Ready = checkVersion }
 
 // minVersion is the oldest NCCL with what this package calls
 // (ncclCommInitRankConfig with nonblocking communicators, ncclCommFinalize,
 // ncclGetLastError).
 const minVersion = 21400
 
-var lib struct {
-	once    sync.Once
-	path    string
-	version int
-	err     error
+// version is the loaded NCCL's, set once by checkVersion.
+var version int
+
+func checkVersion(file string) error {
+	v, r := cVersion()
+	if err := r.err("ncclGetVersion", nil); err != nil {
+		return err
+	}
+	if v < minVersion {
+		return fmt.Errorf("nccl: %s is NCCL %s; 2.14 or newer is needed: %w", file, versionString(v), ErrNoNCCL)
+	}
+	version = v
+	return nil
 }
+
+// configErr is the error of the GOCUDA_ variables, read once: one that
+// does not parse stops NCCL as it stops the rest of gocuda.
+var configErr = sync.OnceValue(func() error {
+	if _, err := config.FromEnv(); err != nil {
+		return fmt.Errorf("nccl: %w", err)
+	}
+	return nil
+})
 
 // load opens NCCL once per process and resolves its entry points; the
 // result is kept.
 func load() error {
-	lib.once.Do(func() {
-		// A GOCUDA_ variable that does not parse stops NCCL as it stops
-		// the rest of gocuda.
-		if _, err := config.FromEnv(); err != nil {
-			lib.err = fmt.Errorf("nccl: %w", err)
-			return
-		}
-		h, path, err := library.Search().Open()
-		if err != nil {
-			lib.err = err
-			return
-		}
-		if lib.err = library.Installed(path, cInstall(h)); lib.err != nil {
-			return
-		}
-		v, r := cVersion()
-		if err := r.err("ncclGetVersion", nil); err != nil {
-			lib.err = err
-			return
-		}
-		if v < minVersion {
-			lib.err = fmt.Errorf("nccl: %s is NCCL %s; 2.14 or newer is needed: %w", path, versionString(v), ErrNoNCCL)
-			return
-		}
-		lib.path, lib.version = path, v
-	})
-	return lib.err
+	if err := configErr(); err != nil {
+		return err
+	}
+	_, err := library.Load()
+	return err
 }
 
 // Library is the NCCL library loaded (its name or path, as it was
 // found), or the error loading gave: an error wrapping ErrNoNCCL when
 // there is none.
 func Library() (string, error) {
-	if err := load(); err != nil {
+	if err := configErr(); err != nil {
 		return "", err
 	}
-	return lib.path, nil
+	return library.Load()
 }
 
 // Version is the loaded NCCL's version.
@@ -87,7 +89,7 @@ func Version() (major, minor, patch int, err error) {
 	if err := load(); err != nil {
 		return 0, 0, 0, err
 	}
-	major, minor, patch = splitVersion(lib.version)
+	major, minor, patch = splitVersion(version)
 	return major, minor, patch, nil
 }
 
@@ -132,18 +134,14 @@ func Environ(env []string) []string {
 	return append(out, NVLSVariable+"=0")
 }
 
-// cres is where a C call failed, if it did: the stage (the GN_ enum in
-// the C preamble) and its code, a CUresult for the context stages and an
-// ncclResult_t for the others.
-type cres struct{ stage, code int }
+// cres is a C call's result (cudalib.h's cl_res): the stage that failed
+// and its code, a CUresult for the context stages and an ncclResult_t for
+// the others.
+type cres libload.Res
 
-const (
-	stageOK = iota
-	stageCtx
-	stageCall
-	stageRestore
-	stageUngrouped
-)
+// stageUngrouped is an operation refused because its communicator's group
+// and the thread's disagree (the C side's GN_UNGROUPED).
+const stageUngrouped = libload.StageOwn
 
 // where names the communicator a call was made on, for errors; nil
 // before there is one.
@@ -158,17 +156,12 @@ func (r cres) err(op string, w *where) error {
 	if w != nil {
 		rank, dev, comm = w.rank, w.device, w.comm
 	}
-	switch r.stage {
-	case stageOK:
-		return nil
-	case stageCtx:
-		return fmt.Errorf("nccl: %s on device %d: making the device's context current: %w", op, dev, cuda.Result(r.code))
-	case stageRestore:
-		return fmt.Errorf("nccl: %s on device %d: restoring the thread's previous context: %w", op, dev, cuda.Result(r.code))
-	case stageUngrouped:
+	if r.Stage == stageUngrouped {
 		return fmt.Errorf("nccl: %s on rank %d: the communicator's group and this thread's disagree: inside Group, call the operations of the communicators it names from the goroutine that called Group, and no others: %w",
 			op, rank, errInvalid)
 	}
-	res := Result(r.code)
-	return &Error{Op: op, Rank: rank, Device: dev, Result: res, Text: cErrorString(res), Last: cLastError(comm)}
+	return library.Err(libload.Res(r), op, dev, func(op string, code int) error {
+		res := Result(code)
+		return &Error{Op: op, Rank: rank, Device: dev, Result: res, Text: cErrorString(res), Last: cLastError(comm)}
+	})
 }

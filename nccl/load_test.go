@@ -75,7 +75,7 @@ func TestErrorMatchesResultAndBackendSentinels(t *testing.T) {
 	assert.NotErrorIs(t, e, ResultSystemError)
 	assert.True(t, errors.Is(e, backend.ErrInvalidValue))
 	assert.Equal(t, "nccl: ncclAllReduce on rank 1 (device 0): ncclInvalidUsage (5): invalid usage: Duplicate GPU detected", e.Error())
-	r := cres{stage: stageUngrouped, code: 1}
+	r := cres{Stage: stageUngrouped, Code: 1}
 	assert.ErrorIs(t, r.err("ncclSend", &where{rank: 2}), backend.ErrInvalidValue)
 	assert.Contains(t, r.err("ncclSend", &where{rank: 2}).Error(), "from the goroutine that called Group")
 	assert.NoError(t, cres{}.err("x", nil))

@@ -4,20 +4,17 @@ package nccl
 
 /*
 #cgo linux LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdint.h>
+#cgo CFLAGS: -I${SRCDIR}/../internal/libload
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-// Our own declarations of the NCCL and driver types we use: no NCCL or
-// CUDA headers at build time. Handles are opaque pointers; Go sees them as
-// uintptr_t. ncclDataType_t and ncclRedOp_t are C enums, passed as int.
+// Our own declarations of the NCCL types we use: no NCCL or CUDA headers
+// at build time. Handles are opaque pointers; Go sees them as uintptr_t.
+// ncclDataType_t and ncclRedOp_t are C enums, passed as int.
 typedef int ncclResult_t;
 typedef void *ncclComm_t;
 typedef struct { char internal[128]; } ncclUniqueId;
-typedef int CUresult;
-typedef void *CUcontext, *CUstream;
 
 // ncclConfig_t as NCCL 2.14 declared it. NCCL reads a config by the size
 // and version written in it and takes its defaults for every field a
@@ -30,8 +27,8 @@ typedef struct {
 	int blocking;
 } gn_config;
 
-#define FN(ret, name, args) static ret (*p_##name) args;
-#define FUNCS \
+// The symbol table (cudalib.h).
+#define CL_SYMBOLS(FN) \
 FN(ncclResult_t, ncclGetVersion, (int*)) \
 FN(ncclResult_t, ncclGetUniqueId, (ncclUniqueId*)) \
 FN(ncclResult_t, ncclCommInitRankConfig, (ncclComm_t*, int, ncclUniqueId, int, gn_config*)) \
@@ -53,64 +50,23 @@ FN(ncclResult_t, ncclSend, (const void*, size_t, int, int, ncclComm_t, CUstream)
 FN(ncclResult_t, ncclRecv, (void*, size_t, int, int, ncclComm_t, CUstream)) \
 FN(ncclResult_t, ncclGroupStart, (void)) \
 FN(ncclResult_t, ncclGroupEnd, (void))
-FUNCS
-#undef FN
-static CUresult (*p_cuCtxGetCurrent)(CUcontext*);
-static CUresult (*p_cuCtxSetCurrent)(CUcontext);
 // Buffer registration came with NCCL 2.19: optional, so that 2.14 to
 // 2.18 still load; 0 when the library lacks them.
-static ncclResult_t (*p_ncclCommRegister)(ncclComm_t, void*, size_t, void**);
-static ncclResult_t (*p_ncclCommDeregister)(ncclComm_t, void*);
+#define CL_OPTIONAL(FN) \
+FN(ncclResult_t, ncclCommRegister, (ncclComm_t, void*, size_t, void**)) \
+FN(ncclResult_t, ncclCommDeregister, (ncclComm_t, void*))
+// NCCL finds its device through the CUDA runtime, which takes the device
+// of the thread's current context, so each call makes the communicator's
+// context current inside the same C call (cudalib.h says why). NCCL itself
+// may switch devices inside a call (group launches, init), so leaving
+// asks the driver again what is current.
+#define CL_CONTEXT
+#define CL_LIBRARY_SWITCHES_CONTEXT
+#include "cudalib.h"
 
-// gn_install resolves every entry point from an opened libnccl, and the
-// two context calls from the driver. It returns the name of the first
-// missing symbol, or 0.
-static const char *gn_install(uintptr_t lib) {
-	void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!cu) cu = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
-	if (!cu) return "libcuda.so.1";
-	p_cuCtxGetCurrent = (CUresult (*)(CUcontext*))dlsym(cu, "cuCtxGetCurrent");
-	p_cuCtxSetCurrent = (CUresult (*)(CUcontext))dlsym(cu, "cuCtxSetCurrent");
-	if (!p_cuCtxGetCurrent) return "cuCtxGetCurrent";
-	if (!p_cuCtxSetCurrent) return "cuCtxSetCurrent";
-#define FN(ret, name, args) p_##name = (ret (*) args)dlsym((void*)lib, #name); if (!p_##name) return #name;
-	FUNCS
-#undef FN
-	p_ncclCommRegister = (ncclResult_t (*)(ncclComm_t, void*, size_t, void**))dlsym((void*)lib, "ncclCommRegister");
-	p_ncclCommDeregister = (ncclResult_t (*)(ncclComm_t, void*))dlsym((void*)lib, "ncclCommDeregister");
-	return 0;
-}
-
-// NCCL finds its device through the CUDA runtime, which takes the
-// device of the thread's current context; and a goroutine may move
-// between OS threads between any two Go statements. So each call makes
-// the communicator's context current inside the same C call. Package
-// cuda keeps a thread-local note of the context it made current and
-// trusts it, and NCCL itself may switch devices inside a call (group
-// launches, init), so every call leaves the thread with the context it
-// came with (as package blas does); a thread that had none keeps what is
-// current.
-typedef struct { CUcontext prev; } gn_ctx;
-static CUresult gn_enter(CUcontext want, gn_ctx *st) {
-	CUresult r = p_cuCtxGetCurrent(&st->prev);
-	if (r) return r;
-	if (!want || st->prev == want) return 0;
-	return p_cuCtxSetCurrent(want);
-}
-static CUresult gn_leave(gn_ctx *st) {
-	CUcontext cur;
-	CUresult r = p_cuCtxGetCurrent(&cur);
-	if (r) return r;
-	if (st->prev && cur != st->prev) return p_cuCtxSetCurrent(st->prev);
-	return 0;
-}
-
-// Where a call failed, for the Go side's error: the stage and its code
-// (a CUresult for the context stages, an ncclResult_t for the call).
-enum { GN_OK, GN_CTX, GN_CALL, GN_RESTORE, GN_UNGROUPED };
-typedef struct { int stage; int code; } gn_res;
-
-static gn_res gn_res_of(int stage, int code) { gn_res o = {code ? stage : GN_OK, code}; return o; }
+// The stage of an operation refused for its group (cudalib.h's first
+// stage of a package's own).
+#define GN_UNGROUPED CL_OWN
 
 // gn_group_depth is this thread's depth of ncclGroupStart calls made
 // through gn_group_start: NCCL's group state is per thread, and an
@@ -118,18 +74,9 @@ static gn_res gn_res_of(int stage, int code) { gn_res o = {code ? stage : GN_OK,
 // join that group behind the caller's back.
 static __thread int gn_group_depth;
 
-#define GN_BODY(CTX, CALL) \
-	gn_ctx st; gn_res o; \
-	CUresult cr = gn_enter((CUcontext)(CTX), &st); \
-	if (cr) return gn_res_of(GN_CTX, cr); \
-	o = gn_res_of(GN_CALL, CALL); \
-	cr = gn_leave(&st); \
-	if (o.stage == GN_OK && cr) o = gn_res_of(GN_RESTORE, cr); \
-	return o;
+static cl_res gn_version(int *v) { CL_IN_CONTEXT(0, p_ncclGetVersion(v)) }
 
-static gn_res gn_version(int *v) { GN_BODY(0, p_ncclGetVersion(v)) }
-
-static gn_res gn_unique_id(void *out) { GN_BODY(0, p_ncclGetUniqueId((ncclUniqueId*)out)) }
+static cl_res gn_unique_id(void *out) { CL_IN_CONTEXT(0, p_ncclGetUniqueId((ncclUniqueId*)out)) }
 
 static gn_config gn_nonblocking(void) {
 	gn_config c = {sizeof(gn_config), 0xcafebeef, 21400, 0};
@@ -139,11 +86,11 @@ static gn_config gn_nonblocking(void) {
 // gn_init_rank starts a nonblocking ncclCommInitRankConfig on ctx's
 // device: it returns ncclInProgress (or ncclSuccess) at once and the Go
 // side polls ncclCommGetAsyncError, so that it can give up.
-static gn_res gn_init_rank(uintptr_t ctx, uintptr_t *comm, int nranks, const void *id, int rank) {
+static cl_res gn_init_rank(uintptr_t ctx, uintptr_t *comm, int nranks, const void *id, int rank) {
 	gn_config cfg = gn_nonblocking();
 	ncclUniqueId uid;
 	memcpy(&uid, id, sizeof uid);
-	GN_BODY(ctx, p_ncclCommInitRankConfig((ncclComm_t*)comm, nranks, uid, rank, &cfg))
+	CL_IN_CONTEXT(ctx, p_ncclCommInitRankConfig((ncclComm_t*)comm, nranks, uid, rank, &cfg))
 }
 
 // gn_init_all is ncclCommInitAll with nonblocking communicators: one
@@ -151,63 +98,58 @@ static gn_res gn_init_rank(uintptr_t ctx, uintptr_t *comm, int nranks, const voi
 // its context current, as ncclCommInitAll does with cudaSetDevice. The
 // first failure is returned; every communicator made is in comms, for
 // the caller to abort.
-static gn_res gn_init_all(const uintptr_t *ctxs, uintptr_t *comms, int n) {
-	gn_ctx st;
+static cl_res gn_init_all(const uintptr_t *ctxs, uintptr_t *comms, int n) {
+	cl_ctx st;
 	ncclUniqueId uid;
 	gn_config cfg = gn_nonblocking();
-	gn_res o = gn_res_of(GN_OK, 0);
-	CUresult cr = p_cuCtxGetCurrent(&st.prev);
-	if (cr) return gn_res_of(GN_CTX, cr);
+	cl_res o = cl_res_of(CL_OK, 0);
+	CL_ENTER(0, &st); // notes the thread's context, to put back
+	CUresult cr;
 	ncclResult_t r = p_ncclGetUniqueId(&uid);
-	if (r) return gn_res_of(GN_CALL, r);
+	if (r) return cl_res_of(CL_CALL, r);
 	r = p_ncclGroupStart();
-	if (r) return gn_res_of(GN_CALL, r);
+	if (r) return cl_res_of(CL_CALL, r);
 	for (int i = 0; i < n; i++) {
 		cr = p_cuCtxSetCurrent((CUcontext)ctxs[i]);
-		if (cr) { if (o.stage == GN_OK) o = gn_res_of(GN_CTX, cr); continue; }
+		if (cr) { if (o.stage == CL_OK) o = cl_res_of(CL_CTX, cr); continue; }
 		// NCCL asks that the group be ended whatever these return.
 		r = p_ncclCommInitRankConfig((ncclComm_t*)&comms[i], n, uid, i, &cfg);
-		if (r && r != 7 && o.stage == GN_OK) o = gn_res_of(GN_CALL, r);
+		if (r && r != 7 && o.stage == CL_OK) o = cl_res_of(CL_CALL, r);
 	}
 	r = p_ncclGroupEnd();
-	if (r && r != 7 && o.stage == GN_OK) o = gn_res_of(GN_CALL, r);
-	cr = gn_leave(&st);
-	if (o.stage == GN_OK && cr) o = gn_res_of(GN_RESTORE, cr);
-	return o;
+	if (r && r != 7 && o.stage == CL_OK) o = cl_res_of(CL_CALL, r);
+	return cl_leave(&st, o);
 }
 
-static gn_res gn_async_error(uintptr_t comm, int *res) {
-	return gn_res_of(GN_CALL, p_ncclCommGetAsyncError((ncclComm_t)comm, (ncclResult_t*)res));
+static cl_res gn_async_error(uintptr_t comm, int *res) {
+	return cl_res_of(CL_CALL, p_ncclCommGetAsyncError((ncclComm_t)comm, (ncclResult_t*)res));
 }
 
-static gn_res gn_finalize(uintptr_t ctx, uintptr_t comm) { GN_BODY(ctx, p_ncclCommFinalize((ncclComm_t)comm)) }
-static gn_res gn_destroy(uintptr_t ctx, uintptr_t comm) { GN_BODY(ctx, p_ncclCommDestroy((ncclComm_t)comm)) }
-static gn_res gn_abort(uintptr_t ctx, uintptr_t comm) { GN_BODY(ctx, p_ncclCommAbort((ncclComm_t)comm)) }
+static cl_res gn_finalize(uintptr_t ctx, uintptr_t comm) { CL_IN_CONTEXT(ctx, p_ncclCommFinalize((ncclComm_t)comm)) }
+static cl_res gn_destroy(uintptr_t ctx, uintptr_t comm) { CL_IN_CONTEXT(ctx, p_ncclCommDestroy((ncclComm_t)comm)) }
+static cl_res gn_abort(uintptr_t ctx, uintptr_t comm) { CL_IN_CONTEXT(ctx, p_ncclCommAbort((ncclComm_t)comm)) }
 
 static int gn_has_register(void) { return p_ncclCommRegister && p_ncclCommDeregister; }
 
 // gn_register registers [buf, buf+size) with comm for its collectives;
 // *handle is what gn_deregister takes back.
-static gn_res gn_register(uintptr_t ctx, uintptr_t comm, uintptr_t buf, size_t size, uintptr_t *handle) {
+static cl_res gn_register(uintptr_t ctx, uintptr_t comm, uintptr_t buf, size_t size, uintptr_t *handle) {
 	void *h = 0;
-	gn_ctx st; gn_res o;
-	CUresult cr = gn_enter((CUcontext)ctx, &st);
-	if (cr) return gn_res_of(GN_CTX, cr);
-	o = gn_res_of(GN_CALL, p_ncclCommRegister((ncclComm_t)comm, (void*)buf, size, &h));
+	cl_ctx st;
+	CL_ENTER(ctx, &st);
+	cl_res o = cl_res_of(CL_CALL, p_ncclCommRegister((ncclComm_t)comm, (void*)buf, size, &h));
 	*handle = (uintptr_t)h;
-	cr = gn_leave(&st);
-	if (o.stage == GN_OK && cr) o = gn_res_of(GN_RESTORE, cr);
-	return o;
+	return cl_leave(&st, o);
 }
-static gn_res gn_deregister(uintptr_t ctx, uintptr_t comm, uintptr_t handle) {
-	GN_BODY(ctx, p_ncclCommDeregister((ncclComm_t)comm, (void*)handle))
+static cl_res gn_deregister(uintptr_t ctx, uintptr_t comm, uintptr_t handle) {
+	CL_IN_CONTEXT(ctx, p_ncclCommDeregister((ncclComm_t)comm, (void*)handle))
 }
 
-static gn_res gn_comm_info(uintptr_t comm, int *count, int *rank, int *dev) {
+static cl_res gn_comm_info(uintptr_t comm, int *count, int *rank, int *dev) {
 	ncclResult_t r = p_ncclCommCount((ncclComm_t)comm, count);
 	if (!r) r = p_ncclCommUserRank((ncclComm_t)comm, rank);
 	if (!r) r = p_ncclCommCuDevice((ncclComm_t)comm, dev);
-	return gn_res_of(GN_CALL, r);
+	return cl_res_of(CL_CALL, r);
 }
 
 static const char *gn_error_string(int r) { return p_ncclGetErrorString ? p_ncclGetErrorString(r) : ""; }
@@ -220,17 +162,16 @@ enum { GN_ALLREDUCE = 1, GN_BROADCAST, GN_REDUCE, GN_ALLGATHER, GN_REDUCESCATTER
 // put comm in the group this thread is in; an operation whose
 // communicator is in no group, on a thread inside one, or the other way
 // round, is refused before NCCL sees it.
-static gn_res gn_op(uintptr_t ctx, uintptr_t comm, int grouped, int kind, uintptr_t send, uintptr_t recv,
+static cl_res gn_op(uintptr_t ctx, uintptr_t comm, int grouped, int kind, uintptr_t send, uintptr_t recv,
 		size_t count, int dtype, int op, int root, uintptr_t stream) {
-	if ((gn_group_depth > 0) != (grouped != 0)) return gn_res_of(GN_UNGROUPED, 1);
+	if ((gn_group_depth > 0) != (grouped != 0)) return cl_res_of(GN_UNGROUPED, 1);
 	ncclComm_t c = (ncclComm_t)comm;
 	CUstream s = (CUstream)stream;
 	const void *sb = (const void*)send;
 	void *rb = (void*)recv;
 	ncclResult_t r;
-	gn_ctx st; gn_res o;
-	CUresult cr = gn_enter((CUcontext)ctx, &st);
-	if (cr) return gn_res_of(GN_CTX, cr);
+	cl_ctx st;
+	CL_ENTER(ctx, &st);
 	switch (kind) {
 	case GN_ALLREDUCE: r = p_ncclAllReduce(sb, rb, count, dtype, op, c, s); break;
 	case GN_BROADCAST: r = p_ncclBroadcast(sb, rb, count, dtype, root, c, s); break;
@@ -241,45 +182,37 @@ static gn_res gn_op(uintptr_t ctx, uintptr_t comm, int grouped, int kind, uintpt
 	case GN_RECV: r = p_ncclRecv(rb, count, dtype, root, c, s); break;
 	default: r = 4; // ncclInvalidArgument
 	}
-	o = gn_res_of(GN_CALL, r);
-	cr = gn_leave(&st);
-	if (o.stage == GN_OK && cr) o = gn_res_of(GN_RESTORE, cr);
-	return o;
+	return cl_leave(&st, cl_res_of(CL_CALL, r));
 }
 
-static gn_res gn_group_start(void) {
+static cl_res gn_group_start(void) {
 	ncclResult_t r = p_ncclGroupStart();
 	if (!r) gn_group_depth++;
-	return gn_res_of(GN_CALL, r);
+	return cl_res_of(CL_CALL, r);
 }
 
 // gn_group_end launches the group's work; NCCL switches devices while it
 // does, so the thread's context is put back.
-static gn_res gn_group_end(void) {
-	gn_ctx st;
-	CUresult cr = gn_enter(0, &st);
-	if (cr) return gn_res_of(GN_CTX, cr);
+static cl_res gn_group_end(void) {
+	cl_ctx st;
+	CL_ENTER(0, &st);
 	gn_group_depth--;
-	gn_res o = gn_res_of(GN_CALL, p_ncclGroupEnd());
-	cr = gn_leave(&st);
-	if (o.stage == GN_OK && cr) o = gn_res_of(GN_RESTORE, cr);
-	return o;
+	return cl_leave(&st, cl_res_of(CL_CALL, p_ncclGroupEnd()));
 }
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/gocuda/gocuda/internal/libload"
+)
 
 type cu = C.uintptr_t
 
-func cInstall(lib uintptr) string {
-	if s := C.gn_install(cu(lib)); s != nil {
-		return C.GoString(s)
-	}
-	return ""
-}
+func cInstall(lib uintptr) string { return C.GoString(C.cl_install(cu(lib))) }
 
-func res(o C.gn_res) cres { return cres{stage: int(o.stage), code: int(o.code)} }
+func res(o C.cl_res) cres { return cres{Stage: libload.Stage(o.stage), Code: int(o.code)} }
 
 func cVersion() (int, cres) {
 	var v C.int

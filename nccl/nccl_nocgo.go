@@ -2,11 +2,13 @@
 
 package nccl
 
+import "github.com/gocuda/gocuda/internal/libload"
+
 // Without cgo there is no dlopen: loading NCCL fails with ErrNoNCCL (see
 // libload.Search.Open), and these stand-ins only keep the package compiling. None of
 // them is reachable once loading has failed.
 
-var notLoaded = cres{stage: stageCall, code: int(ResultInternalError)}
+var notLoaded = cres{Stage: libload.StageCall, Code: int(ResultInternalError)}
 
 func cInstall(lib uintptr) string { return "dlopen" }
 func cVersion() (int, cres)       { return 0, notLoaded }

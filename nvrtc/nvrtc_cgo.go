@@ -4,8 +4,7 @@ package nvrtc
 
 /*
 #cgo linux LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdint.h>
+#cgo CFLAGS: -I${SRCDIR}/../internal/libload
 #include <stdlib.h>
 
 // Our own declarations of the NVRTC calls we use (nvrtc.h, stable since
@@ -15,8 +14,10 @@ package nvrtc
 typedef int nvrtcResult;
 typedef void *nvrtcProgram;
 
-#define FN(ret, name, args) static ret (*p_##name) args;
-#define FUNCS \
+// The symbol table (cudalib.h). NVRTC runs on the host: no context calls.
+// nvrtcGetErrorString is not called (Status words the results itself),
+// but an NVRTC without it is not one this package was written for.
+#define CL_SYMBOLS(FN) \
 FN(const char *, nvrtcGetErrorString, (nvrtcResult)) \
 FN(nvrtcResult, nvrtcVersion, (int*, int*)) \
 FN(nvrtcResult, nvrtcCreateProgram, (nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*)) \
@@ -28,30 +29,15 @@ FN(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram, size_t*)) \
 FN(nvrtcResult, nvrtcGetProgramLog, (nvrtcProgram, char*))
 // Optional: older NVRTCs lack them, and a program that never asks for a
 // cubin or the arch list still works with such a library.
-#define OPTIONAL \
+#define CL_OPTIONAL(FN) \
 FN(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram, size_t*)) \
 FN(nvrtcResult, nvrtcGetCUBIN, (nvrtcProgram, char*)) \
 FN(nvrtcResult, nvrtcGetNumSupportedArchs, (int*)) \
 FN(nvrtcResult, nvrtcGetSupportedArchs, (int*))
-FUNCS
-OPTIONAL
-#undef FN
-
-// gn_install resolves the entry points from an opened libnvrtc and returns
-// the name of the first missing required one, or 0.
-static const char *gn_install(uintptr_t lib) {
-#define FN(ret, name, args) p_##name = (ret (*) args)dlsym((void*)lib, #name); if (!p_##name) return #name;
-	FUNCS
-#undef FN
-#define FN(ret, name, args) p_##name = (ret (*) args)dlsym((void*)lib, #name);
-	OPTIONAL
-#undef FN
-	return 0;
-}
+#include "cudalib.h"
 
 #define GN_MISSING 1000 // not an nvrtcResult: an optional call the library lacks
 
-static const char *gn_error_string(int r) { return p_nvrtcGetErrorString(r); }
 static int gn_version(int *major, int *minor) { return p_nvrtcVersion(major, minor); }
 
 static int gn_num_archs(int *n) {
@@ -92,20 +78,7 @@ import "unsafe"
 
 const missingCall = C.GN_MISSING
 
-func cInstall(lib uintptr) string {
-	if s := C.gn_install(C.uintptr_t(lib)); s != nil {
-		return C.GoString(s)
-	}
-	return ""
-}
-
-func cErrorString(r int) string {
-	s := C.gn_error_string(C.int(r))
-	if s == nil {
-		return ""
-	}
-	return C.GoString(s)
-}
+func cInstall(lib uintptr) string { return C.GoString(C.cl_install(C.uintptr_t(lib))) }
 
 func cVersion() (major, minor, r int) {
 	var ma, mi C.int

@@ -9,7 +9,6 @@ package nvrtc
 const missingCall = 1000
 
 func cInstall(lib uintptr) string     { return "dlopen" }
-func cErrorString(r int) string       { return "" }
 func cVersion() (major, minor, r int) { return 0, 0, missingCall }
 func cSupportedArchs() ([]int, int)   { return nil, missingCall }
 

@@ -4,6 +4,7 @@ package libload
 
 /*
 #cgo linux LDFLAGS: -ldl
+#cgo CFLAGS: -I${SRCDIR}
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,16 @@ static uintptr_t ll_open(const char *name, const char **why) {
 	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
 	*why = h ? 0 : dlerror();
 	return (uintptr_t)h;
+}
+
+// The header compiles here too, with an empty table and the context
+// calls, so that its stage numbers can be checked against Stage's.
+#define CL_SYMBOLS(FN)
+#define CL_CONTEXT
+#include "cudalib.h"
+static int ll_stage(int i) {
+	static const int stages[] = {CL_OK, CL_CTX, CL_STREAM, CL_CALL, CL_RESTORE, CL_OWN};
+	return stages[i];
 }
 */
 import "C"
@@ -43,4 +54,13 @@ func open(name string) (uintptr, string) {
 		return 0, "unknown dlopen error"
 	}
 	return 0, C.GoString(why)
+}
+
+// cStages are the C side's stage numbers, in Stage's order.
+func cStages() []Stage {
+	out := make([]Stage, StageOwn+1)
+	for i := range out {
+		out[i] = Stage(C.ll_stage(C.int(i)))
+	}
+	return out
 }

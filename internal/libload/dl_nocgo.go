@@ -7,3 +7,9 @@ package libload
 func Available() bool { return false }
 
 func open(name string) (uintptr, string) { return 0, "built without cgo" }
+
+// cStages are Stage's own numbers: without cgo there is no C side to
+// disagree with them.
+func cStages() []Stage {
+	return []Stage{StageOK, StageContext, StageStream, StageCall, StageRestore, StageOwn}
+}

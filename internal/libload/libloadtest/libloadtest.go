@@ -1,5 +1,7 @@
 // Package libloadtest makes fake library trees for the tests of the
-// packages that load CUDA libraries through libload.
+// packages that load CUDA libraries through libload, and binds libm's
+// cos through cudalib.h (Install, Cos) so that the binding's C side is
+// tested on a machine without CUDA.
 package libloadtest
 
 import (
