@@ -8,11 +8,15 @@ import (
 	"github.com/gocuda/gocuda/pool"
 )
 
-// Figures are one device pool's figures as metrics publish them: its
-// Stats, and counts of the pool events seen on its device.
+// Figures are one pool's figures as metrics publish them: its Stats, and
+// counts of the pool events seen on its device.
 type Figures struct {
 	Device int    `json:"device"`
 	Pool   string `json:"pool"`
+	// Memory is "unified" or "pinned" for a pool of that memory
+	// (pool.MemoryOf), "" for device memory. The device's events are
+	// counted in its device memory pool's figures.
+	Memory string `json:"memory,omitempty"`
 
 	LiveBytes         uint64  `json:"live_bytes"`
 	RequestedBytes    uint64  `json:"requested_bytes"`
@@ -175,7 +179,7 @@ func (m *Metrics) Snapshot() Snapshot {
 		// events should not wait for it.
 		f := FiguresOf(p)
 		m.mu.Lock()
-		if c := m.counts[f.Device]; c != nil {
+		if c := m.counts[f.Device]; c != nil && f.Memory == "" {
 			f.Events = *c
 		}
 		m.mu.Unlock()
@@ -189,8 +193,12 @@ func (m *Metrics) Snapshot() Snapshot {
 // into Figures (Events left zero).
 func FiguresOf(p pool.Pool) Figures {
 	st := p.Stats()
+	var memory string
+	if m := pool.MemoryOf(p); m != pool.DeviceMemory {
+		memory = m.String()
+	}
 	return Figures{
-		Device: p.Device().Ordinal(), Pool: p.Name(),
+		Device: p.Device().Ordinal(), Pool: p.Name(), Memory: memory,
 		LiveBytes: st.Live, RequestedBytes: st.Requested, LivePeakBytes: st.LivePeak,
 		ReservedBytes: st.Reserved, ReservedPeakBytes: st.ReservedPeak, CachedBytes: st.Cached(),
 		Allocs: st.Allocs, Frees: st.Frees, Hits: st.Hits, Misses: st.Misses, HitRate: st.HitRate(),
