@@ -9,13 +9,12 @@ import (
 )
 
 // Figures are one pool's figures as metrics publish them: its Stats, and
-// counts of the pool events seen on its device.
+// counts of the pool events seen on its device for its kind of memory.
 type Figures struct {
 	Device int    `json:"device"`
 	Pool   string `json:"pool"`
 	// Memory is "unified" or "pinned" for a pool of that memory
-	// (pool.MemoryOf), "" for device memory. The device's events are
-	// counted in its device memory pool's figures.
+	// (pool.MemoryOf), "" for device memory.
 	Memory string `json:"memory,omitempty"`
 
 	LiveBytes         uint64  `json:"live_bytes"`
@@ -144,14 +143,21 @@ type Metrics struct {
 	unsubscribe func()
 
 	mu     sync.Mutex
-	counts map[int]*EventCounts
+	counts map[countKey]*EventCounts
+}
+
+// countKey is whose events a count is: a device's pool of one kind of
+// memory.
+type countKey struct {
+	device int
+	memory pool.Memory
 }
 
 // NewMetrics returns Metrics over the pools list returns when read; list
 // is called on every Snapshot, so pools made later are included. Close
 // stops the counting.
 func NewMetrics(list func() []pool.Pool) *Metrics {
-	m := &Metrics{list: list, counts: map[int]*EventCounts{}}
+	m := &Metrics{list: list, counts: map[countKey]*EventCounts{}}
 	m.unsubscribe = pool.Subscribe(m.count)
 	return m
 }
@@ -159,10 +165,11 @@ func NewMetrics(list func() []pool.Pool) *Metrics {
 func (m *Metrics) count(e pool.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.counts[e.Device]
+	k := countKey{e.Device, e.Memory}
+	c := m.counts[k]
 	if c == nil {
 		c = &EventCounts{}
-		m.counts[e.Device] = c
+		m.counts[k] = c
 	}
 	c.add(e)
 }
@@ -179,7 +186,7 @@ func (m *Metrics) Snapshot() Snapshot {
 		// events should not wait for it.
 		f := FiguresOf(p)
 		m.mu.Lock()
-		if c := m.counts[f.Device]; c != nil && f.Memory == "" {
+		if c := m.counts[countKey{f.Device, pool.MemoryOf(p)}]; c != nil {
 			f.Events = *c
 		}
 		m.mu.Unlock()

@@ -63,10 +63,13 @@ func MemoryDevice(dev backend.Device, m Memory) (backend.Device, error) {
 	return nil, fmt.Errorf("pool: memory kind %d: the kinds are device, unified and pinned: %w", uint8(m), backend.ErrInvalidValue)
 }
 
-// MemoryOf is the kind of memory p serves: the kind of the device
-// MemoryDevice gave it, else DeviceMemory.
-func MemoryOf(p Pool) Memory {
-	if d, ok := p.Device().(*memoryDevice); ok {
+// MemoryOf is the kind of memory p serves: MemoryOfDevice of its device.
+func MemoryOf(p Pool) Memory { return MemoryOfDevice(p.Device()) }
+
+// MemoryOfDevice is the kind of memory dev's Alloc gives: that of a
+// device from MemoryDevice, else DeviceMemory.
+func MemoryOfDevice(dev backend.Device) Memory {
+	if d, ok := dev.(*memoryDevice); ok {
 		return d.kind
 	}
 	return DeviceMemory
