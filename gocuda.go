@@ -1,5 +1,12 @@
 package gocuda
 
+// The package's files are its wiring (gocuda.go: the knobs and the
+// backend; pools.go: the registry and the layers every pool gets;
+// control.go: limits, collection and reclaim from code; idletrim.go;
+// tracefile.go: the GOCUDA_TRACE layer) and its presentation (status.go:
+// PoolStatus and MemoryStatus; metrics.go: metrics, debug logs, the
+// timeline), which reads the registry; the wiring calls none of it.
+
 import (
 	"sync"
 

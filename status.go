@@ -1,5 +1,9 @@
 package gocuda
 
+// Presentation: PoolStatus and MemoryStatus read the registry (pools.go)
+// and format what it holds. The one thing the wiring takes from here is
+// set from init: the device's status for out-of-memory errors.
+
 import (
 	"errors"
 	"fmt"
