@@ -122,7 +122,7 @@ func (s *Stream) of(kind Kind) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	notePool(s.dev, p)
+	s.life.note(p)
 	root := s
 	if s.root != nil {
 		root = s.root
