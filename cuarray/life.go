@@ -48,11 +48,11 @@ type life struct {
 	pools atomic.Pointer[[]pool.Pool]
 }
 
-// note records that p may cache memory for l's stream: p served
+// note records that p may cache memory for l's stream: p serves
 // allocations on it (the stream's own pool, and its unified and pinned
-// siblings'), or a buffer of p moved to it (orderOn) and will be freed on
-// it, or lend scratch on it. A permanent life never retires, so it keeps
-// no list.
+// siblings'), or a buffer of p moved to it (orderOn), to be freed there
+// or to take scratch from p there (SumCols). A permanent life never
+// retires, so it keeps no list.
 func (l *life) note(p pool.Pool) {
 	if l.permanent {
 		return
