@@ -111,14 +111,16 @@ func described(l config.Limit, resolved uint64) string {
 // see gcpressure.Collect.
 func Collect(ctx context.Context) error { return gcpressure.Collect(ctx) }
 
-// ReclaimAll gives what every device's pool caches back to the driver, as
+// ReclaimAll gives what every pool caches back to the driver, as
 // CUDA.jl's reclaim() and PyTorch's empty_cache() do, and returns the
-// bytes given back. Live arrays keep their memory; memory whose frees are
-// still queued behind unfinished work on a stream may stay cached. Only
-// pools made so far are asked (those of devices the program has used).
+// bytes given back: each device's pool, and its unified and pinned memory
+// pools where the program made arrays of those kinds. Live arrays keep
+// their memory; memory whose frees are still queued behind unfinished
+// work on a stream may stay cached. Only pools made so far are asked
+// (those of devices the program has used).
 func ReclaimAll() uint64 {
 	var n uint64
-	for _, p := range devicePools() {
+	for _, p := range allPools() {
 		n += p.Reclaim(pool.All)
 	}
 	return n

@@ -2,7 +2,10 @@
 // the backend (GOCUDA_BACKEND), gives each device one memory pool of the
 // strategy GOCUDA_MEMORY_POOL names, with the soft and hard limits of
 // GOCUDA_SOFT_MEMORY_LIMIT and GOCUDA_HARD_MEMORY_LIMIT resolved against the
-// device's memory.
+// device's memory, and, when a program makes unified or pinned arrays, a
+// pool of each of those kinds per device (UnifiedPool, PinnedPool). Every
+// pool is made and listed in one registry: PoolStatus, MemoryStatus,
+// Metrics, ReclaimAll and idle trimming see them all.
 //
 //	dev, err := gocuda.Device(0)
 //	p, err := gocuda.Pool(0)

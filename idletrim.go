@@ -14,7 +14,8 @@ import (
 // the card could use. A pool in use is never trimmed for idleness: the
 // next burst would only map the memory again.
 
-// idleTrimmer watches the device pools for idleness.
+// idleTrimmer watches the pools for idleness: every pool of the
+// registry, of every kind of memory.
 type idleTrimmer struct {
 	period time.Duration
 	// seen is each pool's allocations plus frees at the last check and
@@ -64,19 +65,8 @@ func startIdleTrim(period time.Duration) {
 			tick := time.NewTicker(period / 4)
 			defer tick.Stop()
 			for now := range tick.C {
-				t.check(now, devicePools())
+				t.check(now, allPools())
 			}
 		}()
 	})
-}
-
-// devicePools is every device pool made so far.
-func devicePools() []pool.Pool {
-	pools.Lock()
-	defer pools.Unlock()
-	ps := make([]pool.Pool, 0, len(pools.m))
-	for _, p := range pools.m {
-		ps = append(ps, p)
-	}
-	return ps
 }

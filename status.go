@@ -1,10 +1,13 @@
 package gocuda
 
+// Presentation: PoolStatus and MemoryStatus read the registry (pools.go)
+// and format what it holds. The one thing the wiring takes from here is
+// set from init: the device's status for out-of-memory errors.
+
 import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -35,6 +38,21 @@ type DeviceMemory struct {
 	// Err is why the driver's free memory could not be read, if it could
 	// not; Used is 0 then.
 	Err error
+	// Kinds are the device's unified and pinned memory pools
+	// (gocuda.UnifiedPool, gocuda.PinnedPool), in that order, where the
+	// program made arrays of those kinds; nil otherwise.
+	Kinds []KindPool
+}
+
+// KindPool is one of a device's pools of unified or pinned memory, as
+// PoolStatus reports it. Its memory is outside the device's limits and,
+// for pinned memory, not the device's: Used does not count it.
+type KindPool struct {
+	// Memory is pool.UnifiedMemory or pool.PinnedMemory.
+	Memory pool.Memory
+	// Pool is the strategy's name.
+	Pool  string
+	Stats pool.Stats
 }
 
 // UsedShare is Used as a share of Total, from 0 to 1.
@@ -51,7 +69,8 @@ type DeviceMemories []DeviceMemory
 
 // String is a table of the devices' memory, a row each, columns aligned:
 // the driver's used and total bytes and the share used, the pool's live,
-// reserved and cached bytes, and the limits in force. A device whose free
+// reserved and cached bytes, and the limits in force; a device's unified
+// and pinned memory pools, where they exist, have a row each below it. A device whose free
 // memory could not be read shows "unknown", and its error follows the
 // table. PoolStatus has the rest: peaks, counts, the pacer.
 func (m DeviceMemories) String() string {
@@ -69,6 +88,11 @@ func (m DeviceMemories) String() string {
 		st := d.Stats
 		rows = append(rows, []string{fmt.Sprint(d.Device), d.Name, d.Pool, used,
 			humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()), limits(st)})
+		for _, k := range d.Kinds {
+			st := k.Stats
+			rows = append(rows, []string{fmt.Sprint(d.Device), d.Name, fmt.Sprintf("%s (%s)", k.Pool, k.Memory), "-",
+				humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()), limits(st)})
+		}
 	}
 	var b strings.Builder
 	writeColumns(&b, rows)
@@ -118,29 +142,29 @@ func limits(st pool.Stats) string {
 }
 
 // MemoryStatus returns the figures of every device whose pool exists,
-// by ordinal. It makes no pool: a device this process has not allocated
-// on is not listed. A device whose free memory cannot be read is listed
-// with Used 0, and the error says which and why.
+// by ordinal, with its unified and pinned memory pools where they exist.
+// It makes no pool: a device this process has not allocated on is not
+// listed. A device whose free memory cannot be read is listed with Used
+// 0, and the error says which and why.
 //
 //	mem, err := gocuda.MemoryStatus()
 //	...
 //	fmt.Print(mem) // a table, one row a device
-func MemoryStatus() (DeviceMemories, error) {
-	pools.Lock()
-	ps := make(map[int]pool.Pool, len(pools.m))
-	for ord, p := range pools.m {
-		ps[ord] = p
-	}
-	pools.Unlock()
-	return memoryOf(ps)
-}
+func MemoryStatus() (DeviceMemories, error) { return memoryOf(poolsMade()) }
 
-// memoryOf reads ps's devices and pools outside any lock: MemInfo is a
-// driver call.
-func memoryOf(ps map[int]pool.Pool) (DeviceMemories, error) {
-	out := make(DeviceMemories, 0, len(ps))
+// memoryOf reads the devices and pools of ps (poolsMade's order) outside
+// any lock: MemInfo is a driver call.
+func memoryOf(ps []registered) (DeviceMemories, error) {
+	var out DeviceMemories
 	var errs []error
-	for ord, p := range ps {
+	for _, r := range ps {
+		if r.memory != pool.DeviceMemory {
+			if n := len(out); n > 0 && out[n-1].Device == r.device {
+				out[n-1].Kinds = append(out[n-1].Kinds, KindPool{Memory: r.memory, Pool: r.pool.Name(), Stats: r.pool.Stats()})
+			}
+			continue
+		}
+		p, ord := r.pool, r.device
 		dev := p.Device()
 		d := DeviceMemory{Device: ord, Name: dev.Info().Name, Total: dev.Info().TotalMemory, Pool: p.Name(), Stats: p.Stats()}
 		if w, ok := gcpressure.For(p); ok {
@@ -156,8 +180,24 @@ func memoryOf(ps map[int]pool.Pool) (DeviceMemories, error) {
 		}
 		out = append(out, d)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Device < out[j].Device })
 	return out, errors.Join(errs...)
+}
+
+func init() { outOfMemoryStatus = deviceStatus }
+
+// deviceStatus is device ordinal's part of PoolStatus, for an allocation
+// that fails for good.
+func deviceStatus(ordinal int) string {
+	var mine []registered
+	for _, r := range poolsMade() {
+		if r.device == ordinal {
+			mine = append(mine, r)
+		}
+	}
+	mem, _ := memoryOf(mine)
+	var b strings.Builder
+	_ = writeStatus(&b, mem, memprof.Enabled())
+	return b.String()
 }
 
 // PoolStatus returns WritePoolStatus's text, in the manner of CUDA.jl's
@@ -174,7 +214,10 @@ func PoolStatus() string {
 // memory usage (share and bytes of the device's total, as the driver
 // counts it), the pool's live and reserved bytes with their peaks, its
 // allocation counts, the limits in force, and what the GC pacer did (its
-// target, collections, bytes freed and given back). It returns the first write
+// target, collections, bytes freed and given back); then a line for each
+// of the device's unified and pinned memory pools that exists (made by
+// the program's first array of that kind), with its live, reserved and
+// cached bytes and its counts. It returns the first write
 // error; a device whose free memory cannot be read is reported in the text.
 func WritePoolStatus(w io.Writer) error {
 	// MemoryStatus's error is in each device's Err, which the text shows.
@@ -217,12 +260,26 @@ func writeStatus(w io.Writer, mem []DeviceMemory, tracing bool) error {
 					humanize.IBytes(ps.PacerFreed), humanize.IBytes(ps.PacerReclaimed))
 			}
 		}
+		for _, k := range d.Kinds {
+			st := k.Stats
+			fmt.Fprintf(&b, "  %s memory pool %s: %s live (%s reserved, %s cached); %s (%.1f%% from the cache), %s\n",
+				upper(k.Memory.String()), k.Pool, humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()),
+				plural(st.Allocs, "allocation"), 100*st.HitRate(), plural(st.Frees, "free"))
+		}
 	}
 	if tracing {
 		b.WriteString("\nLeak tracing is on: memprof.WriteReport lists live buffers by allocation site.\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// upper is s with its first letter in upper case (ASCII).
+func upper(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 func plural(n uint64, noun string) string {

@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // state: device 0 split under limits, with a cached block; device 1 the
 // baseline pool with one live block and no limits. Host memory is counted
 // exactly, so the driver's figures are known too.
-func knownState(t *testing.T) map[int]pool.Pool {
+func knownState(t *testing.T) []registered {
 	t.Helper()
 	b := host.New(host.Options{Devices: 2, TotalMemory: 1 << 30})
 	mk := func(ord int, name string, l pool.Limits) (pool.Pool, backend.Stream) {
@@ -65,7 +65,37 @@ func knownState(t *testing.T) map[int]pool.Pool {
 		assert.NoError(t, p0.Close())
 		assert.NoError(t, p1.Close())
 	})
-	return map[int]pool.Pool{0: p0, 1: p1}
+	return []registered{{0, pool.DeviceMemory, p0}, {1, pool.DeviceMemory, p1}}
+}
+
+// withKinds adds device 1's unified and pinned memory pools to ps, in a
+// known state: a live block in each, and a cached one in the pinned pool.
+func withKinds(t *testing.T, ps []registered) []registered {
+	t.Helper()
+	dev := ps[1].pool.Device()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Destroy() })
+	out := append([]registered(nil), ps...)
+	for _, m := range []pool.Memory{pool.UnifiedMemory, pool.PinnedMemory} {
+		md, err := pool.MemoryDevice(dev, m)
+		require.NoError(t, err)
+		p, err := pool.New("simple", md, pool.Limits{})
+		require.NoError(t, err)
+		blk, err := p.Alloc(64<<10, s)
+		require.NoError(t, err)
+		if m == pool.PinnedMemory {
+			cached, err := p.Alloc(1<<20, s)
+			require.NoError(t, err)
+			require.NoError(t, p.Free(cached, s))
+		}
+		t.Cleanup(func() {
+			assert.NoError(t, p.Free(blk, s))
+			assert.NoError(t, p.Close())
+		})
+		out = append(out, registered{1, m, p})
+	}
+	return out
 }
 
 func TestPoolStatusTextMatchesGolden(t *testing.T) {
@@ -82,6 +112,8 @@ func TestPoolStatusTextMatchesGolden(t *testing.T) {
 	offStats := *mem[0].Pressure
 	offStats.GCPercent, offStats.PacerTarget = gcpressure.PacerOff, 0
 	off.Pressure = &offStats
+	kinds, err := memoryOf(withKinds(t, knownState(t)))
+	require.NoError(t, err)
 
 	for _, tc := range []struct {
 		name    string
@@ -94,6 +126,7 @@ func TestPoolStatusTextMatchesGolden(t *testing.T) {
 		{"meminfo-fails", []DeviceMemory{broken}, false},
 		{"pacer-worked", []DeviceMemory{paced}, false},
 		{"pacer-off", []DeviceMemory{off}, false},
+		{"unified-and-pinned", kinds, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -138,10 +171,13 @@ func TestMemoryStatusListsOnlyDevicesWithAPool(t *testing.T) {
 
 	mem, err := MemoryStatus()
 	require.NoError(t, err)
-	pools.Lock()
-	want := len(pools.m)
-	pools.Unlock()
-	require.Len(t, mem, want)
+	want := 0
+	for _, r := range poolsMade() {
+		if r.memory == pool.DeviceMemory {
+			want++
+		}
+	}
+	require.Len(t, mem, want, "a row a device, its other pools under it")
 	var d0 *DeviceMemory
 	for i := range mem {
 		if mem[i].Device == 0 {
@@ -189,6 +225,8 @@ func TestMemoryStatusPrintsAsAnAlignedTable(t *testing.T) {
 	require.Len(t, mem, 2)
 	broken := mem[1]
 	broken.Used, broken.Err = 0, errors.New("device 1: reading its free memory: the driver said no")
+	kinds, err := memoryOf(withKinds(t, knownState(t)))
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
 		mem  DeviceMemories
@@ -202,6 +240,12 @@ func TestMemoryStatusPrintsAsAnAlignedTable(t *testing.T) {
 0       host CPU  split  6.0 MiB of 1.0 GiB (0.59%)  4.3 MiB  6.0 MiB   1.8 MiB  soft = 512 MiB, hard = 768 MiB
 1       host CPU  none   unknown of 1.0 GiB          4.0 KiB  4.0 KiB   0 B      none
 device 1: reading its free memory: the driver said no
+`},
+		{"unified and pinned pools under their device", kinds, `device  name      pool              used                        live     reserved  cached   limits
+0       host CPU  split             6.0 MiB of 1.0 GiB (0.59%)  4.3 MiB  6.0 MiB   1.8 MiB  soft = 512 MiB, hard = 768 MiB
+1       host CPU  none              1.1 MiB of 1.0 GiB (0.11%)  4.0 KiB  4.0 KiB   0 B      none
+1       host CPU  simple (unified)  -                           64 KiB   64 KiB    0 B      none
+1       host CPU  simple (pinned)   -                           64 KiB   1.1 MiB   1.0 MiB  none
 `},
 		{"none yet", nil, "No device memory pool in use yet: it is made on a device's first allocation.\n"},
 	} {

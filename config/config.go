@@ -73,6 +73,9 @@ func LauncherNames() []string {
 }
 
 // Backends and pools accepted by GOCUDA_BACKEND and GOCUDA_MEMORY_POOL.
+// Pools lists the strategies that register with package pool (the root
+// package links them all, and its test fails when Pools and
+// pool.Registered differ); config stays below pool, so it keeps the list.
 var (
 	Backends = []string{"auto", "cuda", "host"}
 	Pools    = []string{"cuda", "binned", "split", "simple", "none"}

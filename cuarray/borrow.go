@@ -47,7 +47,6 @@ func BorrowStreamPool(p pool.Pool) (*Stream, error) {
 	}
 	v, ok := sets.Load(p)
 	if !ok {
-		notePool(p.Device(), p)
 		v, _ = sets.LoadOrStore(p, &streamSet{home: &home{dev: p.Device(), pool: p}})
 	}
 	return v.(*streamSet).get()
@@ -92,6 +91,7 @@ func (t *streamSet) get() (*Stream, error) {
 		if l, err = newLife(t.home.dev); err != nil {
 			return nil, fmt.Errorf("cuarray: BorrowStream: device %d: %w", t.home.dev.Ordinal(), err)
 		}
+		l.note(t.home.pool)
 	}
 	le := &lease{set: t, l: l}
 	s := &Stream{home: t.home, bs: l.bs, life: l, lent: le}

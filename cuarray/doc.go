@@ -150,8 +150,9 @@
 // it after waiting for its queued work) or pinned host memory (page-locked;
 // copies run at full speed and the device addresses it across the bus).
 // Unified and pinned memory come from a caching pool of their own per
-// device, outside the device pool's limits; unified memory is never asked
-// for beyond what the device has free.
+// device (gocuda.UnifiedPool, gocuda.PinnedPool), outside the device pool's
+// limits, which PoolStatus lists under the device and ReclaimAll empties;
+// unified memory is never asked for beyond what the device has free.
 //
 // # Devices
 //

@@ -777,8 +777,6 @@ func (r *faultRun) finish() {
 		t.Fatalf("%s: after Close the pool counts %s reserved, the backend has %s outstanding; want nothing",
 			r.name, humanize.IBytes(reserved), humanize.IBytes(used))
 	}
-	// Closed, the pool is of no more use to cuarray's streams.
-	cuarray.ForgetPools(r.dev)
 	if !r.scale.collect {
 		// What the run's objects leave to cleanups (ended streams' tail
 		// events) comes back now, inside this run, so that the next one

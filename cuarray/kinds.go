@@ -2,9 +2,9 @@ package cuarray
 
 import (
 	"fmt"
-	"sync"
 	"unsafe"
 
+	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/kernels"
 	"github.com/gocuda/gocuda/pool"
@@ -45,8 +45,10 @@ func (a *Array[T]) Kind() Kind { return a.origin.kind }
 
 // NewKind makes an uninitialised array of shape in memory of kind on o's
 // stream's device. Device is New. Unified and pinned memory come from a
-// caching pool of their own per device (allocating them costs far more
-// than device memory), outside the device pool's limits.
+// caching pool of their own per device (gocuda.UnifiedPool,
+// gocuda.PinnedPool: allocating them costs far more than device memory),
+// outside the device pool's limits; PoolStatus lists them under the device.
+// The stream's device must be one of the process's backend (gocuda.Device).
 func (o Ops[T]) NewKind(kind Kind, shape ...int) (*Array[T], error) {
 	op := "NewKind(" + kind.String() + ")"
 	s, err := o.newStream()
@@ -120,7 +122,7 @@ func (s *Stream) of(kind Kind) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	notePool(s.dev, p)
+	s.life.note(p)
 	root := s
 	if s.root != nil {
 		root = s.root
@@ -135,64 +137,17 @@ func (s *Stream) of(kind Kind) (*Stream, error) {
 	return sib, nil
 }
 
-var kindPools struct {
-	sync.Mutex
-	m map[kindKey]pool.Pool
-}
-
-type kindKey struct {
-	dev  backend.Device
-	kind Kind
-}
-
-// kindPoolStrategy caches unified and pinned memory: cuMemAllocManaged and
-// cuMemAllocHost cost tens of microseconds to milliseconds (pinning pages),
-// so every array must not pay them; "simple" hands back the smallest
-// cached block that fits, and these arrays are few and large.
-const kindPoolStrategy = "simple"
-
-// kindPool is dev's pool of kind's memory, made on first use.
+// kindPool is the registry's pool (gocuda.UnifiedPool, gocuda.PinnedPool)
+// of kind's memory for dev, which must be a device of the process's
+// backend: the registry's pools are listed by PoolStatus and emptied by
+// ReclaimAll, and a device of another backend has none.
 func kindPool(dev backend.Device, kind Kind) (pool.Pool, error) {
-	kindPools.Lock()
-	defer kindPools.Unlock()
-	k := kindKey{dev, kind}
-	if p := kindPools.m[k]; p != nil {
-		return p, nil
+	if own, err := gocuda.Device(dev.Ordinal()); err != nil || own != dev {
+		return nil, fmt.Errorf("%s memory of device %d of a backend other than the process's (gocuda.Backend): unified and pinned arrays are made on the process's devices: %w",
+			kind, dev.Ordinal(), backend.ErrNotSupported)
 	}
-	var kd backend.Device
-	switch kind {
-	case Unified:
-		u, ok := dev.(backend.UnifiedMemory)
-		if !ok {
-			return nil, fmt.Errorf("device %d (%T) has no unified memory: %w", dev.Ordinal(), dev, backend.ErrNotSupported)
-		}
-		kd = kindDevice{dev, u.AllocUnified, u.FreeUnified}
-	case Pinned:
-		pm, ok := dev.(backend.PinnedMemory)
-		if !ok {
-			return nil, fmt.Errorf("device %d (%T) has no pinned host memory: %w", dev.Ordinal(), dev, backend.ErrNotSupported)
-		}
-		kd = kindDevice{dev, pm.AllocPinned, pm.FreePinned}
+	if kind == Unified {
+		return gocuda.UnifiedPool(dev.Ordinal())
 	}
-	p, err := pool.New(kindPoolStrategy, kd, pool.Limits{})
-	if err != nil {
-		return nil, err
-	}
-	if kindPools.m == nil {
-		kindPools.m = map[kindKey]pool.Pool{}
-	}
-	kindPools.m[k] = p
-	return p, nil
+	return gocuda.PinnedPool(dev.Ordinal())
 }
-
-// kindDevice is a device whose Alloc and Free give memory of another kind,
-// so that any pool strategy can cache it; everything else is the device's.
-// The pool's streams and events are the device's own.
-type kindDevice struct {
-	backend.Device
-	alloc func(uint64) (backend.Ptr, error)
-	free  func(backend.Ptr) error
-}
-
-func (d kindDevice) Alloc(size uint64) (backend.Ptr, error) { return d.alloc(size) }
-func (d kindDevice) Free(p backend.Ptr) error               { return d.free(p) }

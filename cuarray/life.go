@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -39,6 +40,37 @@ type life struct {
 	// tail is recorded on bs at the end, nil where recording failed and
 	// the host waited for bs instead; immutable once closed is set.
 	tail backend.Event
+	// pools are those that may cache memory for bs, which retire asks to
+	// give it back (note): copied on write, so that the check that a pool
+	// is listed already is one load and a short scan. Kept per life, not
+	// per device, so that a pool the program closes and drops is let go
+	// with the streams it served.
+	pools atomic.Pointer[[]pool.Pool]
+}
+
+// note records that p may cache memory for l's stream: p serves
+// allocations on it (the stream's own pool, and its unified and pinned
+// siblings'), or a buffer of p moved to it (orderOn), to be freed there
+// or to take scratch from p there (SumCols). A permanent life never
+// retires, so it keeps no list.
+func (l *life) note(p pool.Pool) {
+	if l.permanent {
+		return
+	}
+	for {
+		cur := l.pools.Load()
+		var ps []pool.Pool
+		if cur != nil {
+			if slices.Contains(*cur, p) {
+				return
+			}
+			ps = *cur
+		}
+		next := append(slices.Clip(ps), p)
+		if l.pools.CompareAndSwap(cur, &next) {
+			return
+		}
+	}
 }
 
 // newLife makes a backend stream on dev and its life.
@@ -123,8 +155,8 @@ func (l *life) end() (bool, error) {
 	return true, err
 }
 
-// retire waits for the ended stream's work, has every pool of its device
-// give back what it cached for the stream (handing what live blocks pin
+// retire waits for the ended stream's work, has every pool that may cache
+// memory for the stream (note) give it back (handing what live blocks pin
 // to the device's default stream), and destroys the stream.
 func (l *life) retire() {
 	defer retiring.add(-1)
@@ -134,8 +166,10 @@ func (l *life) retire() {
 		}
 	}
 	if heir, err := defaultLife(l.dev); err == nil {
-		for _, p := range poolsOf(l.dev) {
-			_, _ = p.RetireStream(l.bs, heir.bs)
+		if ps := l.pools.Swap(nil); ps != nil {
+			for _, p := range *ps {
+				_, _ = p.RetireStream(l.bs, heir.bs)
+			}
 		}
 	}
 	_ = l.bs.Destroy()
@@ -175,35 +209,6 @@ func (c *counter) wait() {
 type tailEvent struct {
 	dev backend.Device
 	ev  backend.Event
-}
-
-// knownPools are the pools arrays take memory from, per device: a stream's
-// end asks each to give back what it cached for the stream.
-var knownPools struct {
-	sync.Mutex
-	m map[backend.Device][]pool.Pool
-}
-
-// notePool records that arrays of dev may take memory from p (whose own
-// Device may be a wrapper of dev, as the unified and pinned pools' are).
-func notePool(dev backend.Device, p pool.Pool) {
-	knownPools.Lock()
-	defer knownPools.Unlock()
-	for _, q := range knownPools.m[dev] {
-		if q == p {
-			return
-		}
-	}
-	if knownPools.m == nil {
-		knownPools.m = map[backend.Device][]pool.Pool{}
-	}
-	knownPools.m[dev] = append(knownPools.m[dev], p)
-}
-
-func poolsOf(dev backend.Device) []pool.Pool {
-	knownPools.Lock()
-	defer knownPools.Unlock()
-	return append([]pool.Pool(nil), knownPools.m[dev]...)
 }
 
 // closedError is the error of an operation on a closed stream.

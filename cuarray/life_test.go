@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/pool"
@@ -105,6 +108,50 @@ func TestUnreferencedStreamIsClosed(t *testing.T) {
 		waitFor(t, func() bool { return p.Stats().Reserved == 0 },
 			"the dropped stream's cache should be given back: %v", p.Stats)
 	}
+}
+
+// A stream's end asks the pools that served it, and those whose arrays
+// moved to it, to give back what they cache for it; a pool used on a
+// stream that moved an array to another stream is asked at that stream's
+// end too. And cuarray keeps no pool once its streams and arrays are gone:
+// a program that makes and closes pools does not leak them.
+func TestClosedStreamsTellTheirPoolsAndKeepNone(t *testing.T) {
+	other := freshPool(t)
+	so := newStream(t, other)
+	tracked := &countingPool{Pool: freshPool(t)}
+	gone := weak.Make(tracked)
+	func() {
+		s, err := cuarray.NewStreamPool(tracked)
+		require.NoError(t, err)
+		a := cuarray.Must(cuarray.On[float32](s).Full(1, 4096))
+		require.NoError(t, s.Close())
+		// a moves to so, and is freed there: tracked caches its block
+		// for so, and is asked to give it back at so's end.
+		require.NoError(t, cuarray.On[float32](so).AddScalar(a, a, 1))
+		a.UnsafeFree()
+		require.NoError(t, so.Close())
+		cuarray.WaitRetired()
+		assert.Equal(t, 2, int(tracked.retired.Load()), "asked at both streams' ends")
+		require.NoError(t, tracked.Close())
+	}()
+	tracked = nil
+	deadline := time.Now().Add(10 * time.Second)
+	for gone.Value() != nil && time.Now().Before(deadline) {
+		runtime.GC() // recycled buffers let go of their pool after two
+		time.Sleep(time.Millisecond)
+	}
+	assert.Nil(t, gone.Value(), "cuarray still references the closed pool")
+}
+
+// countingPool counts RetireStream calls.
+type countingPool struct {
+	pool.Pool
+	retired atomic.Int32
+}
+
+func (p *countingPool) RetireStream(gone, heir backend.Stream) (uint64, error) {
+	p.retired.Add(1)
+	return p.Pool.RetireStream(gone, heir)
 }
 
 // waitFor collects until ok holds, for at most 10 s.

@@ -94,7 +94,7 @@ func NewStreamPool(p pool.Pool) (*Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuarray: NewStreamPool: device %d: %w", dev.Ordinal(), err)
 	}
-	notePool(dev, p)
+	l.note(p)
 	return ownStream(&home{dev: dev, pool: p}, l), nil
 }
 
@@ -168,7 +168,6 @@ func DefaultStream(device int) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	notePool(p.Device(), p)
 	v, _ := defaults.byOrdinal.LoadOrStore(device, &Stream{home: &home{dev: p.Device(), pool: p}, bs: l.bs, life: l})
 	s := v.(*Stream)
 	if device == 0 {
@@ -239,6 +238,7 @@ func (b *buffer) orderOn(s *life) error {
 		if b.life != s {
 			b.noteOther(b.life)
 			b.life = s
+			s.note(b.origin.pool) // the free will be on s
 		}
 		return nil
 	}
@@ -264,6 +264,7 @@ func (b *buffer) orderOn(s *life) error {
 		return err
 	}
 	b.life = s
+	s.note(b.origin.pool) // the free will be on s
 	return nil
 }
 

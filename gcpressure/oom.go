@@ -36,7 +36,7 @@ func (w *Pool) retry(size uint64, s backend.Stream, err error) (*pool.Block, err
 		// make room, and each would cost (a collection, the cache).
 		w.counts.failures.Add(1)
 		if pool.Observed() {
-			pool.Emit(pool.Event{Kind: pool.EventOOM, Device: w.dev.Ordinal(), Bytes: size, Reserved: w.src.Reserved()})
+			pool.Emit(pool.Event{Kind: pool.EventOOM, Device: w.dev.Ordinal(), Memory: pool.MemoryOfDevice(w.dev), Bytes: size, Reserved: w.src.Reserved()})
 		}
 		return nil, w.oomError(size, err)
 	}
@@ -52,7 +52,7 @@ func (w *Pool) retry(size uint64, s backend.Stream, err error) (*pool.Block, err
 	}
 	w.counts.retries.Add(1)
 	if pool.Observed() {
-		pool.Emit(pool.Event{Kind: pool.EventOOMRetry, Device: w.dev.Ordinal(), Bytes: size, Reserved: w.src.Reserved()})
+		pool.Emit(pool.Event{Kind: pool.EventOOMRetry, Device: w.dev.Ordinal(), Memory: pool.MemoryOfDevice(w.dev), Bytes: size, Reserved: w.src.Reserved()})
 	}
 
 	steps := [...]func() bool{
@@ -77,7 +77,7 @@ func (w *Pool) retry(size uint64, s backend.Stream, err error) (*pool.Block, err
 	}
 	w.counts.failures.Add(1)
 	if pool.Observed() {
-		pool.Emit(pool.Event{Kind: pool.EventOOM, Device: w.dev.Ordinal(), Bytes: size, Reserved: w.src.Reserved()})
+		pool.Emit(pool.Event{Kind: pool.EventOOM, Device: w.dev.Ordinal(), Memory: pool.MemoryOfDevice(w.dev), Bytes: size, Reserved: w.src.Reserved()})
 	}
 	return nil, w.oomError(size, err)
 }

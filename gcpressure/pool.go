@@ -732,7 +732,7 @@ func (w *Pool) collect(c *collection, start time.Time, note string, blocking boo
 	close(c.done)
 
 	if pool.Observed() {
-		pool.Emit(pool.Event{Kind: pool.EventCollect, Device: w.dev.Ordinal(), Bytes: c.freed, Dur: dur,
+		pool.Emit(pool.Event{Kind: pool.EventCollect, Device: w.dev.Ordinal(), Memory: pool.MemoryOfDevice(w.dev), Bytes: c.freed, Dur: dur,
 			Note: note, Reserved: w.src.Reserved()})
 	}
 

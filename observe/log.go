@@ -49,11 +49,16 @@ func LogEvent(ctx context.Context, l *slog.Logger, e pool.Event) {
 	if int(e.Kind) < len(eventMessages) && eventMessages[e.Kind] != "" {
 		msg = eventMessages[e.Kind]
 	}
-	attrs := make([]slog.Attr, 0, 6)
+	attrs := make([]slog.Attr, 0, 7)
 	attrs = append(attrs,
 		slog.String("event", e.Kind.String()),
-		slog.Int("device", e.Device),
-		slog.Uint64("bytes", e.Bytes))
+		slog.Int("device", e.Device))
+	if e.Memory != pool.DeviceMemory {
+		// A device's unified or pinned pool; device memory's lines
+		// read as they always have.
+		attrs = append(attrs, slog.String("memory", e.Memory.String()))
+	}
+	attrs = append(attrs, slog.Uint64("bytes", e.Bytes))
 	if !fromAbove(e.Kind) {
 		attrs = append(attrs, slog.Uint64("reserved", e.Reserved))
 	}

@@ -93,6 +93,10 @@ func TestLogEventTextLine(t *testing.T) {
 		}})
 	LogEvent(context.Background(), slog.New(h), pool.Event{Kind: pool.EventRelease, Device: 1, Bytes: 2 << 20, Reserved: 0})
 	assert.Equal(t, `level=DEBUG msg="gocuda: pool released memory" event=release device=1 bytes=2097152 reserved=0`+"\n", buf.String())
+	buf.Reset()
+	LogEvent(context.Background(), slog.New(h), pool.Event{Kind: pool.EventGrow, Device: 0, Memory: pool.PinnedMemory, Bytes: 4096, Reserved: 4096})
+	assert.Equal(t, `level=DEBUG msg="gocuda: pool grew" event=grow device=0 memory=pinned bytes=4096 reserved=4096`+"\n", buf.String(),
+		"a pinned pool's line says so")
 }
 
 func TestDebugLoggerFallsBackToStderrLikeWriterAtDebugLevel(t *testing.T) {

@@ -8,11 +8,14 @@ import (
 	"github.com/gocuda/gocuda/pool"
 )
 
-// Figures are one device pool's figures as metrics publish them: its
-// Stats, and counts of the pool events seen on its device.
+// Figures are one pool's figures as metrics publish them: its Stats, and
+// counts of the pool events seen on its device for its kind of memory.
 type Figures struct {
 	Device int    `json:"device"`
 	Pool   string `json:"pool"`
+	// Memory is "unified" or "pinned" for a pool of that memory
+	// (pool.MemoryOf), "" for device memory.
+	Memory string `json:"memory,omitempty"`
 
 	LiveBytes         uint64  `json:"live_bytes"`
 	RequestedBytes    uint64  `json:"requested_bytes"`
@@ -140,14 +143,21 @@ type Metrics struct {
 	unsubscribe func()
 
 	mu     sync.Mutex
-	counts map[int]*EventCounts
+	counts map[countKey]*EventCounts
+}
+
+// countKey is whose events a count is: a device's pool of one kind of
+// memory.
+type countKey struct {
+	device int
+	memory pool.Memory
 }
 
 // NewMetrics returns Metrics over the pools list returns when read; list
 // is called on every Snapshot, so pools made later are included. Close
 // stops the counting.
 func NewMetrics(list func() []pool.Pool) *Metrics {
-	m := &Metrics{list: list, counts: map[int]*EventCounts{}}
+	m := &Metrics{list: list, counts: map[countKey]*EventCounts{}}
 	m.unsubscribe = pool.Subscribe(m.count)
 	return m
 }
@@ -155,10 +165,11 @@ func NewMetrics(list func() []pool.Pool) *Metrics {
 func (m *Metrics) count(e pool.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.counts[e.Device]
+	k := countKey{e.Device, e.Memory}
+	c := m.counts[k]
 	if c == nil {
 		c = &EventCounts{}
-		m.counts[e.Device] = c
+		m.counts[k] = c
 	}
 	c.add(e)
 }
@@ -175,7 +186,7 @@ func (m *Metrics) Snapshot() Snapshot {
 		// events should not wait for it.
 		f := FiguresOf(p)
 		m.mu.Lock()
-		if c := m.counts[f.Device]; c != nil {
+		if c := m.counts[countKey{f.Device, pool.MemoryOf(p)}]; c != nil {
 			f.Events = *c
 		}
 		m.mu.Unlock()
@@ -189,8 +200,12 @@ func (m *Metrics) Snapshot() Snapshot {
 // into Figures (Events left zero).
 func FiguresOf(p pool.Pool) Figures {
 	st := p.Stats()
+	var memory string
+	if m := pool.MemoryOf(p); m != pool.DeviceMemory {
+		memory = m.String()
+	}
 	return Figures{
-		Device: p.Device().Ordinal(), Pool: p.Name(),
+		Device: p.Device().Ordinal(), Pool: p.Name(), Memory: memory,
 		LiveBytes: st.Live, RequestedBytes: st.Requested, LivePeakBytes: st.LivePeak,
 		ReservedBytes: st.Reserved, ReservedPeakBytes: st.ReservedPeak, CachedBytes: st.Cached(),
 		Allocs: st.Allocs, Frees: st.Frees, Hits: st.Hits, Misses: st.Misses, HitRate: st.HitRate(),

@@ -258,3 +258,37 @@ func TestTimelineAndMetricsSeeThePressureLayersOutOfMemoryLadder(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(plain), `"pressure"`, "no pressure layer, no pressure figures")
 }
+
+// A device's pinned pool has its own figures and event counts in Metrics,
+// apart from the device pool's, and stays off the device's timeline: its
+// growth is not the device's reserved memory.
+func TestPinnedPoolEventsAreItsOwnNotTheDevices(t *testing.T) {
+	p, s := newPool(t, "split")
+	md, err := pool.MemoryDevice(p.Device(), pool.PinnedMemory)
+	require.NoError(t, err)
+	pinned, err := pool.New("simple", md, pool.Limits{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, pinned.Close()) })
+	m := observe.NewMetrics(func() []pool.Pool { return []pool.Pool{p, pinned} })
+	defer m.Close()
+	tl, err := observe.NewTimeline(observe.TimelineOptions{Interval: -1})
+	require.NoError(t, err)
+	require.NoError(t, tl.Start(p))
+
+	bs := alloc(t, pinned, s, 1<<20)
+	tl.Stop()
+	free(t, pinned, s, bs)
+	assert.Empty(t, tl.Points(), "the pinned pool's growth is not on the device's timeline")
+
+	snap := m.Snapshot()
+	require.Len(t, snap.Devices, 2)
+	dev, pin := snap.Devices[0], snap.Devices[1]
+	assert.Equal(t, "", dev.Memory)
+	assert.Equal(t, "pinned", pin.Memory)
+	assert.Equal(t, "simple", pin.Pool)
+	assert.Equal(t, uint64(1), pin.Events.Grow, "the pinned pool's growth is its own")
+	assert.Zero(t, dev.Events.Grow, "and not the device pool's")
+	js, err := json.Marshal(dev)
+	require.NoError(t, err)
+	assert.NotContains(t, string(js), `"memory"`, "device memory's figures read as before")
+}

@@ -146,7 +146,9 @@ func (t *Timeline) StartFunc(list func() []pool.Pool, onlyListed bool) error {
 	}
 	t.setPoolsLocked(list())
 	t.unsubscribe = pool.Subscribe(func(e pool.Event) {
-		if onlyListed && !t.knows(e.Device) {
+		// A timeline draws device memory, a line a device; a device's
+		// unified and pinned pools are not on it.
+		if e.Memory != pool.DeviceMemory || onlyListed && !t.knows(e.Device) {
 			return
 		}
 		t.Observe(e)

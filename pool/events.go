@@ -45,6 +45,9 @@ func (k EventKind) String() string {
 type Event struct {
 	Kind   EventKind
 	Device int
+	// Memory is the kind of memory of the pool the event is about
+	// (MemoryOf): a device's unified and pinned pools emit too.
+	Memory Memory
 	Time   time.Time
 	// Bytes is the amount concerned (see the kinds).
 	Bytes uint64
@@ -126,5 +129,5 @@ func (s *Source) emit(k EventKind, n uint64) {
 	if !Observed() {
 		return
 	}
-	Emit(Event{Kind: k, Device: s.dev.Ordinal(), Bytes: n, Reserved: s.reserved.Load()})
+	Emit(Event{Kind: k, Device: s.dev.Ordinal(), Memory: MemoryOfDevice(s.dev), Bytes: n, Reserved: s.reserved.Load()})
 }
