@@ -23,9 +23,9 @@ import (
 //	z, err := rtc.Apply[float32](axpy, s, float32(2), x, y) // a new z
 //
 // An input may be given as an array or as a scalar at each launch; arrays
-// broadcast against each other by NumPy's rule (cuarray.BroadcastShapes), as the
-// built-in Add does, and each output must have exactly the shape they
-// broadcast to. gocuda writes a grid-stride kernel for each combination
+// broadcast against each other by NumPy's rule (cuarray.BroadcastShapes),
+// as the built-in Add does, and each output must have exactly the shape
+// they broadcast to. gocuda writes a grid-stride kernel for each combination
 // of inputs it is launched with (which are scalars, which arrays of the
 // result's shape, which broadcast), compiles it with NVRTC on first use on
 // each device (cached like NewKernel's, on disk too), and orders, keeps

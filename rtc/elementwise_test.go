@@ -11,9 +11,9 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/rtc"
 	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/kernels"
+	"github.com/gocuda/gocuda/rtc"
 )
 
 // The elementwise tests run on both backends: on a GPU the generated CUDA

@@ -66,7 +66,7 @@ type Option func(*Kernel) error
 
 // HostFunc gives the kernel a Go form that the host backend runs instead
 // of the GPU code: a func taking the kernel's arguments in the same
-// order, each array as a []T of its elements (In, Out and InOut alike)
+// order, each array as a []T of its elements (cuarray.In, Out and InOut alike)
 // and each scalar as its Go type, and returning nothing:
 //
 //	// extern "C" __global__ void saxpy(float a, const float *x, float *y, long long n)
@@ -304,8 +304,8 @@ const scalarTypes = "int32 (C int), uint32, int64 (long long), uint64, float32 (
 
 // Launch queues the kernel on stream s (nil: the arrays' device's default
 // stream) with the given shape and arguments, in the kernel's parameter
-// order. Each array is wrapped by In, Out or InOut to say whether the
-// kernel reads it, writes it, or both; scalars are int32, uint32, int64,
+// order. Each array is wrapped by cuarray.In, Out or InOut to say whether
+// the kernel reads it, writes it, or both; scalars are int32, uint32, int64,
 // uint64, float32, float64 or uintptr, matching the C parameter's size
 // (Go's int is not accepted: say int32 or int64). Like cuarray's own
 // operations it returns once the kernel is queued; the arrays are ordered

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/rtc"
 	"github.com/gocuda/gocuda/nvrtc"
+	"github.com/gocuda/gocuda/rtc"
 )
 
 // addOneSrc adds 1 to each element in place: the user-kernel twin of

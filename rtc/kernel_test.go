@@ -14,9 +14,9 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/rtc"
 	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/nvrtc"
+	"github.com/gocuda/gocuda/rtc"
 )
 
 // saxpySrc is y = a*x + y as a grid-stride kernel, with its Go form.
