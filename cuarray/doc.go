@@ -256,6 +256,11 @@
 //		return myfft.Exec(bs, p[0], p[1], n)
 //	}, cuarray.In(x), cuarray.Out(y))
 //
+// WithPointersAs does the same under the work's own name, which errors and
+// the stream checker's reports then show. An Arg tells a launcher where
+// its array lives (Device), whether it can be used (Err), and whether two
+// share memory (Overlaps, SameMemory).
+//
 // SetAutoOrdering(false) turns the automatic waits off for one array (as
 // CUDA.jl's enable_synchronization!), for programs that overlap work on
 // the same memory on purpose and order their streams themselves; its free
