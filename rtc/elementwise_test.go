@@ -203,6 +203,12 @@ func TestElementwiseShapeErrors(t *testing.T) {
 	_, err := rtc.Apply[float32](k, s, m23, m32)
 	require.ErrorIs(t, err, cuarray.ErrShape)
 	assert.ErrorContains(t, err, "inputs x float32[2 3] and y float32[3 2] do not broadcast")
+
+	// Of three inputs, the message names the first pair that does not
+	// broadcast, and why.
+	err = newAxpyEW(t).Launch(s, m23, row, cuarray.Must(f.Zeros(2)), cuarray.Must(f.Zeros(2, 3)))
+	require.ErrorIs(t, err, cuarray.ErrShape)
+	assert.ErrorContains(t, err, "inputs a float32[2 3] and y float32[2] do not broadcast: dimension 1 of the result would be 3 in one and 2 in the other")
 }
 
 // TestElementwiseEveryType: each parameter type, as arrays and as scalars,
