@@ -257,29 +257,19 @@
 //		return myfft.Exec(bs, p[0], p[1], n)
 //	}, cuarray.In(x), cuarray.Out(y))
 //
+// WithPointersAs does the same under the work's own name, which errors and
+// the stream checker's reports then show. An Arg tells a launcher where
+// its array lives (Device), whether it can be used (Err), and whether two
+// share memory (Overlaps, SameMemory).
+//
 // SetAutoOrdering(false) turns the automatic waits off for one array (as
 // CUDA.jl's enable_synchronization!), for programs that overlap work on
 // the same memory on purpose and order their streams themselves; its free
 // still waits for every stream that used it.
 //
-// # Your own kernels
-//
-// NewKernel makes a kernel from CUDA C++ source, compiled at run time by
-// NVRTC (package nvrtc) for each device's architecture on first use, and
-// kept in memory and on disk (GOCUDA_KERNEL_CACHE); NewKernelImage takes
-// PTX, a cubin or a fatbin the program ships. Launch queues it with
-// arrays, wrapped by In, Out or InOut like WithPointers' arguments and
-// with the same guarantees, and scalars (int32, uint32, int64, uint64,
-// float32, float64), in the kernel's parameter order. Linear(n) shapes a
-// 1-D grid-stride launch for the device. A HostFunc, the same kernel in Go
-// over slices, is what the host backend runs, so the program and its
-// tests run without a GPU:
-//
-//	k, err := cuarray.NewKernel("saxpy", saxpySource, cuarray.HostFunc(
-//		func(a float32, x, y []float32, n int64) {
-//			for i := range n { y[i] += a * x[i] }
-//		}))
-//	err = k.Launch(s, cuarray.Linear(n), float32(2), cuarray.In(x), cuarray.InOut(y), int64(n))
+// Kernels of your own (CUDA C++ compiled at run time, or generated from an
+// expression, CuPy's ElementwiseKernel) are package rtc's: its launches
+// are WithPointersAs borrowings, with the same guarantees.
 //
 // # Operations
 //

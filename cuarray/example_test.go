@@ -86,37 +86,3 @@ func ExampleWithPointers() {
 	fmt.Println(cuarray.Must(y.ToSlice()))
 	// Output: [1 2 3]
 }
-
-// A kernel of your own: CUDA C++ source that NVRTC compiles on a GPU, and
-// the same in Go, which the host backend runs.
-func ExampleNewKernel() {
-	const src = `
-extern "C" __global__ void saxpy(float a, const float *x, float *y, long long n) {
-	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-	     i += (long long)gridDim.x * blockDim.x)
-		y[i] = a * x[i] + y[i];
-}`
-	saxpy, err := cuarray.NewKernel("saxpy", src, cuarray.HostFunc(func(a float32, x, y []float32, n int64) {
-		for i := range n {
-			y[i] = a*x[i] + y[i]
-		}
-	}))
-	if err != nil {
-		log.Fatal(err)
-	}
-	x := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4}))
-	y := cuarray.Must(cuarray.Ones[float32](4))
-	// Arrays say whether the kernel reads (In) or writes them (Out, InOut);
-	// the arguments follow the kernel's parameters.
-	if err := saxpy.Launch(nil, cuarray.Linear(4), float32(2), cuarray.In(x), cuarray.InOut(y), int64(4)); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(y.ToSlice())
-
-	// A bare array is refused: the launch must know how it is used.
-	err = saxpy.Launch(nil, cuarray.Linear(4), float32(2), x, cuarray.InOut(y), int64(4))
-	fmt.Println(err)
-	// Output:
-	// [3 5 7 9] <nil>
-	// cuarray: kernel saxpy: argument 1 is a bare *cuarray.Array[float32]; wrap it in cuarray.In, Out or InOut to say whether the kernel reads it, writes it or both: invalid value
-}

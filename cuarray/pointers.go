@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/internal/devstream"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -79,32 +81,87 @@ func (g Arg) DType() kernels.DType {
 	return g.op.dtype()
 }
 
+// Device is the device whose memory holds the array (nil for the zero Arg
+// or a nil array): where a launcher runs the code it hands the array to.
+func (g Arg) Device() backend.Device {
+	if g.op == nil || g.op.isNil() {
+		return nil
+	}
+	return g.op.device()
+}
+
+// Err is why the argument cannot be handed to code, or nil if it can: the
+// zero Arg or a nil array (wrapping backend.ErrInvalidValue), or a freed
+// array (wrapping ErrFreed, with where it was made and freed). WithPointers
+// refuses such an argument with the same error; a launcher checks with Err
+// first to refuse before its own costly work (a plan, a compile).
+func (g Arg) Err() error {
+	switch {
+	case g.op == nil || g.acc&ReadWrite == 0:
+		return fmt.Errorf("cuarray: %v: make array arguments with In, Out or InOut: %w", g, backend.ErrInvalidValue)
+	case g.op.isNil():
+		return fmt.Errorf("cuarray: a nil array: %w", backend.ErrInvalidValue)
+	}
+	return g.op.freedError(g.verb())
+}
+
+// verb is how g is used, as In, Out and InOut say it.
+func (g Arg) verb() string {
+	return map[Access]string{Read: "in", Write: "out", ReadWrite: "inout"}[g.acc]
+}
+
+// Overlaps reports whether g and h share any memory (NumPy's
+// shares_memory): an array and a view of it, two overlapping views, one
+// array twice. Arrays of no elements share none. A launcher that writes h
+// while reading g must not let them overlap unless they are the same
+// memory (SameMemory), where an element is read before it is written.
+func (g Arg) Overlaps(h Arg) bool {
+	if g.op == nil || h.op == nil || g.op.isNil() || h.op.isNil() || g.op.buffer() != h.op.buffer() {
+		return false
+	}
+	gf, gt := g.op.byteSpan()
+	hf, ht := h.op.byteSpan()
+	return gf < gt && hf < ht && gf < ht && hf < gt
+}
+
+// SameMemory reports whether g and h are exactly the same memory: the
+// same bytes of one buffer (one array twice, an array and its reshape).
+// An operation may write such an output in place over its input.
+func (g Arg) SameMemory(h Arg) bool {
+	if !g.Overlaps(h) {
+		return false
+	}
+	gf, gt := g.op.byteSpan()
+	hf, ht := h.op.byteSpan()
+	return gf == hf && gt == ht
+}
+
 // String describes the argument: "in float32[2 3]".
 func (g Arg) String() string {
 	if g.op == nil {
 		return "Arg{}"
 	}
-	verb := map[Access]string{Read: "in", Write: "out", ReadWrite: "inout"}[g.acc]
-	return verb + " " + g.op.String()
+	return g.verb() + " " + g.op.String()
 }
 
 // operand is what borrowing needs of an *Array[T] whatever its T.
 type operand interface {
+	isNil() bool
 	check(op, role string) error
+	// freedError is Err's error for a freed array, used as verb says.
+	freedError(verb string) error
 	buffer() *buffer
 	ptr() backend.Ptr
 	elems() int
 	shapeOf() []int
 	dtype() kernels.DType
 	device() backend.Device
-	// hostSlice is the array's elements as a []T over p, its address on
-	// the host backend, for Go code the host backend runs.
-	hostSlice(p backend.Ptr) any
 	// byteSpan is the array's bytes in its buffer's block: [from, to).
 	byteSpan() (from, to uint64)
 	String() string
 }
 
+func (a *Array[T]) isNil() bool            { return a == nil }
 func (a *Array[T]) buffer() *buffer        { return a.buf }
 func (a *Array[T]) elems() int             { return a.n }
 func (a *Array[T]) shapeOf() []int         { return a.shape() }
@@ -116,13 +173,11 @@ func (a *Array[T]) byteSpan() (from, to uint64) {
 	return a.off, a.off + uint64(a.n)*uint64(unsafe.Sizeof(z))
 }
 
-func (a *Array[T]) hostSlice(p backend.Ptr) any {
-	if a.n == 0 {
-		return []T{}
+func (a *Array[T]) freedError(verb string) error {
+	if a.freed.Load() {
+		return fmt.Errorf("cuarray: %s %s%s: %w", verb, a, a.sites, ErrFreed)
 	}
-	// Host backend memory is outside the Go heap; the indirection keeps
-	// vet's uintptr-to-pointer check quiet for this deliberate conversion.
-	return unsafe.Slice((*T)(*(*unsafe.Pointer)(unsafe.Pointer(&p))), a.n)
+	return nil
 }
 
 // WithPointers hands fn the device addresses of the arrays of args, in
@@ -153,17 +208,27 @@ func (a *Array[T]) hostSlice(p backend.Ptr) any {
 // An error from fn is returned as it is, wrapped; the arrays are still
 // marked as last used on s, since fn may have queued work before failing.
 func WithPointers(s *Stream, fn func(bs backend.Stream, ptrs []backend.Ptr) error, args ...Arg) error {
-	return borrow("WithPointers", s, true, fn, args)
+	return borrow("WithPointers", s, fn, args)
+}
+
+// WithPointersAs is WithPointers for work that has a name of its own, op
+// ("kernel saxpy", "myfft.Exec"): the errors and the host stream checker's
+// reports name op instead of WithPointers, as they name cuarray's own
+// operations. Launchers built on WithPointers (package rtc's kernels)
+// name their work this way.
+func WithPointersAs(op string, s *Stream, fn func(bs backend.Stream, ptrs []backend.Ptr) error, args ...Arg) error {
+	if strings.TrimSpace(op) == "" {
+		return fmt.Errorf("cuarray: WithPointersAs: empty operation name; name the work, as in \"myfft.Exec\": %w", backend.ErrInvalidValue)
+	}
+	return borrow(op, s, fn, args)
 }
 
 // maxBorrowed is how many distinct buffers borrow locks without
 // allocating.
 const maxBorrowed = 8
 
-// borrow is WithPointers under the name op; mark says to tell the host
-// stream checker of the accesses (false when fn queues them itself with
-// EnqueueAccess).
-func borrow(op string, s *Stream, mark bool, fn func(bs backend.Stream, ptrs []backend.Ptr) error, args []Arg) error {
+// borrow is WithPointers under the name op.
+func borrow(op string, s *Stream, fn func(bs backend.Stream, ptrs []backend.Ptr) error, args []Arg) error {
 	if fn == nil {
 		return fmt.Errorf("cuarray: %s: nil func: %w", op, backend.ErrInvalidValue)
 	}
@@ -254,10 +319,8 @@ func borrow(op string, s *Stream, mark bool, fn func(bs backend.Stream, ptrs []b
 	for i, g := range args {
 		ptrs[i] = g.op.ptr()
 	}
-	if mark {
-		if err := markAccesses(op, s.bs, args, ptrs); err != nil {
-			return fmt.Errorf("cuarray: %s: %w", op, err)
-		}
+	if err := markAccesses(op, s.bs, args, ptrs); err != nil {
+		return fmt.Errorf("cuarray: %s: %w", op, err)
 	}
 	err := fn(s.bs, ptrs)
 	// The arrays, and so their buffers, stay reachable until fn has queued
@@ -292,7 +355,9 @@ func hostAccesses(args []Arg, ptrs []backend.Ptr) []host.Access {
 // work will follow, in the same stream order, so the checker judges the
 // declared uses against other streams' work as it would a kernel's.
 func markAccesses(op string, bs backend.Stream, args []Arg, ptrs []backend.Ptr) error {
-	hs, ok := bs.(*host.Stream)
+	// A stream of the host backend, through the compute seam's capability:
+	// only it has a checker.
+	hs, ok := bs.(devstream.HostStream)
 	if !ok || !hs.Checking() {
 		return nil
 	}

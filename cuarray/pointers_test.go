@@ -169,6 +169,76 @@ func TestWithPointersErrors(t *testing.T) {
 	assert.Equal(t, "inout float32[4]", cuarray.InOut(x).String())
 	assert.Equal(t, cuarray.Read, cuarray.In(x).Access())
 	assert.Equal(t, []int{4}, cuarray.Out(x).Shape())
+
+	// WithPointersAs names the work in its errors instead.
+	err = cuarray.WithPointersAs("myfft.Exec", s, func(backend.Stream, []backend.Ptr) error { return boom }, cuarray.InOut(x))
+	require.ErrorIs(t, err, boom)
+	assert.EqualError(t, err, "cuarray: myfft.Exec: boom")
+	err = cuarray.WithPointersAs(" ", s, fn, cuarray.InOut(x))
+	require.ErrorIs(t, err, backend.ErrInvalidValue)
+	assert.ErrorContains(t, err, "empty operation name")
+}
+
+// TestArgDescribesItsArray: what a launcher asks of an argument before
+// handing it over: its device, whether it can be used, and whether two
+// arguments share memory.
+func TestArgDescribesItsArray(t *testing.T) {
+	s := newStream(t, freshPool(t))
+	f := cuarray.On[float32](s)
+	x := cuarray.Must(f.Zeros(8))
+	other := cuarray.Must(f.Zeros(8))
+	freed := cuarray.Must(f.Zeros(4))
+	freed.UnsafeFree()
+	var nilArr *cuarray.Array[float32]
+	head, tail := cuarray.Must(x.View(0, 4)), cuarray.Must(x.View(4, 4))
+	mid := cuarray.Must(x.View(2, 4))
+	shaped := cuarray.Must(x.Reshape(2, 4))
+	empty := cuarray.Must(x.View(3, 0))
+
+	assert.Same(t, s.Device(), cuarray.In(x).Device())
+	assert.Nil(t, cuarray.Arg{}.Device())
+	assert.Nil(t, cuarray.In(nilArr).Device())
+
+	require.NoError(t, cuarray.In(x).Err())
+	for _, tc := range []struct {
+		name string
+		g    cuarray.Arg
+		is   error
+		text string
+	}{
+		{"zero Arg", cuarray.Arg{}, backend.ErrInvalidValue, "cuarray: Arg{}: make array arguments with In, Out or InOut"},
+		{"nil array", cuarray.Out(nilArr), backend.ErrInvalidValue, "cuarray: a nil array"},
+		{"freed array", cuarray.InOut(freed), cuarray.ErrFreed, "cuarray: inout float32[4]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.g.Err()
+			require.ErrorIs(t, err, tc.is)
+			assert.ErrorContains(t, err, tc.text)
+		})
+	}
+
+	for _, tc := range []struct {
+		name           string
+		g, h           cuarray.Arg
+		overlaps, same bool
+	}{
+		{"one array twice", cuarray.In(x), cuarray.Out(x), true, true},
+		{"an array and its reshape", cuarray.In(x), cuarray.Out(shaped), true, true},
+		{"an array and a view of it", cuarray.In(x), cuarray.Out(mid), true, false},
+		{"overlapping views", cuarray.In(head), cuarray.Out(mid), true, false},
+		{"neighbouring views", cuarray.In(head), cuarray.Out(tail), false, false},
+		{"two arrays", cuarray.In(x), cuarray.Out(other), false, false},
+		{"an empty view inside", cuarray.In(x), cuarray.Out(empty), false, false},
+		{"the zero Arg", cuarray.In(x), cuarray.Arg{}, false, false},
+		{"a nil array", cuarray.In(x), cuarray.In(nilArr), false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.overlaps, tc.g.Overlaps(tc.h))
+			assert.Equal(t, tc.overlaps, tc.h.Overlaps(tc.g), "symmetric")
+			assert.Equal(t, tc.same, tc.g.SameMemory(tc.h))
+			assert.Equal(t, tc.same, tc.h.SameMemory(tc.g), "symmetric")
+		})
+	}
 }
 
 // TestAutoOrderingOffSkipsTheWaitButNotTheFree: with ordering off an
@@ -321,4 +391,16 @@ func TestStreamCheckJudgesBorrowedPointers(t *testing.T) {
 		found = found || r.Later.Op == "WithPointers" && !r.Later.Write && r.Earlier.Write
 	}
 	assert.True(t, found, "no race names WithPointers reading after a write: %v", races)
+
+	// Work named with WithPointersAs is reported under its name.
+	before = len(hb.StreamRaces())
+	require.NoError(t, fa.Fill(x, 3))
+	require.NoError(t, cuarray.WithPointersAs("myfft.Exec", sb, foreignCopy(dev, n), cuarray.In(x), cuarray.Out(y)))
+	require.NoError(t, sa.Synchronize())
+	require.NoError(t, sb.Synchronize())
+	found = false
+	for _, r := range hb.StreamRaces()[before:] {
+		found = found || r.Later.Op == "myfft.Exec" && !r.Later.Write && r.Earlier.Write
+	}
+	assert.True(t, found, "no race names myfft.Exec reading after a write: %v", hb.StreamRaces()[before:])
 }

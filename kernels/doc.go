@@ -67,8 +67,9 @@
 // on the stream, so it counts toward the pool's limits.
 //
 // On the host backend the same operations are Go loops over the device's
-// memory, queued with host.Stream.Enqueue so that they are ordered exactly
-// as GPU kernels are; large arrays are split across goroutines. Any other
+// memory, queued through the stream's Enqueue capability (a host stream
+// runs the Go functions queued on it in order) so that they are ordered
+// exactly as GPU kernels are; large arrays are split across goroutines. Any other
 // backend.Device is an error wrapping backend.ErrNotSupported.
 //
 // # Arguments

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/internal/devstream"
 )
 
 // The layers of a small neural network, on row-major batches (rows are
@@ -91,11 +91,15 @@ type Scratch struct {
 // a matrix wide enough to fill the GPU with its column tiles, or too few
 // rows to split).
 func SumColsScratch(dev backend.Device, rows, cols int) int {
-	d, ok := dev.(*cudabackend.Device)
-	if !ok || d == nil || rows <= 0 || cols <= 0 {
+	if rows <= 0 || cols <= 0 {
 		return 0
 	}
-	_, chunks := sumColsPlan(rows, cols, max(d.Info().MultiProcessors, 1), math.MaxInt)
+	// Through the package's seam: only a GPU splits the sum.
+	on, err := devstream.Device(dev)
+	if err != nil || on.GPU == nil {
+		return 0
+	}
+	_, chunks := sumColsPlan(rows, cols, max(on.GPU.Info().MultiProcessors, 1), math.MaxInt)
 	if chunks == 1 {
 		return 0
 	}

@@ -1,6 +1,6 @@
 // Package nvrtc compiles CUDA C++ source to PTX or a cubin at run time
 // with NVIDIA's NVRTC, for kernels a program writes or generates itself
-// (cuarray.NewKernel compiles, caches and launches them; use this package
+// (rtc.NewKernel compiles, caches and launches them; use this package
 // directly to compile without launching).
 //
 //	res, err := nvrtc.Compile(src, "saxpy.cu", "-arch=sm_90")

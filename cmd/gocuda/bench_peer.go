@@ -15,7 +15,6 @@ import (
 
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/internal/testhook"
 )
@@ -222,17 +221,16 @@ func checkPeerDevices(b backend.Backend, from, to int) error {
 // peerRoute is how a copy on path goes from src to dst, for the table: ""
 // where path does not exist (staging between host devices).
 func peerRoute(src, dst backend.Device, path string) string {
-	cs, ok1 := src.(*cudabackend.Device)
-	cd, ok2 := dst.(*cudabackend.Device)
+	gpus, direct := cudaPeer(dst, src)
 	switch {
-	case !ok1 || !ok2:
+	case !gpus:
 		if path == "staged" {
 			return ""
 		}
 		return "memmove" // host devices share the process's memory
 	case path == "staged":
 		return "via host"
-	case cd.PeerDirect(cs):
+	case direct:
 		return "peer to peer"
 	default:
 		return "via host (no peer access)"

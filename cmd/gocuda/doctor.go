@@ -16,7 +16,6 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/auto"
-	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/blas"
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuda"
@@ -126,7 +125,7 @@ func doctor(w io.Writer, environ []string, verbose bool) error {
 		say(w, 2, fmt.Sprintf("failed to initialize: %v", err))
 	default:
 		fmt.Fprintf(w, "  %s\n", cudaVersion(v))
-		if b, err := cudabackend.Open(); err != nil {
+		if b, err := openCUDA(); err != nil {
 			say(w, 2, fmt.Sprintf("cannot open the devices: %v", err))
 		} else {
 			describeDevices(w, b)
@@ -221,7 +220,7 @@ type cudaLibrary struct {
 
 // libraries are the CUDA libraries gocuda loads, in doctor's order.
 var libraries = []cudaLibrary{
-	{"NVRTC", "compiles cuarray.NewKernel's source", nvrtc.Library, func() string {
+	{"NVRTC", "compiles rtc.NewKernel's source", nvrtc.Library, func() string {
 		major, minor, _ := nvrtc.Version()
 		return fmt.Sprintf("NVRTC %d.%d", major, minor)
 	}, func() string {
@@ -375,7 +374,7 @@ func splitList(s string) []string {
 // cublasVersion is "cuBLAS 13.1.0" from a handle on device 0 (cuBLAS
 // reports its version only through one), or "" without a GPU to ask.
 func cublasVersion() string {
-	b, err := cudabackend.Open()
+	b, err := openCUDA()
 	if err != nil || b.DeviceCount() == 0 {
 		return ""
 	}
@@ -390,7 +389,7 @@ func cublasVersion() string {
 	return fmt.Sprintf("cuBLAS %d.%d.%d", v/10000, v/100%100, v%100)
 }
 
-func describeDevices(w io.Writer, b *cudabackend.Backend) {
+func describeDevices(w io.Writer, b backend.Backend) {
 	fmt.Fprintf(w, "\nDevices: %d\n", b.DeviceCount())
 	for i := 0; i < b.DeviceCount(); i++ {
 		d, _ := b.Device(i)

@@ -1,11 +1,11 @@
 // Customkernel runs two kernels gocuda does not ship, on whatever backend
 // gocuda picks, and checks them against plain Go:
 //
-//   - clamp_scale, a CUDA C kernel (NewKernel, compiled by NVRTC at the
+//   - clamp_scale, a CUDA C kernel (rtc.NewKernel, compiled by NVRTC at the
 //     first launch), y = min(max(x, lo), hi) * scale, with its Go form for
-//     the host backend (HostFunc);
+//     the host backend (rtc.HostFunc);
 //   - softplus, an elementwise kernel gocuda writes from a C expression
-//     (NewElementwiseKernel), y = log(1 + exp(beta*x)) / beta, with beta
+//     (rtc.NewElementwiseKernel), y = log(1 + exp(beta*x)) / beta, with beta
 //     one value per row broadcast across the row.
 //
 // On a GPU the CUDA code runs (NVRTC must be installed: the CUDA toolkit, or

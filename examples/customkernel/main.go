@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/rtc"
 )
 
 // clampScaleSrc is a fused clamp and scale: one pass over memory, not three.
@@ -71,7 +72,7 @@ func run(w io.Writer) error {
 	}
 
 	// 1. CUDA C source with its Go form.
-	clamp, err := cuarray.NewKernel("clamp_scale", clampScaleSrc, cuarray.HostFunc(clampScaleGo))
+	clamp, err := rtc.NewKernel("clamp_scale", clampScaleSrc, rtc.HostFunc(clampScaleGo))
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func run(w io.Writer) error {
 		return err
 	}
 	n := x.Len()
-	err = clamp.Launch(nil, cuarray.Linear(n), cuarray.Out(y), cuarray.In(x), float32(-1), float32(2), float32(0.5), int64(n))
+	err = clamp.Launch(nil, rtc.Linear(n), cuarray.Out(y), cuarray.In(x), float32(-1), float32(2), float32(0.5), int64(n))
 	if err != nil {
 		return err
 	}
@@ -96,13 +97,13 @@ func run(w io.Writer) error {
 	}
 
 	// 2. An elementwise kernel from an expression; beta broadcasts.
-	softplus, err := cuarray.NewElementwiseKernel("softplus", "float32 x, float32 beta", "float32 y",
+	softplus, err := rtc.NewElementwiseKernel("softplus", "float32 x, float32 beta", "float32 y",
 		"y = beta * x > 20.0f ? x : log1pf(expf(beta * x)) / beta",
-		cuarray.HostFunc(softplusGo))
+		rtc.HostFunc(softplusGo))
 	if err != nil {
 		return err
 	}
-	sp, err := cuarray.Apply[float32](softplus, nil, x, beta) // a new [rows cols] array
+	sp, err := rtc.Apply[float32](softplus, nil, x, beta) // a new [rows cols] array
 	if err != nil {
 		return err
 	}

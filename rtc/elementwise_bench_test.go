@@ -1,9 +1,10 @@
-package cuarray_test
+package rtc_test
 
 import (
 	"testing"
 
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/rtc"
 )
 
 // BenchmarkElementwiseAxpy is a generated axpy against the built-in
@@ -40,7 +41,7 @@ func BenchmarkElementwiseAxpy(b *testing.B) {
 	x := cuarray.Must(f.Full(1, n))
 	y := cuarray.Must(f.Full(2, n))
 	z := cuarray.Must(f.New(n))
-	k, err := cuarray.NewElementwiseKernel("axpy", "float32 a, float32 x, float32 y", "float32 z", "z = a * x + y")
+	k, err := rtc.NewElementwiseKernel("axpy", "float32 a, float32 x, float32 y", "float32 z", "z = a * x + y")
 	if err != nil {
 		b.Fatal(err)
 	}

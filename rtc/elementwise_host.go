@@ -1,16 +1,17 @@
-package cuarray
+package rtc
 
 import (
 	"fmt"
 	"reflect"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/cuarray"
 )
 
 // launchHost queues the kernel's Go form on s's host stream, with the
-// inputs broadcast to the result's shape.
-func (k *ElementwiseKernel) launchHost(s *Stream, l *ewLaunch) error {
+// inputs broadcast to the result's shape. The borrowing has told the
+// stream checker of the inputs' reads and the outputs' writes.
+func (k *ElementwiseKernel) launchHost(s *cuarray.Stream, l *ewLaunch) error {
 	if !k.HasHost() {
 		return k.errorf(backend.ErrNotSupported, "no host form: the host backend cannot run GPU code, so give NewElementwiseKernel a HostFunc, %s "+
 			"(an input as T takes scalars only; as []T, arrays and scalars, broadcast), or run on a GPU (GOCUDA_BACKEND=cuda)", k.hostWant())
@@ -24,17 +25,13 @@ func (k *ElementwiseKernel) launchHost(s *Stream, l *ewLaunch) error {
 	if l.n == 0 {
 		return nil
 	}
-	return borrow(k.op, s, false, func(bs backend.Stream, ptrs []backend.Ptr) error {
-		hs, ok := bs.(*host.Stream)
-		if !ok {
-			return fmt.Errorf("stream %d is not a host stream: %w", bs.ID(), backend.ErrInvalidValue)
-		}
-		var acc []host.Access
-		if hs.Checking() {
-			acc = hostAccesses(l.arrs, ptrs)
+	return cuarray.WithPointersAs(k.op, s, func(bs backend.Stream, ptrs []backend.Ptr) error {
+		hs, err := hostStream(bs)
+		if err != nil {
+			return err
 		}
 		fn := k.host
-		return hs.EnqueueAccess(k.op, acc, false, func() {
+		return hs.Enqueue(func() {
 			// In stream order, where the arrays hold what earlier work
 			// wrote: only now can broadcast inputs be expanded.
 			in := make([]reflect.Value, len(k.in)+len(k.out))
@@ -48,19 +45,19 @@ func (k *ElementwiseKernel) launchHost(s *Stream, l *ewLaunch) error {
 					}
 				case kindFull:
 					x := l.inArr[j]
-					in[j] = reflect.ValueOf(l.arrs[x].op.hostSlice(ptrs[x]))
+					in[j] = hostSlice(l.arrs[x], ptrs[x])
 				case kindBroadcast:
 					x := l.inArr[j]
-					in[j] = expand(reflect.ValueOf(l.arrs[x].op.hostSlice(ptrs[x])), l.shape, l.strides[j], l.n)
+					in[j] = expand(hostSlice(l.arrs[x], ptrs[x]), l.shape, l.strides[j], l.n)
 				}
 			}
 			nin := len(ptrs) - len(k.out)
 			for j := range k.out {
-				in[len(k.in)+j] = reflect.ValueOf(l.arrs[nin+j].op.hostSlice(ptrs[nin+j]))
+				in[len(k.in)+j] = hostSlice(l.arrs[nin+j], ptrs[nin+j])
 			}
 			fn.Call(in)
 		})
-	}, l.arrs)
+	}, l.arrs...)
 }
 
 // repeat is a slice of n copies of v.
@@ -77,7 +74,7 @@ func repeat(v any, n int) reflect.Value {
 	case uint8:
 		return reflect.ValueOf(fillSlice(x, n))
 	}
-	panic(fmt.Sprintf("cuarray: no scalar of type %T", v)) // ewScalar makes only those
+	panic(fmt.Sprintf("rtc: no scalar of type %T", v)) // ewScalar makes only those
 }
 
 func fillSlice[T any](v T, n int) []T {
@@ -102,7 +99,7 @@ func expand(src reflect.Value, shape, strides []int, n int) reflect.Value {
 	case []uint8:
 		return reflect.ValueOf(expandSlice(x, shape, strides, n))
 	}
-	panic(fmt.Sprintf("cuarray: no arrays of %s", src.Type())) // the parameter types are only those
+	panic(fmt.Sprintf("rtc: no arrays of %s", src.Type())) // the parameter types are only those
 }
 
 func expandSlice[T any](src []T, shape, strides []int, n int) []T {

@@ -1,4 +1,4 @@
-package cuarray_test
+package rtc_test
 
 import (
 	"regexp"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/rtc"
 )
 
 // FuzzElementwiseParams: the parameter-list parser never panics; what it
@@ -31,13 +31,13 @@ func FuzzElementwiseParams(f *testing.F) {
 	}
 	item := regexp.MustCompile(`^(float32|float64|int32|int64|uint8) [A-Za-z][A-Za-z0-9_]*$`)
 	f.Fuzz(func(t *testing.T, in, out string) {
-		k, err := cuarray.NewElementwiseKernel("k", in, out, "z = 0")
+		k, err := rtc.NewElementwiseKernel("k", in, out, "z = 0")
 		if err != nil {
 			require.ErrorIs(t, err, backend.ErrInvalidValue)
 			assert.Contains(t, err.Error(), "NewElementwiseKernel(k)")
 			return
 		}
-		cin, cout := cuarray.ElementwiseParams(k)
+		cin, cout := rtc.ElementwiseParams(k)
 		require.NotEmpty(t, cout, "accepted without outputs")
 		for _, list := range []string{cin, cout} {
 			if list == "" {
@@ -50,7 +50,7 @@ func FuzzElementwiseParams(f *testing.F) {
 		// The canonical form is the same lists, normalized.
 		assert.Equal(t, strings.Join(strings.Fields(strings.ReplaceAll(in, ",", " ")), " "),
 			strings.Join(strings.Fields(strings.ReplaceAll(cin, ",", " ")), " "))
-		k2, err := cuarray.NewElementwiseKernel("k", cin, cout, "z = 0")
+		k2, err := rtc.NewElementwiseKernel("k", cin, cout, "z = 0")
 		require.NoError(t, err, "the canonical form %q -> %q does not parse", cin, cout)
 		assert.Equal(t, k.String(), k2.String())
 	})

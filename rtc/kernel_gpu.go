@@ -1,4 +1,4 @@
-package cuarray
+package rtc
 
 import (
 	"fmt"
@@ -10,9 +10,8 @@ import (
 
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
-	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/devstream"
 	"github.com/gocuda/gocuda/internal/kernelcache"
 	"github.com/gocuda/gocuda/nvrtc"
 )
@@ -25,30 +24,31 @@ import (
 func (k *Kernel) Compile(device int) error {
 	dev, err := gocuda.Device(device)
 	if err != nil {
-		return fmt.Errorf("cuarray: %s: %w", k.op, err)
+		return fmt.Errorf("rtc: %s: %w", k.op, err)
 	}
-	switch d := dev.(type) {
-	case *cudabackend.Device:
-		_, err := k.function(d)
+	on, err := deviceOn(k.op, dev)
+	if err != nil {
 		return err
-	case *host.Device:
-		if !k.HasHost() {
-			return k.noHostError()
-		}
-		return nil
 	}
-	return fmt.Errorf("cuarray: %s: device %d is of a backend (%T) that runs no user kernels: %w", k.op, dev.Ordinal(), dev, backend.ErrNotSupported)
+	if on.GPU != nil {
+		_, err := k.function(on.GPU)
+		return err
+	}
+	if !k.HasHost() {
+		return k.noHostError()
+	}
+	return nil
 }
 
 func (k *Kernel) noHostError() error {
-	return fmt.Errorf("cuarray: %s has no host form: the host backend cannot run GPU code, so give NewKernel a HostFunc "+
+	return fmt.Errorf("rtc: %s has no host form: the host backend cannot run GPU code, so give NewKernel a HostFunc "+
 		"(a Go func taking the same arguments, arrays as slices), or run on a GPU (GOCUDA_BACKEND=cuda): %w", k.op, backend.ErrNotSupported)
 }
 
 // function is the kernel's function in d's context, compiling and
 // loading it there on first use. Failures are not kept: a later launch
 // tries again (the compile cache keeps NVRTC's verdict on the source).
-func (k *Kernel) function(d *cudabackend.Device) (*cuda.Function, error) {
+func (k *Kernel) function(d devstream.GPU) (*cuda.Function, error) {
 	ctx := d.Context()
 	if l := k.last.Load(); l != nil && l.ctx == ctx {
 		return l.fn, nil
@@ -65,14 +65,14 @@ func (k *Kernel) function(d *cudabackend.Device) (*cuda.Function, error) {
 	}
 	l, err := k.load(d)
 	if err != nil {
-		return nil, fmt.Errorf("cuarray: %s on device %d: %w", k.op, d.Ordinal(), err)
+		return nil, fmt.Errorf("rtc: %s on device %d: %w", k.op, d.Ordinal(), err)
 	}
 	k.fns.Store(ctx, l)
 	k.last.Store(l)
 	return l.fn, nil
 }
 
-func (k *Kernel) load(d *cudabackend.Device) (*loaded, error) {
+func (k *Kernel) load(d devstream.GPU) (*loaded, error) {
 	img, key, from, err := k.code(d)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (k *Kernel) load(d *cudabackend.Device) (*loaded, error) {
 // code is what the driver loads on d: the image, or the source compiled
 // for d's architecture (through the compile cache), with its cache key
 // and where it came from.
-func (k *Kernel) code(d *cudabackend.Device) (img []byte, key, from string, err error) {
+func (k *Kernel) code(d devstream.GPU) (img []byte, key, from string, err error) {
 	if k.image != nil {
 		k.imageKeyOnce.Do(func() { k.imageKey = kernelcache.Key("image", string(k.image)) })
 		return k.image, k.imageKey, "image", nil

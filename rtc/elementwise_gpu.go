@@ -1,4 +1,4 @@
-package cuarray
+package rtc
 
 import (
 	"fmt"
@@ -6,8 +6,9 @@ import (
 	"strings"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
+	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/devstream"
 )
 
 // The generated kernels, by the kinds of their inputs:
@@ -309,8 +310,8 @@ func ewLayout(shape []int, strides [][]int) (dims []int, st [][]int) {
 }
 
 // launchGPU compiles the launch's specialization for d if need be and
-// queues it, through the borrowing of WithPointers.
-func (k *ElementwiseKernel) launchGPU(d *cudabackend.Device, s *Stream, l *ewLaunch) error {
+// queues it, through the borrowing of cuarray.WithPointersAs.
+func (k *ElementwiseKernel) launchGPU(d devstream.GPU, s *cuarray.Stream, l *ewLaunch) error {
 	if l.n == 0 {
 		return nil
 	}
@@ -352,10 +353,10 @@ func (k *ElementwiseKernel) launchGPU(d *cudabackend.Device, s *Stream, l *ewLau
 	}
 	grid := Dim3{X: uint32(max(min((work+ewThreads-1)/ewThreads, sms*linearBlocksPerSM), 1)), Y: 1, Z: 1}
 	block := Dim3{X: ewThreads, Y: 1, Z: 1}
-	return borrow(k.op, s, false, func(bs backend.Stream, ptrs []backend.Ptr) error {
-		cs, ok := bs.(*cudabackend.Stream)
-		if !ok {
-			return fmt.Errorf("stream %d is not a CUDA stream: %w", bs.ID(), backend.ErrInvalidValue)
+	return cuarray.WithPointersAs(k.op, s, func(bs backend.Stream, ptrs []backend.Ptr) error {
+		cs, err := gpuStream(bs)
+		if err != nil {
+			return err
 		}
 		args := make([]any, 0, maxKernelArgs)
 		outer := dims[:len(dims)-nd]
@@ -407,7 +408,7 @@ func (k *ElementwiseKernel) launchGPU(d *cudabackend.Device, s *Stream, l *ewLau
 			}
 		}
 		return nil
-	}, l.arrs)
+	}, l.arrs...)
 }
 
 func indexOf(xs []int, x int) int {

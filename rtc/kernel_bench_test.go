@@ -1,4 +1,4 @@
-package cuarray_test
+package rtc_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/nvrtc"
+	"github.com/gocuda/gocuda/rtc"
 )
 
 // addOneSrc adds 1 to each element in place: the user-kernel twin of
@@ -18,8 +19,8 @@ extern "C" __global__ void addone(float *x, long long n) {
 }
 `
 
-func newAddOne(b *testing.B) *cuarray.Kernel {
-	k, err := cuarray.NewKernel("addone", addOneSrc, cuarray.HostFunc(func(x []float32, n int64) {
+func newAddOne(b *testing.B) *rtc.Kernel {
+	k, err := rtc.NewKernel("addone", addOneSrc, rtc.HostFunc(func(x []float32, n int64) {
 		for i := range x {
 			x[i]++
 		}
@@ -46,11 +47,11 @@ func needCompiler(b *testing.B) {
 // nothing is found in the cache.
 func BenchmarkKernelFirstCompile(b *testing.B) {
 	needCompiler(b)
-	cuarray.SetKernelCacheDir(b, "")
+	rtc.SetKernelCacheDir(b, "")
 	i := 0
 	for b.Loop() {
 		i++
-		k, err := cuarray.NewKernel("addone", fmt.Sprintf("// %d\n%s", i, addOneSrc))
+		k, err := rtc.NewKernel("addone", fmt.Sprintf("// %d\n%s", i, addOneSrc))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -68,8 +69,8 @@ func BenchmarkKernelFirstCompile(b *testing.B) {
 // loaded here).
 func BenchmarkKernelCachedLookup(b *testing.B) {
 	needCompiler(b)
-	c := cuarray.SetKernelCacheDir(b, b.TempDir())
-	compile := func(b *testing.B, k *cuarray.Kernel) {
+	c := rtc.SetKernelCacheDir(b, b.TempDir())
+	compile := func(b *testing.B, k *rtc.Kernel) {
 		if err := k.Compile(0); err != nil {
 			b.Fatal(err)
 		}
@@ -115,7 +116,7 @@ func BenchmarkKernelLaunch(b *testing.B) {
 			needCompiler(b)
 		}
 		k := newAddOne(b)
-		cfg := cuarray.Linear(n)
+		cfg := rtc.Linear(n)
 		if err := k.Launch(s, cfg, cuarray.InOut(x), int64(n)); err != nil {
 			b.Fatal(err)
 		}

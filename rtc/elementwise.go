@@ -1,4 +1,4 @@
-package cuarray
+package rtc
 
 import (
 	"fmt"
@@ -9,8 +9,7 @@ import (
 	"sync"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
-	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -18,15 +17,15 @@ import (
 // manner of CuPy's ElementwiseKernel: typed inputs and outputs, and a body
 // that computes one element of the outputs from one element of the inputs.
 //
-//	axpy, err := cuarray.NewElementwiseKernel("axpy",
+//	axpy, err := rtc.NewElementwiseKernel("axpy",
 //		"float32 a, float32 x, float32 y", "float32 z", "z = a * x + y")
 //	err = axpy.Launch(s, float32(2), x, y, z)       // z must have the result's shape
-//	z, err := cuarray.Apply[float32](axpy, s, float32(2), x, y) // a new z
+//	z, err := rtc.Apply[float32](axpy, s, float32(2), x, y) // a new z
 //
 // An input may be given as an array or as a scalar at each launch; arrays
-// broadcast against each other by NumPy's rule (BroadcastShapes), as the
-// built-in Add does, and each output must have exactly the shape they
-// broadcast to. gocuda writes a grid-stride kernel for each combination
+// broadcast against each other by NumPy's rule (cuarray.BroadcastShapes),
+// as the built-in Add does, and each output must have exactly the shape
+// they broadcast to. gocuda writes a grid-stride kernel for each combination
 // of inputs it is launched with (which are scalars, which arrays of the
 // result's shape, which broadcast), compiles it with NVRTC on first use on
 // each device (cached like NewKernel's, on disk too), and orders, keeps
@@ -177,7 +176,7 @@ func formatEWParams(ps []ewParam) string {
 // Preamble adds C++ code above an elementwise kernel's function: helper
 // __device__ functions, constants, #includes NVRTC can find. It is an
 // option of NewElementwiseKernel only; NewKernel's source holds its own.
-func Preamble(code string) KernelOption {
+func Preamble(code string) Option {
 	return func(k *Kernel) error {
 		k.preamble += code + "\n"
 		return nil
@@ -208,10 +207,10 @@ func Preamble(code string) KernelOption {
 // for its form here), CompileOptions adds NVRTC options, Preamble adds
 // helper code. The parameter lists are checked here; the body is compiled
 // at the first launch on a GPU, where C errors come back with NVRTC's log.
-func NewElementwiseKernel(name, in, out, body string, opts ...KernelOption) (*ElementwiseKernel, error) {
+func NewElementwiseKernel(name, in, out, body string, opts ...Option) (*ElementwiseKernel, error) {
 	ctor := "NewElementwiseKernel(" + name + ")"
 	fail := func(format string, a ...any) (*ElementwiseKernel, error) {
-		return nil, fmt.Errorf("cuarray: %s: %s: %w", ctor, fmt.Sprintf(format, a...), backend.ErrInvalidValue)
+		return nil, fmt.Errorf("rtc: %s: %s: %w", ctor, fmt.Sprintf(format, a...), backend.ErrInvalidValue)
 	}
 	if !identRE.MatchString(name) {
 		return fail("kernel name %q is not a C identifier", name)
@@ -318,11 +317,11 @@ const (
 
 // ewLaunch is one launch's operands, checked.
 type ewLaunch struct {
-	kinds   []byte  // per input
-	scalars []any   // per input: the scalar, of its parameter's Go type, or nil
-	arrs    []Arg   // the arrays, inputs then outputs, as borrow takes them
-	inArr   []int   // per input: its index in arrs, or -1
-	strides [][]int // per input: BroadcastStrides to shape, for broadcast inputs
+	kinds   []byte        // per input
+	scalars []any         // per input: the scalar, of its parameter's Go type, or nil
+	arrs    []cuarray.Arg // the arrays, inputs then outputs, as WithPointersAs takes them
+	inArr   []int         // per input: its index in arrs, or -1
+	strides [][]int       // per input: BroadcastStrides to shape, for broadcast inputs
 	shape   []int
 	n       int
 }
@@ -340,7 +339,7 @@ type ewLaunch struct {
 // shape (in place) but must not otherwise overlap an input or another
 // output. Like the built-in operations it returns once the work is
 // queued, ordered after the arrays' earlier work on any stream.
-func (k *ElementwiseKernel) Launch(s *Stream, args ...any) error {
+func (k *ElementwiseKernel) Launch(s *cuarray.Stream, args ...any) error {
 	l, err := k.check(args)
 	if err != nil {
 		return err
@@ -358,13 +357,13 @@ func (k *ElementwiseKernel) check(args []any) (*ewLaunch, error) {
 	for j, p := range k.in {
 		a := args[j]
 		l.inArr[j] = -1
-		if op, ok := a.(operand); ok {
-			if err := k.checkArray(op, "input", p); err != nil {
+		if g, ok := arrayArg(a, cuarray.Read); ok {
+			if err := k.checkArray(g, "input", p); err != nil {
 				return nil, err
 			}
 			l.inArr[j] = len(l.arrs)
-			l.arrs = append(l.arrs, Arg{op: op, acc: Read})
-			shapes = append(shapes, op.shapeOf())
+			l.arrs = append(l.arrs, g)
+			shapes = append(shapes, g.Shape())
 			continue
 		}
 		v, err := ewScalar(a, p)
@@ -374,33 +373,33 @@ func (k *ElementwiseKernel) check(args []any) (*ewLaunch, error) {
 		l.kinds[j], l.scalars[j] = kindScalar, v
 	}
 	for j, p := range k.out {
-		op, ok := args[len(k.in)+j].(operand)
+		g, ok := arrayArg(args[len(k.in)+j], cuarray.Write)
 		if !ok {
 			return nil, k.errorf(backend.ErrInvalidValue, "output %s is a %T; outputs are arrays (*cuarray.Array[%s]), or use LaunchNew or Apply to make them", p.name, args[len(k.in)+j], p.typ.goName)
 		}
-		if err := k.checkArray(op, "output", p); err != nil {
+		if err := k.checkArray(g, "output", p); err != nil {
 			return nil, err
 		}
-		l.arrs = append(l.arrs, Arg{op: op, acc: Write})
+		l.arrs = append(l.arrs, g)
 	}
 	outs := l.arrs[len(shapes):]
 	if len(shapes) > 0 {
-		out, x, y, why := broadcastShapes(shapes)
+		out, x, y, why := broadcast(shapes)
 		if why != "" {
-			return nil, k.errorf(ErrShape, "inputs %s and %s do not broadcast: %s (Reshape one to combine them element by element)",
+			return nil, k.errorf(cuarray.ErrShape, "inputs %s and %s do not broadcast: %s (Reshape one to combine them element by element)",
 				k.describe(l, x), k.describe(l, y), why)
 		}
 		l.shape = out
 	} else {
-		l.shape = outs[0].op.shapeOf()
+		l.shape = outs[0].Shape()
 	}
 	for j, o := range outs {
-		if !slices.Equal(o.op.shapeOf(), l.shape) {
+		if !slices.Equal(o.Shape(), l.shape) {
 			what := "the shape " + fmtShape(l.shape) + " the inputs broadcast to"
 			if len(shapes) == 0 {
 				what = "the shape " + fmtShape(l.shape) + " of output " + k.out[0].name + " (with no input arrays the outputs set the shape)"
 			}
-			return nil, k.errorf(ErrShape, "output %s %s does not have %s; outputs must have exactly that shape", k.out[j].name, o.op, what)
+			return nil, k.errorf(cuarray.ErrShape, "output %s %s does not have %s; outputs must have exactly that shape", k.out[j].name, arrayName(o), what)
 		}
 	}
 	l.n = 1
@@ -411,14 +410,14 @@ func (k *ElementwiseKernel) check(args []any) (*ewLaunch, error) {
 		if l.inArr[j] < 0 {
 			continue
 		}
-		op := l.arrs[l.inArr[j]].op
-		if op.elems() == l.n {
+		g := l.arrs[l.inArr[j]]
+		if g.Len() == l.n {
 			l.kinds[j] = kindFull
 			continue
 		}
 		l.kinds[j] = kindBroadcast
-		// It broadcasts to l.shape: broadcastShapes said so.
-		l.strides[j], _ = BroadcastStrides(op.shapeOf(), l.shape)
+		// It broadcasts to l.shape: broadcast said so.
+		l.strides[j], _ = cuarray.BroadcastStrides(g.Shape(), l.shape)
 	}
 	if err := k.checkOverlaps(l); err != nil {
 		return nil, err
@@ -430,20 +429,64 @@ func (k *ElementwiseKernel) check(args []any) (*ewLaunch, error) {
 func (k *ElementwiseKernel) describe(l *ewLaunch, x int) string {
 	for j := range k.in {
 		if l.inArr[j] == x {
-			return k.in[j].name + " " + l.arrs[x].op.String()
+			return k.in[j].name + " " + arrayName(l.arrs[x])
 		}
 	}
 	return fmt.Sprintf("array %d", x)
 }
 
-func (k *ElementwiseKernel) checkArray(op operand, role string, p ewParam) error {
-	if err := op.check(k.op, role+" "+p.name); err != nil {
-		return err
+func (k *ElementwiseKernel) checkArray(g cuarray.Arg, role string, p ewParam) error {
+	if err := g.Err(); err != nil {
+		return fmt.Errorf("rtc: %s: %s %s: %w", k.op, role, p.name, err)
 	}
-	if dt := op.dtype(); dt != p.typ.dt {
-		return k.errorf(kernels.ErrUnsupportedDType, "%s %s is declared %s but is a %s array; pass a *cuarray.Array[%s]", role, p.name, p.typ.goName, op, p.typ.goName)
+	if dt := g.DType(); dt != p.typ.dt {
+		return k.errorf(kernels.ErrUnsupportedDType, "%s %s is declared %s but is a %s array; pass a *cuarray.Array[%s]", role, p.name, p.typ.goName, arrayName(g), p.typ.goName)
 	}
 	return nil
+}
+
+// arrayName names g's array as cuarray does: "float32[2 3]".
+func arrayName(g cuarray.Arg) string { return g.DType().String() + fmtShape(g.Shape()) }
+
+// fmtShape writes a shape as cuarray does: "[2 3]".
+func fmtShape(shape []int) string { return fmt.Sprint(shape) }
+
+// broadcast is cuarray.BroadcastShapes, with the two shapes at fault and
+// why when they do not broadcast (broadcasting fails for a pair or not at
+// all; arrays have no negative dimensions).
+func broadcast(shapes [][]int) (out []int, x, y int, why string) {
+	out, err := cuarray.BroadcastShapes(shapes...)
+	if err == nil {
+		return out, 0, 0, ""
+	}
+	for y = 1; y < len(shapes); y++ {
+		for x = range y {
+			if why := broadcastPair(shapes[x], shapes[y]); why != "" {
+				return nil, x, y, why
+			}
+		}
+	}
+	return nil, 0, 0, err.Error()
+}
+
+// broadcastPair is why shapes a and b do not broadcast, or "".
+func broadcastPair(a, b []int) string {
+	nd := max(len(a), len(b))
+	for i := range nd {
+		da, db := dimAt(a, nd, i), dimAt(b, nd, i)
+		if da != db && da != 1 && db != 1 {
+			return fmt.Sprintf("dimension %d of the result would be %d in one and %d in the other; aligned at their last dimensions, each pair of dimensions must be equal or one of them 1", i, da, db)
+		}
+	}
+	return ""
+}
+
+// dimAt is dimension i of shape aligned at its end to nd dimensions.
+func dimAt(shape []int, nd, i int) int {
+	if j := i - (nd - len(shape)); j >= 0 {
+		return shape[j]
+	}
+	return 1
 }
 
 // checkOverlaps rejects an output that shares memory with an input or
@@ -451,22 +494,14 @@ func (k *ElementwiseKernel) checkArray(op operand, role string, p ewParam) error
 func (k *ElementwiseKernel) checkOverlaps(l *ewLaunch) error {
 	nin := len(l.arrs) - len(k.out)
 	for j := nin; j < len(l.arrs); j++ {
-		o := l.arrs[j].op
+		o := l.arrs[j]
 		for x := range j {
-			a := l.arrs[x].op
-			if a.buffer() != o.buffer() || a.elems() == 0 || o.elems() == 0 {
+			a := l.arrs[x]
+			if !a.Overlaps(o) || x < nin && a.SameMemory(o) { // apart, or in place
 				continue
 			}
-			ao, ae := a.byteSpan()
-			oo, oe := o.byteSpan()
-			if ao >= oe || oo >= ae {
-				continue
-			}
-			if x < nin && ao == oo && ae == oe {
-				continue // in place
-			}
-			return k.errorf(ErrShape, "output %s %s overlaps %s in memory without being the same elements; outputs must be distinct arrays, or exactly an input of the result's shape (in place)",
-				k.out[j-nin].name, o, k.argName(l, x))
+			return k.errorf(cuarray.ErrShape, "output %s %s overlaps %s in memory without being the same elements; outputs must be distinct arrays, or exactly an input of the result's shape (in place)",
+				k.out[j-nin].name, arrayName(o), k.argName(l, x))
 		}
 	}
 	return nil
@@ -476,13 +511,13 @@ func (k *ElementwiseKernel) checkOverlaps(l *ewLaunch) error {
 func (k *ElementwiseKernel) argName(l *ewLaunch, x int) string {
 	nin := len(l.arrs) - len(k.out)
 	if x >= nin {
-		return "output " + k.out[x-nin].name + " " + l.arrs[x].op.String()
+		return "output " + k.out[x-nin].name + " " + arrayName(l.arrs[x])
 	}
 	return "input " + k.describe(l, x)
 }
 
 func (k *ElementwiseKernel) errorf(is error, format string, a ...any) error {
-	return fmt.Errorf("cuarray: %s: %s: %w", k.op, fmt.Sprintf(format, a...), is)
+	return fmt.Errorf("rtc: %s: %s: %w", k.op, fmt.Sprintf(format, a...), is)
 }
 
 // ewScalar converts a scalar argument to its parameter's Go type.
@@ -516,7 +551,7 @@ func ewScalar(a any, p ewParam) (any, error) {
 			return reflect.ValueOf(int64(x)).Convert(want).Interface(), nil
 		}
 		f = x
-	case Arg:
+	case cuarray.Arg:
 		return bad("is an In, Out or InOut argument; pass the *Array itself: the parameter lists say which arrays are read and written")
 	default:
 		return bad("is not a " + p.typ.goName)
@@ -548,42 +583,38 @@ func fitsInt(x int64, t reflect.Type) bool {
 // stream, or device 0's), and returns them in order, each an
 // *Array[T] of its parameter's type. Apply is the typed form for a kernel
 // of one output.
-func (k *ElementwiseKernel) LaunchNew(s *Stream, inputs ...any) ([]any, error) {
+func (k *ElementwiseKernel) LaunchNew(s *cuarray.Stream, inputs ...any) ([]any, error) {
 	if len(inputs) != len(k.in) {
 		return nil, k.errorf(backend.ErrInvalidValue, "LaunchNew takes the %d inputs, not %d: %s", len(k.in), len(inputs), k.String())
 	}
 	var shapes [][]int
 	var dev backend.Device
+	var names []string
 	for j, a := range inputs {
-		if op, ok := a.(operand); ok {
-			if err := k.checkArray(op, "input", k.in[j]); err != nil {
+		if g, ok := arrayArg(a, cuarray.Read); ok {
+			if err := k.checkArray(g, "input", k.in[j]); err != nil {
 				return nil, err
 			}
-			shapes = append(shapes, op.shapeOf())
+			shapes = append(shapes, g.Shape())
+			names = append(names, k.in[j].name+" "+arrayName(g))
 			if dev == nil {
-				dev = op.device()
+				dev = g.Device()
 			}
 		}
 	}
-	shape, x, y, why := broadcastShapes(shapes)
+	shape, x, y, why := broadcast(shapes)
 	if why != "" {
-		var names []string
-		for j, a := range inputs {
-			if op, ok := a.(operand); ok {
-				names = append(names, k.in[j].name+" "+op.String())
-			}
-		}
-		return nil, k.errorf(ErrShape, "inputs %s and %s do not broadcast: %s (Reshape one to combine them element by element)", names[x], names[y], why)
+		return nil, k.errorf(cuarray.ErrShape, "inputs %s and %s do not broadcast: %s (Reshape one to combine them element by element)", names[x], names[y], why)
 	}
 	if s == nil {
 		var err error
 		if dev != nil {
-			s, err = DefaultStream(dev.Ordinal())
+			s, err = cuarray.DefaultStream(dev.Ordinal())
 		} else {
-			s, err = DefaultStream(0)
+			s, err = cuarray.DefaultStream(0)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cuarray: %s: %w", k.op, err)
+			return nil, fmt.Errorf("rtc: %s: %w", k.op, err)
 		}
 	}
 	outs := make([]any, len(k.out))
@@ -598,7 +629,7 @@ func (k *ElementwiseKernel) LaunchNew(s *Stream, inputs ...any) ([]any, error) {
 		o, err := newOfDType(p.typ.dt, s, shape)
 		if err != nil {
 			free()
-			return nil, fmt.Errorf("cuarray: %s: output %s: %w", k.op, p.name, err)
+			return nil, fmt.Errorf("rtc: %s: output %s: %w", k.op, p.name, err)
 		}
 		outs[j] = o
 	}
@@ -610,18 +641,18 @@ func (k *ElementwiseKernel) LaunchNew(s *Stream, inputs ...any) ([]any, error) {
 }
 
 // newOfDType is New for an element type known at run time.
-func newOfDType(dt kernels.DType, s *Stream, shape []int) (any, error) {
+func newOfDType(dt kernels.DType, s *cuarray.Stream, shape []int) (any, error) {
 	switch dt {
 	case kernels.Float32:
-		return newArray[float32]("LaunchNew", s, shape)
+		return cuarray.On[float32](s).New(shape...)
 	case kernels.Float64:
-		return newArray[float64]("LaunchNew", s, shape)
+		return cuarray.On[float64](s).New(shape...)
 	case kernels.Int32:
-		return newArray[int32]("LaunchNew", s, shape)
+		return cuarray.On[int32](s).New(shape...)
 	case kernels.Int64:
-		return newArray[int64]("LaunchNew", s, shape)
+		return cuarray.On[int64](s).New(shape...)
 	case kernels.Uint8:
-		return newArray[uint8]("LaunchNew", s, shape)
+		return cuarray.On[uint8](s).New(shape...)
 	}
 	return nil, fmt.Errorf("no arrays of %s: %w", dt, kernels.ErrUnsupportedDType)
 }
@@ -630,8 +661,8 @@ func newOfDType(dt kernels.DType, s *Stream, shape []int) (any, error) {
 // the output, a new array of the shape the inputs broadcast to (see
 // LaunchNew):
 //
-//	z, err := cuarray.Apply[float32](axpy, s, float32(2), x, y)
-func Apply[T Elem](k *ElementwiseKernel, s *Stream, inputs ...any) (*Array[T], error) {
+//	z, err := rtc.Apply[float32](axpy, s, float32(2), x, y)
+func Apply[T cuarray.Elem](k *ElementwiseKernel, s *cuarray.Stream, inputs ...any) (*cuarray.Array[T], error) {
 	if len(k.out) != 1 || k.out[0].typ.dt != kernels.DTypeOf[T]() {
 		return nil, k.errorf(backend.ErrInvalidValue, "Apply[%s] needs a kernel of one %s output; this is %s (use LaunchNew)", kernels.DTypeOf[T](), kernels.DTypeOf[T](), k.String())
 	}
@@ -639,17 +670,17 @@ func Apply[T Elem](k *ElementwiseKernel, s *Stream, inputs ...any) (*Array[T], e
 	if err != nil {
 		return nil, err
 	}
-	return outs[0].(*Array[T]), nil
+	return outs[0].(*cuarray.Array[T]), nil
 }
 
 // launch queues a checked launch on s.
-func (k *ElementwiseKernel) launch(s *Stream, l *ewLaunch) error {
-	dev := l.arrs[0].op.device() // there is an output
-	switch d := dev.(type) {
-	case *cudabackend.Device:
-		return k.launchGPU(d, s, l)
-	case *host.Device:
-		return k.launchHost(s, l)
+func (k *ElementwiseKernel) launch(s *cuarray.Stream, l *ewLaunch) error {
+	on, err := deviceOn(k.op, l.arrs[0].Device()) // there is an output
+	if err != nil {
+		return err
 	}
-	return k.errorf(backend.ErrNotSupported, "device %d is of a backend (%T) that runs no user kernels", dev.Ordinal(), dev)
+	if on.GPU != nil {
+		return k.launchGPU(on.GPU, s, l)
+	}
+	return k.launchHost(s, l)
 }

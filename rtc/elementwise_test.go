@@ -1,4 +1,4 @@
-package cuarray_test
+package rtc_test
 
 import (
 	"fmt"
@@ -13,16 +13,17 @@ import (
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/kernels"
+	"github.com/gocuda/gocuda/rtc"
 )
 
 // The elementwise tests run on both backends: on a GPU the generated CUDA
 // code (GOCUDA_BACKEND=cuda, skipped without NVRTC), on the host the Go
 // form. The expected values are computed here, independently of both.
 
-func newAxpyEW(t testing.TB) *cuarray.ElementwiseKernel {
+func newAxpyEW(t testing.TB) *rtc.ElementwiseKernel {
 	t.Helper()
-	k, err := cuarray.NewElementwiseKernel("ew_axpy", "float32 a, float32 x, float32 y", "float32 z", "z = a * x + y",
-		cuarray.HostFunc(func(a float32, x, y, z []float32) {
+	k, err := rtc.NewElementwiseKernel("ew_axpy", "float32 a, float32 x, float32 y", "float32 z", "z = a * x + y",
+		rtc.HostFunc(func(a float32, x, y, z []float32) {
 			for i := range z {
 				z[i] = a*x[i] + y[i]
 			}
@@ -32,10 +33,10 @@ func newAxpyEW(t testing.TB) *cuarray.ElementwiseKernel {
 }
 
 // newAddEW is x + y for any of the inputs as arrays or scalars, broadcast.
-func newAddEW(t testing.TB) *cuarray.ElementwiseKernel {
+func newAddEW(t testing.TB) *rtc.ElementwiseKernel {
 	t.Helper()
-	k, err := cuarray.NewElementwiseKernel("ew_add", "float32 x, float32 y", "float32 z", "z = x + y",
-		cuarray.HostFunc(func(x, y, z []float32) {
+	k, err := rtc.NewElementwiseKernel("ew_add", "float32 x, float32 y", "float32 z", "z = x + y",
+		rtc.HostFunc(func(x, y, z []float32) {
 			for i := range z {
 				z[i] = x[i] + y[i]
 			}
@@ -46,7 +47,7 @@ func newAddEW(t testing.TB) *cuarray.ElementwiseKernel {
 
 func TestElementwiseAxpyScalarsAndArrays(t *testing.T) {
 	needKernels(t)
-	cuarray.SetKernelCacheDir(t, t.TempDir())
+	rtc.SetKernelCacheDir(t, t.TempDir())
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
 	k := newAxpyEW(t)
@@ -82,7 +83,7 @@ func TestElementwiseAxpyScalarsAndArrays(t *testing.T) {
 	assert.Equal(t, want, read(t, z))
 
 	// The allocating forms.
-	z2 := cuarray.Must(cuarray.Apply[float32](k, s, float32(3), x, float32(0.5)))
+	z2 := cuarray.Must(rtc.Apply[float32](k, s, float32(3), x, float32(0.5)))
 	assert.Equal(t, []int{n}, z2.Shape())
 	assert.Equal(t, want, read(t, z2))
 	outs, err := k.LaunchNew(s, float32(1), float32(2), float32(3))
@@ -95,7 +96,7 @@ func TestElementwiseAxpyScalarsAndArrays(t *testing.T) {
 
 func TestElementwiseBroadcasts(t *testing.T) {
 	needKernels(t)
-	cuarray.SetKernelCacheDir(t, t.TempDir())
+	rtc.SetKernelCacheDir(t, t.TempDir())
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
 	k := newAddEW(t)
@@ -157,7 +158,7 @@ func TestElementwiseBroadcasts(t *testing.T) {
 			}
 			assert.Equal(t, want, read(t, z))
 			// The same through Apply, which makes z of the result's shape.
-			z2 := cuarray.Must(cuarray.Apply[float32](k, s, a, b))
+			z2 := cuarray.Must(rtc.Apply[float32](k, s, a, b))
 			assert.Equal(t, out, z2.Shape())
 			assert.Equal(t, want, read(t, z2))
 		})
@@ -199,9 +200,15 @@ func TestElementwiseShapeErrors(t *testing.T) {
 			assert.ErrorContains(t, err, "elementwise kernel ew_add")
 		})
 	}
-	_, err := cuarray.Apply[float32](k, s, m23, m32)
+	_, err := rtc.Apply[float32](k, s, m23, m32)
 	require.ErrorIs(t, err, cuarray.ErrShape)
 	assert.ErrorContains(t, err, "inputs x float32[2 3] and y float32[3 2] do not broadcast")
+
+	// Of three inputs, the message names the first pair that does not
+	// broadcast, and why.
+	err = newAxpyEW(t).Launch(s, m23, row, cuarray.Must(f.Zeros(2)), cuarray.Must(f.Zeros(2, 3)))
+	require.ErrorIs(t, err, cuarray.ErrShape)
+	assert.ErrorContains(t, err, "inputs a float32[2 3] and y float32[2] do not broadcast: dimension 1 of the result would be 3 in one and 2 in the other")
 }
 
 // TestElementwiseEveryType: each parameter type, as arrays and as scalars,
@@ -209,7 +216,7 @@ func TestElementwiseShapeErrors(t *testing.T) {
 // truncates).
 func TestElementwiseEveryType(t *testing.T) {
 	needKernels(t)
-	cuarray.SetKernelCacheDir(t, t.TempDir())
+	rtc.SetKernelCacheDir(t, t.TempDir())
 	s := newStream(t, freshPool(t))
 	t.Run("float32", func(t *testing.T) { everyType[float32](t, s) })
 	t.Run("float64", func(t *testing.T) { everyType[float64](t, s) })
@@ -220,8 +227,8 @@ func TestElementwiseEveryType(t *testing.T) {
 
 func everyType[T int32 | int64 | float32 | float64 | uint8](t *testing.T, s *cuarray.Stream) {
 	name := kernels.DTypeOf[T]().String()
-	k, err := cuarray.NewElementwiseKernel("ew_"+name, name+" x, "+name+" y, "+name+" c", name+" z", "z = x * c + y",
-		cuarray.HostFunc(func(x, y []T, c T, z []T) {
+	k, err := rtc.NewElementwiseKernel("ew_"+name, name+" x, "+name+" y, "+name+" c", name+" z", "z = x * c + y",
+		rtc.HostFunc(func(x, y []T, c T, z []T) {
 			for i := range z {
 				z[i] = x[i]*c + y[i]
 			}
@@ -257,10 +264,10 @@ func everyType[T int32 | int64 | float32 | float64 | uint8](t *testing.T, s *cua
 
 func TestElementwiseTwoOutputs(t *testing.T) {
 	needKernels(t)
-	cuarray.SetKernelCacheDir(t, t.TempDir())
+	rtc.SetKernelCacheDir(t, t.TempDir())
 	s := newStream(t, freshPool(t))
-	k, err := cuarray.NewElementwiseKernel("ew_sumdiff", "float64 x, int32 y", "float64 sum, int64 idx", "sum = x + y; idx = i * 10 + n",
-		cuarray.HostFunc(func(x []float64, y []int32, sum []float64, idx []int64) {
+	k, err := rtc.NewElementwiseKernel("ew_sumdiff", "float64 x, int32 y", "float64 sum, int64 idx", "sum = x + y; idx = i * 10 + n",
+		rtc.HostFunc(func(x []float64, y []int32, sum []float64, idx []int64) {
 			for i := range sum {
 				sum[i] = x[i] + float64(y[i])
 				idx[i] = int64(i*10 + len(sum))
@@ -276,7 +283,7 @@ func TestElementwiseTwoOutputs(t *testing.T) {
 	assert.Equal(t, []int{2, 3}, sum.Shape())
 	assert.Equal(t, []float64{10.5, 11.5, 12.5, 23.5, 24.5, 25.5}, read(t, sum))
 	assert.Equal(t, []int64{6, 16, 26, 36, 46, 56}, read(t, idx), "i and n are the result's index and count")
-	_, err = cuarray.Apply[float64](k, s, x, y)
+	_, err = rtc.Apply[float64](k, s, x, y)
 	assert.ErrorContains(t, err, "Apply[float64] needs a kernel of one float64 output")
 }
 
@@ -286,7 +293,7 @@ func TestElementwiseTwoOutputs(t *testing.T) {
 // it, with no synchronization written by the test.
 func TestElementwiseOrdersArraysAcrossStreams(t *testing.T) {
 	needKernels(t)
-	cuarray.SetKernelCacheDir(t, t.TempDir())
+	rtc.SetKernelCacheDir(t, t.TempDir())
 	p := freshPool(t)
 	sa, sb := newStream(t, p), newStream(t, p)
 	fa, fb := cuarray.On[float32](sa), cuarray.On[float32](sb)
@@ -323,7 +330,7 @@ func TestElementwiseCompilesOncePerKinds(t *testing.T) {
 		t.Skip("compiles for a GPU")
 	}
 	needKernels(t)
-	c := cuarray.SetKernelCacheDir(t, t.TempDir())
+	c := rtc.SetKernelCacheDir(t, t.TempDir())
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
 	k := newAxpyEW(t)
@@ -331,14 +338,14 @@ func TestElementwiseCompilesOncePerKinds(t *testing.T) {
 	for range 5 {
 		require.NoError(t, k.Launch(s, float32(2), x, y, z))
 	}
-	assert.Equal(t, map[string]string{"saa/0": "built"}, cuarray.ElementwiseSpecs(k))
+	assert.Equal(t, map[string]string{"saa/0": "built"}, rtc.ElementwiseSpecs(k))
 	assert.Len(t, c.Files(), 1)
 	row := cuarray.Must(f.Ones(8))
 	for range 3 {
 		require.NoError(t, k.Launch(s, float32(2), x, row, z))
 		require.NoError(t, k.Launch(s, x, x, y, z))
 	}
-	assert.Equal(t, map[string]string{"saa/0": "built", "sab/2": "built", "aaa/0": "built"}, cuarray.ElementwiseSpecs(k),
+	assert.Equal(t, map[string]string{"saa/0": "built", "sab/2": "built", "aaa/0": "built"}, rtc.ElementwiseSpecs(k),
 		"[4 8] + [8] is a kernel of two dimensions")
 	assert.Len(t, c.Files(), 3)
 	assert.Equal(t, filled[float32](32, 2), read(t, z))
@@ -346,7 +353,7 @@ func TestElementwiseCompilesOncePerKinds(t *testing.T) {
 	// A second kernel of the same text shares the compiled code.
 	k2 := newAxpyEW(t)
 	require.NoError(t, k2.Launch(s, float32(2), x, y, z))
-	assert.Equal(t, map[string]string{"saa/0": "memory"}, cuarray.ElementwiseSpecs(k2))
+	assert.Equal(t, map[string]string{"saa/0": "memory"}, rtc.ElementwiseSpecs(k2))
 }
 
 func TestElementwiseLayoutMergesAndDrops(t *testing.T) {
@@ -364,7 +371,7 @@ func TestElementwiseLayoutMergesAndDrops(t *testing.T) {
 		{[]int{2, 3, 4}, [][]int{{4, 0, 1}, {0, 1, 0}}, []int{2, 3, 4}, [][]int{{4, 0, 1}, {0, 1, 0}}},
 	}
 	for _, tc := range tests {
-		dims, st := cuarray.ElementwiseLayout(tc.shape, tc.strides)
+		dims, st := rtc.ElementwiseLayout(tc.shape, tc.strides)
 		assert.Equal(t, tc.dims, dims, "%v %v", tc.shape, tc.strides)
 		assert.Equal(t, tc.st, st, "%v %v", tc.shape, tc.strides)
 	}
@@ -373,7 +380,7 @@ func TestElementwiseLayoutMergesAndDrops(t *testing.T) {
 func TestNewElementwiseKernelErrors(t *testing.T) {
 	tests := []struct {
 		name, in, out, body string
-		opts                []cuarray.KernelOption
+		opts                []rtc.Option
 		text                string
 	}{
 		{"kernel name", "float32 x", "float32 z", "z = x", nil, `kernel name "1k" is not a C identifier`},
@@ -394,12 +401,12 @@ func TestNewElementwiseKernelErrors(t *testing.T) {
 		{"no outputs", "float32 x", " ", "x", nil, "no outputs"},
 		{"empty body", "float32 x", "float32 z", " \n", nil, "empty body"},
 		{"too many", strings.Repeat("float32 x, ", 0) + manyParams(24), "float32 z", "z = 0", nil, "25 inputs and outputs; at most 24"},
-		{"host not func", "float32 x", "float32 z", "z = x", []cuarray.KernelOption{cuarray.HostFunc(1)}, "HostFunc takes a func"},
-		{"host count", "float32 x", "float32 z", "z = x", []cuarray.KernelOption{cuarray.HostFunc(func(x []float32) {})},
+		{"host not func", "float32 x", "float32 z", "z = x", []rtc.Option{rtc.HostFunc(1)}, "HostFunc takes a func"},
+		{"host count", "float32 x", "float32 z", "z = x", []rtc.Option{rtc.HostFunc(func(x []float32) {})},
 			"takes 1 parameters; it must take 2, the inputs then the outputs: func(x float32 or []float32, z []float32)"},
-		{"host input type", "float32 x", "float32 z", "z = x", []cuarray.KernelOption{cuarray.HostFunc(func(x []float64, z []float32) {})},
+		{"host input type", "float32 x", "float32 z", "z = x", []rtc.Option{rtc.HostFunc(func(x []float64, z []float32) {})},
 			"parameter 0 (input x) is []float64; it must be float32 or []float32"},
-		{"host output scalar", "float32 x", "float32 z", "z = x", []cuarray.KernelOption{cuarray.HostFunc(func(x []float32, z float32) {})},
+		{"host output scalar", "float32 x", "float32 z", "z = x", []rtc.Option{rtc.HostFunc(func(x []float32, z float32) {})},
 			"parameter 1 (output z) is float32; it must be []float32"},
 	}
 	for _, tc := range tests {
@@ -408,21 +415,21 @@ func TestNewElementwiseKernelErrors(t *testing.T) {
 			if tc.name == "kernel name" {
 				name = "1k"
 			}
-			k, err := cuarray.NewElementwiseKernel(name, tc.in, tc.out, tc.body, tc.opts...)
+			k, err := rtc.NewElementwiseKernel(name, tc.in, tc.out, tc.body, tc.opts...)
 			require.ErrorIs(t, err, backend.ErrInvalidValue)
 			assert.ErrorContains(t, err, tc.text)
 			assert.Nil(t, k)
 		})
 	}
-	_, err := cuarray.NewKernel("k", saxpySrc, cuarray.Preamble("int x;"))
+	_, err := rtc.NewKernel("k", saxpySrc, rtc.Preamble("int x;"))
 	assert.ErrorContains(t, err, "Preamble is an option of NewElementwiseKernel")
 
-	k, err := cuarray.NewElementwiseKernel("k", "  float32   a,int64 b  ", "uint8 z", "z = a + b")
+	k, err := rtc.NewElementwiseKernel("k", "  float32   a,int64 b  ", "uint8 z", "z = a + b")
 	require.NoError(t, err)
 	assert.Equal(t, "elementwise kernel k(float32 a, int64 b) -> (uint8 z)", k.String())
 	assert.False(t, k.HasHost())
 	assert.Equal(t, "k", k.Name())
-	k, err = cuarray.NewElementwiseKernel("iota", "", "int64 z", "z = i")
+	k, err = rtc.NewElementwiseKernel("iota", "", "int64 z", "z = i")
 	require.NoError(t, err, "no inputs")
 	assert.Equal(t, "elementwise kernel iota() -> (int64 z)", k.String())
 }
@@ -471,7 +478,7 @@ func TestElementwiseLaunchErrors(t *testing.T) {
 		})
 	}
 
-	ints, err := cuarray.NewElementwiseKernel("ints", "uint8 a, int32 b", "int32 z", "z = a + b")
+	ints, err := rtc.NewElementwiseKernel("ints", "uint8 a, int32 b", "int32 z", "z = a + b")
 	require.NoError(t, err)
 	zi := cuarray.Must(cuarray.On[int32](s).Zeros(2))
 	for _, tc := range []struct {
@@ -497,7 +504,7 @@ func TestElementwiseHostForm(t *testing.T) {
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
 	x, z := cuarray.Must(f.Ones(4)), cuarray.Must(f.Zeros(4))
-	k, err := cuarray.NewElementwiseKernel("nohost", "float32 x", "float32 z", "z = x")
+	k, err := rtc.NewElementwiseKernel("nohost", "float32 x", "float32 z", "z = x")
 	require.NoError(t, err)
 	err = k.Launch(s, x, z)
 	require.ErrorIs(t, err, backend.ErrNotSupported)

@@ -1,4 +1,4 @@
-package cuarray_test
+package rtc_test
 
 import (
 	"errors"
@@ -16,6 +16,7 @@ import (
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/nvrtc"
+	"github.com/gocuda/gocuda/rtc"
 )
 
 // saxpySrc is y = a*x + y as a grid-stride kernel, with its Go form.
@@ -33,9 +34,9 @@ func hostSaxpy(a float32, x, y []float32, n int64) {
 	}
 }
 
-func newSaxpy(t testing.TB) *cuarray.Kernel {
+func newSaxpy(t testing.TB) *rtc.Kernel {
 	t.Helper()
-	k, err := cuarray.NewKernel("saxpy", saxpySrc, cuarray.HostFunc(hostSaxpy))
+	k, err := rtc.NewKernel("saxpy", saxpySrc, rtc.HostFunc(hostSaxpy))
 	require.NoError(t, err)
 	return k
 }
@@ -75,13 +76,13 @@ func needHost(t testing.TB) *host.Backend {
 
 func TestKernelSaxpyOnEitherBackend(t *testing.T) {
 	needKernels(t)
-	cuarray.SetKernelCacheDir(t, t.TempDir())
+	rtc.SetKernelCacheDir(t, t.TempDir())
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
 	for _, n := range []int{0, 1, 1000, 1 << 20} {
 		x := cuarray.Must(f.FromSlice(iota[float32](n)))
 		y := cuarray.Must(f.Full(1, n))
-		require.NoError(t, newSaxpy(t).Launch(s, cuarray.Linear(n), float32(2), cuarray.In(x), cuarray.InOut(y), int64(n)), "n=%d", n)
+		require.NoError(t, newSaxpy(t).Launch(s, rtc.Linear(n), float32(2), cuarray.In(x), cuarray.InOut(y), int64(n)), "n=%d", n)
 		want := make([]float32, n)
 		for i, v := range iota[float32](n) {
 			want[i] = 2*v + 1
@@ -92,7 +93,7 @@ func TestKernelSaxpyOnEitherBackend(t *testing.T) {
 	// A launch shaped by hand, and the default stream (nil).
 	x := cuarray.Must(f.FromSlice(iota[float32](300)))
 	y := cuarray.Must(f.Zeros(300))
-	cfg := cuarray.LaunchConfig{Grid: cuarray.Dim3{X: 3}, Block: cuarray.Dim3{X: 128}}
+	cfg := rtc.LaunchConfig{Grid: rtc.Dim3{X: 3}, Block: rtc.Dim3{X: 128}}
 	require.NoError(t, newSaxpy(t).Launch(nil, cfg, float32(1), cuarray.In(x), cuarray.Out(y), int64(300)))
 	assert.Equal(t, iota[float32](300), read(t, y))
 }
@@ -109,13 +110,13 @@ extern "C" __global__ void scalars(int a, unsigned b, double *out, long long c, 
 	}
 }
 `
-	k, err := cuarray.NewKernel("scalars", src, cuarray.HostFunc(func(a int32, b uint32, out []float64, c int64, d uint64, e float32, f float64, p uintptr) {
+	k, err := rtc.NewKernel("scalars", src, rtc.HostFunc(func(a int32, b uint32, out []float64, c int64, d uint64, e float32, f float64, p uintptr) {
 		copy(out, []float64{float64(a), float64(b), float64(c), float64(d), float64(e), f, float64(p)})
 	}))
 	require.NoError(t, err)
 	s := newStream(t, freshPool(t))
 	out := cuarray.Must(cuarray.On[float64](s).Zeros(7))
-	require.NoError(t, k.Launch(s, cuarray.Linear(1), int32(-3), uint32(4000000000), cuarray.Out(out), int64(-1)<<40, uint64(1)<<50, float32(0.5), 2.25, uintptr(12345)))
+	require.NoError(t, k.Launch(s, rtc.Linear(1), int32(-3), uint32(4000000000), cuarray.Out(out), int64(-1)<<40, uint64(1)<<50, float32(0.5), 2.25, uintptr(12345)))
 	assert.Equal(t, []float64{-3, 4000000000, -(1 << 40), 1 << 50, 0.5, 2.25, 12345}, read(t, out))
 }
 
@@ -137,13 +138,13 @@ func TestKernelOrdersArraysAcrossStreams(t *testing.T) {
 	require.NoError(t, testhook.Spin(dev, sa.Backend(), 200*time.Millisecond))
 	require.NoError(t, fa.Fill(x, 3))
 	y := cuarray.Must(fb.Zeros(n))
-	require.NoError(t, k.Launch(sb, cuarray.Linear(n), float32(1), cuarray.In(x), cuarray.InOut(y), int64(n)))
+	require.NoError(t, k.Launch(sb, rtc.Linear(n), float32(1), cuarray.In(x), cuarray.InOut(y), int64(n)))
 	assert.Equal(t, filled[float32](n, 3), read(t, y), "the kernel ran before x was written")
 
 	// After: the kernel on B runs behind slow work; an operation on A
 	// reading y, and the host's read, wait for it.
 	require.NoError(t, testhook.Spin(dev, sb.Backend(), 200*time.Millisecond))
-	require.NoError(t, k.Launch(sb, cuarray.Linear(n), float32(2), cuarray.In(x), cuarray.InOut(y), int64(n)))
+	require.NoError(t, k.Launch(sb, rtc.Linear(n), float32(2), cuarray.In(x), cuarray.InOut(y), int64(n)))
 	z := cuarray.Must(fa.New(n))
 	require.NoError(t, fa.AddScalar(z, y, 1))
 	assert.Equal(t, filled[float32](n, 10), read(t, z), "A read y before the kernel on B wrote it")
@@ -161,7 +162,7 @@ func TestKernelKeepsUnreachableArraysAlive(t *testing.T) {
 	require.NoError(t, testhook.Spin(p.Device(), s.Backend(), 100*time.Millisecond))
 	func() {
 		x := cuarray.Must(f.Full(7, n)) // unreachable after this call
-		require.NoError(t, newSaxpy(t).Launch(s, cuarray.Linear(n), float32(1), cuarray.In(x), cuarray.InOut(y), int64(n)))
+		require.NoError(t, newSaxpy(t).Launch(s, rtc.Linear(n), float32(1), cuarray.In(x), cuarray.InOut(y), int64(n)))
 	}()
 	for range 3 {
 		runtime.GC()
@@ -175,30 +176,30 @@ func TestNewKernelErrors(t *testing.T) {
 	ptx := []byte(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry other(\n)\n{\nret;\n}\n")
 	tests := []struct {
 		name string
-		make func() (*cuarray.Kernel, error)
+		make func() (*rtc.Kernel, error)
 		text string
 	}{
-		{"name not an identifier", func() (*cuarray.Kernel, error) { return cuarray.NewKernel("sax py", saxpySrc) }, "not a C identifier"},
-		{"empty source", func() (*cuarray.Kernel, error) { return cuarray.NewKernel("saxpy", " \n") }, "empty source"},
-		{"host form not a func", func() (*cuarray.Kernel, error) {
-			return cuarray.NewKernel("saxpy", saxpySrc, cuarray.HostFunc(42))
+		{"name not an identifier", func() (*rtc.Kernel, error) { return rtc.NewKernel("sax py", saxpySrc) }, "not a C identifier"},
+		{"empty source", func() (*rtc.Kernel, error) { return rtc.NewKernel("saxpy", " \n") }, "empty source"},
+		{"host form not a func", func() (*rtc.Kernel, error) {
+			return rtc.NewKernel("saxpy", saxpySrc, rtc.HostFunc(42))
 		}, "HostFunc takes a func, not int"},
-		{"host form returns", func() (*cuarray.Kernel, error) {
-			return cuarray.NewKernel("saxpy", saxpySrc, cuarray.HostFunc(func([]float32) error { return nil }))
+		{"host form returns", func() (*rtc.Kernel, error) {
+			return rtc.NewKernel("saxpy", saxpySrc, rtc.HostFunc(func([]float32) error { return nil }))
 		}, "must return nothing"},
-		{"host form variadic", func() (*cuarray.Kernel, error) {
-			return cuarray.NewKernel("saxpy", saxpySrc, cuarray.HostFunc(func(...float32) {}))
+		{"host form variadic", func() (*rtc.Kernel, error) {
+			return rtc.NewKernel("saxpy", saxpySrc, rtc.HostFunc(func(...float32) {}))
 		}, "variadic"},
-		{"empty option", func() (*cuarray.Kernel, error) {
-			return cuarray.NewKernel("saxpy", saxpySrc, cuarray.CompileOptions("-use_fast_math", ""))
+		{"empty option", func() (*rtc.Kernel, error) {
+			return rtc.NewKernel("saxpy", saxpySrc, rtc.CompileOptions("-use_fast_math", ""))
 		}, "empty option"},
-		{"options for an image", func() (*cuarray.Kernel, error) {
-			return cuarray.NewKernelImage("other", ptx, cuarray.CompileOptions("-use_fast_math"))
+		{"options for an image", func() (*rtc.Kernel, error) {
+			return rtc.NewKernelImage("other", ptx, rtc.CompileOptions("-use_fast_math"))
 		}, "not compiled"},
-		{"image of nothing known", func() (*cuarray.Kernel, error) {
-			return cuarray.NewKernelImage("saxpy", []byte(saxpySrc))
+		{"image of nothing known", func() (*rtc.Kernel, error) {
+			return rtc.NewKernelImage("saxpy", []byte(saxpySrc))
 		}, "neither PTX text, a cubin (ELF) nor a fatbin"},
-		{"PTX without the kernel", func() (*cuarray.Kernel, error) { return cuarray.NewKernelImage("saxpy", ptx) }, `defines no kernel saxpy; it defines ["other"]`},
+		{"PTX without the kernel", func() (*rtc.Kernel, error) { return rtc.NewKernelImage("saxpy", ptx) }, `defines no kernel saxpy; it defines ["other"]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,11 +209,11 @@ func TestNewKernelErrors(t *testing.T) {
 			assert.Nil(t, k)
 		})
 	}
-	k, err := cuarray.NewKernelImage("other", ptx, cuarray.HostFunc(func() {}))
+	k, err := rtc.NewKernelImage("other", ptx, rtc.HostFunc(func() {}))
 	require.NoError(t, err)
 	assert.Equal(t, "kernel other (PTX, host form)", k.String())
 	assert.Equal(t, "other", k.Name())
-	assert.Equal(t, "kernel saxpy (source)", cuarray.Must(cuarray.NewKernel("saxpy", saxpySrc)).String())
+	assert.Equal(t, "kernel saxpy (source)", cuarray.Must(rtc.NewKernel("saxpy", saxpySrc)).String())
 }
 
 // TestKernelLaunchArgumentErrors: each misuse is an error naming the
@@ -225,11 +226,11 @@ func TestKernelLaunchArgumentErrors(t *testing.T) {
 	freed.UnsafeFree()
 	var nilArr *cuarray.Array[float32]
 	k := newSaxpy(t)
-	lin := cuarray.Linear(4)
+	lin := rtc.Linear(4)
 	tests := []struct {
 		name string
 		s    *cuarray.Stream
-		cfg  cuarray.LaunchConfig
+		cfg  rtc.LaunchConfig
 		args []any
 		is   error
 		text string
@@ -238,23 +239,23 @@ func TestKernelLaunchArgumentErrors(t *testing.T) {
 			"argument 1 is a bare *cuarray.Array[float32]; wrap it in cuarray.In, Out or InOut"},
 		{"Go int", s, lin, []any{float32(1), cuarray.In(x), cuarray.InOut(x), 4}, backend.ErrInvalidValue,
 			"argument 3 is a Go int, whose size C does not share; pass int32 for a C int or int64 for a long long"},
-		{"bool", s, lin, []any{true}, backend.ErrInvalidValue, "argument 0 has type bool; accepted are arrays wrapped in In, Out or InOut, and scalars of type int32"},
+		{"bool", s, lin, []any{true}, backend.ErrInvalidValue, "argument 0 has type bool; accepted are arrays wrapped in cuarray.In, Out or InOut, and scalars of type int32"},
 		{"slice", s, lin, []any{[]float32{1}}, backend.ErrInvalidValue, "argument 0 has type []float32"},
 		{"zero Arg", s, lin, []any{cuarray.Arg{}}, backend.ErrInvalidValue, "argument 0 is Arg{}; make array arguments with In, Out or InOut"},
-		{"nil array", s, lin, []any{cuarray.In(nilArr)}, backend.ErrInvalidValue, "argument 0 is a nil array"},
+		{"nil array", s, lin, []any{cuarray.In(nilArr)}, backend.ErrInvalidValue, "argument 0: cuarray: a nil array"},
 		{"freed array", s, lin, []any{float32(1), cuarray.In(freed)}, cuarray.ErrFreed, "argument 1"},
 		{"no stream, no array", nil, lin, []any{float32(1)}, backend.ErrInvalidValue, "no stream and no array"},
 		{"too many", s, lin, make([]any, 65), backend.ErrInvalidValue, "65 arguments; at most 64"},
-		{"empty block", s, cuarray.LaunchConfig{Grid: cuarray.Dim3{X: 1}}, []any{cuarray.In(x)}, backend.ErrInvalidValue, "Block.X must be at least 1"},
-		{"block too large", s, cuarray.LaunchConfig{Grid: cuarray.Dim3{X: 1}, Block: cuarray.Dim3{X: 64, Y: 32}}, []any{cuarray.In(x)}, backend.ErrInvalidValue, "2048 threads; CUDA allows at most 1024"},
-		{"negative n", s, cuarray.Linear(-1), []any{cuarray.In(x)}, backend.ErrInvalidValue, "Linear(-1)"},
+		{"empty block", s, rtc.LaunchConfig{Grid: rtc.Dim3{X: 1}}, []any{cuarray.In(x)}, backend.ErrInvalidValue, "Block.X must be at least 1"},
+		{"block too large", s, rtc.LaunchConfig{Grid: rtc.Dim3{X: 1}, Block: rtc.Dim3{X: 64, Y: 32}}, []any{cuarray.In(x)}, backend.ErrInvalidValue, "2048 threads; CUDA allows at most 1024"},
+		{"negative n", s, rtc.Linear(-1), []any{cuarray.In(x)}, backend.ErrInvalidValue, "Linear(-1)"},
 	}
 	if !onGPU(t) {
 		// The host form's parameters are checked at the launch.
 		tests = append(tests, []struct {
 			name string
 			s    *cuarray.Stream
-			cfg  cuarray.LaunchConfig
+			cfg  rtc.LaunchConfig
 			args []any
 			is   error
 			text string
@@ -281,12 +282,12 @@ func TestKernelLaunchArgumentErrors(t *testing.T) {
 // GPU code; the error says what to add.
 func TestKernelWithoutHostFormFailsOnTheHost(t *testing.T) {
 	needHost(t)
-	k, err := cuarray.NewKernel("saxpy", saxpySrc)
+	k, err := rtc.NewKernel("saxpy", saxpySrc)
 	require.NoError(t, err)
 	assert.False(t, k.HasHost())
 	s := newStream(t, freshPool(t))
 	x := cuarray.Must(cuarray.On[float32](s).Zeros(4))
-	err = k.Launch(s, cuarray.Linear(4), float32(1), cuarray.In(x), cuarray.InOut(x), int64(4))
+	err = k.Launch(s, rtc.Linear(4), float32(1), cuarray.In(x), cuarray.InOut(x), int64(4))
 	require.ErrorIs(t, err, backend.ErrNotSupported)
 	assert.ErrorContains(t, err, "kernel saxpy has no host form")
 	assert.ErrorContains(t, err, "HostFunc")
@@ -318,22 +319,22 @@ func TestStreamCheckJudgesKernelDeclarations(t *testing.T) {
 	y := cuarray.Must(cuarray.On[float32](sb).Zeros(n))
 	require.NoError(t, sa.Synchronize())
 	require.NoError(t, x.SetAutoOrdering(false))
-	touch, err := cuarray.NewKernel("touch", `extern "C" __global__ void touch(float *x, float *y) {}`,
-		cuarray.HostFunc(func(x, y []float32) { y[0] = x[0] }))
+	touch, err := rtc.NewKernel("touch", `extern "C" __global__ void touch(float *x, float *y) {}`,
+		rtc.HostFunc(func(x, y []float32) { y[0] = x[0] }))
 	require.NoError(t, err)
 
 	before := len(hb.StreamRaces())
 	z := cuarray.Must(fa.New(n))
 	require.NoError(t, testhook.Spin(p.Device(), sa.Backend(), 50*time.Millisecond))
 	require.NoError(t, fa.AddScalar(z, x, 1)) // A reads x
-	require.NoError(t, touch.Launch(sb, cuarray.Linear(n), cuarray.In(x), cuarray.Out(y)))
+	require.NoError(t, touch.Launch(sb, rtc.Linear(n), cuarray.In(x), cuarray.Out(y)))
 	require.NoError(t, sb.Synchronize())
 	require.NoError(t, sa.Synchronize())
 	assert.Len(t, hb.StreamRaces(), before, "two reads on two streams reported as a race")
 
 	require.NoError(t, testhook.Spin(p.Device(), sa.Backend(), 50*time.Millisecond))
 	require.NoError(t, fa.AddScalar(z, x, 1)) // A reads x
-	require.NoError(t, touch.Launch(sb, cuarray.Linear(n), cuarray.InOut(x), cuarray.Out(y)))
+	require.NoError(t, touch.Launch(sb, rtc.Linear(n), cuarray.InOut(x), cuarray.Out(y)))
 	require.NoError(t, sb.Synchronize())
 	require.NoError(t, sa.Synchronize())
 	races := hb.StreamRaces()[before:]
@@ -351,8 +352,8 @@ func TestKernelCompileErrorCarriesNVRTCLog(t *testing.T) {
 		t.Skip("compiles for a GPU; the host backend runs HostFunc and compiles nothing")
 	}
 	needKernels(t)
-	cuarray.SetKernelCacheDir(t, t.TempDir())
-	k, err := cuarray.NewKernel("broken", "extern \"C\" __global__ void broken(float *x) {\n\tx[0] = undeclared_thing;\n}\n")
+	rtc.SetKernelCacheDir(t, t.TempDir())
+	k, err := rtc.NewKernel("broken", "extern \"C\" __global__ void broken(float *x) {\n\tx[0] = undeclared_thing;\n}\n")
 	require.NoError(t, err, "NewKernel compiles nothing")
 	err = k.Compile(0)
 	var ce *nvrtc.CompileError
@@ -362,11 +363,11 @@ func TestKernelCompileErrorCarriesNVRTCLog(t *testing.T) {
 	assert.Contains(t, err.Error(), "broken.cu(2)", "the log's line reference is in the message")
 	s := newStream(t, freshPool(t))
 	x := cuarray.Must(cuarray.On[float32](s).Zeros(4))
-	err = k.Launch(s, cuarray.Linear(4), cuarray.InOut(x))
+	err = k.Launch(s, rtc.Linear(4), cuarray.InOut(x))
 	require.ErrorAs(t, err, &ce)
 
 	// A kernel name the source does not define (or mangles).
-	k, err = cuarray.NewKernel("missing", saxpySrc)
+	k, err = rtc.NewKernel("missing", saxpySrc)
 	require.NoError(t, err)
 	assert.ErrorContains(t, k.Compile(0), `has no kernel missing (is it declared extern "C"?)`)
 }
@@ -379,29 +380,29 @@ func TestKernelCompiledOnceAndShared(t *testing.T) {
 		t.Skip("compiles for a GPU")
 	}
 	needKernels(t)
-	c := cuarray.SetKernelCacheDir(t, t.TempDir())
+	c := rtc.SetKernelCacheDir(t, t.TempDir())
 	k1, k2 := newSaxpy(t), newSaxpy(t)
 	require.NoError(t, k1.Compile(0))
-	assert.Equal(t, "built", cuarray.KernelFrom(k1))
+	assert.Equal(t, "built", rtc.KernelFrom(k1))
 	require.NoError(t, k2.Compile(0))
-	assert.Equal(t, "memory", cuarray.KernelFrom(k2))
+	assert.Equal(t, "memory", rtc.KernelFrom(k2))
 	require.Len(t, c.Files(), 1)
 	c.Forget()
 	k3 := newSaxpy(t)
 	require.NoError(t, k3.Compile(0))
-	assert.Equal(t, "disk", cuarray.KernelFrom(k3))
+	assert.Equal(t, "disk", rtc.KernelFrom(k3))
 
 	res, err := nvrtc.Compile(saxpySrc, "saxpy.cu")
 	require.NoError(t, err)
-	k, err := cuarray.NewKernelImage("saxpy", res.Image)
+	k, err := rtc.NewKernelImage("saxpy", res.Image)
 	require.NoError(t, err)
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
 	x := cuarray.Must(f.Full(2, 100))
 	y := cuarray.Must(f.Full(1, 100))
-	require.NoError(t, k.Launch(s, cuarray.Linear(100), float32(3), cuarray.In(x), cuarray.InOut(y), int64(100)))
+	require.NoError(t, k.Launch(s, rtc.Linear(100), float32(3), cuarray.In(x), cuarray.InOut(y), int64(100)))
 	assert.Equal(t, filled[float32](100, 7), read(t, y))
-	assert.Equal(t, "image", cuarray.KernelFrom(k))
+	assert.Equal(t, "image", rtc.KernelFrom(k))
 }
 
 // TestKernelsNeedNoNVRTCOnTheHost: where there is no NVRTC (CI), kernels
@@ -414,7 +415,7 @@ func TestKernelsNeedNoNVRTCOnTheHost(t *testing.T) {
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
 	x := cuarray.Must(f.Full(1, 8))
-	require.NoError(t, newSaxpy(t).Launch(s, cuarray.Linear(8), float32(1), cuarray.In(x), cuarray.InOut(x), int64(8)))
+	require.NoError(t, newSaxpy(t).Launch(s, rtc.Linear(8), float32(1), cuarray.In(x), cuarray.InOut(x), int64(8)))
 	assert.Equal(t, filled[float32](8, 2), read(t, x))
 	assert.False(t, errors.Is(newSaxpy(t).Compile(0), nvrtc.ErrNoNVRTC))
 }

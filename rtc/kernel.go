@@ -1,4 +1,4 @@
-package cuarray
+package rtc
 
 import (
 	"bytes"
@@ -10,18 +10,19 @@ import (
 	"sync/atomic"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/backend/cudabackend"
-	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/devstream"
 	"github.com/gocuda/gocuda/kernels"
 )
 
-// Kernel is a GPU kernel cuarray did not write: CUDA C++ source compiled
+// Kernel is a GPU kernel of the program's own: CUDA C++ source compiled
 // at run time by NVRTC (NewKernel), or PTX, a cubin or a fatbin the
 // program ships (NewKernelImage). Launch queues it on a stream with
 // arrays and scalars, giving the arrays the guarantees of cuarray's own
-// operations: ordered after their earlier work on any stream, kept alive
-// until the launch has run, marked as last used on the launch's stream.
+// operations (it borrows them through cuarray.WithPointersAs): ordered
+// after their earlier work on any stream, kept alive until the launch has
+// run, marked as last used on the launch's stream.
 //
 // On the host backend a Kernel runs its Go form (HostFunc) instead, so
 // programs and their tests run without a GPU; a Kernel without one fails
@@ -60,16 +61,16 @@ type loaded struct {
 	from string
 }
 
-// KernelOption configures NewKernel and NewKernelImage.
-type KernelOption func(*Kernel) error
+// Option configures NewKernel and NewKernelImage.
+type Option func(*Kernel) error
 
 // HostFunc gives the kernel a Go form that the host backend runs instead
 // of the GPU code: a func taking the kernel's arguments in the same
-// order, each array as a []T of its elements (In, Out and InOut alike)
+// order, each array as a []T of its elements (cuarray.In, Out and InOut alike)
 // and each scalar as its Go type, and returning nothing:
 //
 //	// extern "C" __global__ void saxpy(float a, const float *x, float *y, long long n)
-//	cuarray.HostFunc(func(a float32, x, y []float32, n int64) {
+//	rtc.HostFunc(func(a float32, x, y []float32, n int64) {
 //		for i := range n {
 //			y[i] += a * x[i]
 //		}
@@ -85,7 +86,7 @@ type KernelOption func(*Kernel) error
 // input as []T receives arrays and scalars alike as a slice of the
 // result's length (broadcast already applied), an input as T scalars
 // only; outputs are []T. It is checked when the kernel is made.
-func HostFunc(fn any) KernelOption {
+func HostFunc(fn any) Option {
 	return func(k *Kernel) error {
 		v := reflect.ValueOf(fn)
 		if !v.IsValid() || v.Kind() != reflect.Func || v.IsNil() {
@@ -106,7 +107,7 @@ func HostFunc(fn any) KernelOption {
 // "-use_fast_math", "-DTILE=16", "--std=c++17". Without an -arch option
 // the kernel is compiled for each device's own architecture (a cubin), or
 // as PTX for the newest architecture NVRTC knows when the device is newer.
-func CompileOptions(opts ...string) KernelOption {
+func CompileOptions(opts ...string) Option {
 	return func(k *Kernel) error {
 		if k.image != nil {
 			return fmt.Errorf("CompileOptions given for an image (PTX, cubin or fatbin), which is not compiled")
@@ -123,9 +124,9 @@ func CompileOptions(opts ...string) KernelOption {
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-func newKernel(ctor, name string, opts []KernelOption, k *Kernel) (*Kernel, error) {
+func newKernel(ctor, name string, opts []Option, k *Kernel) (*Kernel, error) {
 	if !identRE.MatchString(name) {
-		return nil, fmt.Errorf("cuarray: %s: kernel name %q is not a C identifier; give the name of an extern \"C\" __global__ function: %w", ctor, name, backend.ErrInvalidValue)
+		return nil, fmt.Errorf("rtc: %s: kernel name %q is not a C identifier; give the name of an extern \"C\" __global__ function: %w", ctor, name, backend.ErrInvalidValue)
 	}
 	k.name, k.op = name, "kernel "+name
 	for _, o := range opts {
@@ -133,11 +134,11 @@ func newKernel(ctor, name string, opts []KernelOption, k *Kernel) (*Kernel, erro
 			continue
 		}
 		if err := o(k); err != nil {
-			return nil, fmt.Errorf("cuarray: %s(%s): %v: %w", ctor, name, err, backend.ErrInvalidValue)
+			return nil, fmt.Errorf("rtc: %s(%s): %v: %w", ctor, name, err, backend.ErrInvalidValue)
 		}
 	}
 	if k.preamble != "" {
-		return nil, fmt.Errorf("cuarray: %s(%s): Preamble is an option of NewElementwiseKernel; put the code in the kernel's source: %w", ctor, name, backend.ErrInvalidValue)
+		return nil, fmt.Errorf("rtc: %s(%s): Preamble is an option of NewElementwiseKernel; put the code in the kernel's source: %w", ctor, name, backend.ErrInvalidValue)
 	}
 	return k, nil
 }
@@ -152,16 +153,16 @@ func newKernel(ctor, name string, opts []KernelOption, k *Kernel) (*Kernel, erro
 //		     i += (long long)gridDim.x * blockDim.x)
 //			x[i] *= a;
 //	}`
-//	k, err := cuarray.NewKernel("scale", src, cuarray.HostFunc(func(x []float32, a float32, n int64) {
+//	k, err := rtc.NewKernel("scale", src, rtc.HostFunc(func(x []float32, a float32, n int64) {
 //		for i := range x { x[i] *= a }
 //	}))
-//	err = k.Launch(s, cuarray.Linear(n), cuarray.InOut(x), float32(2), int64(n))
+//	err = k.Launch(s, rtc.Linear(n), cuarray.InOut(x), float32(2), int64(n))
 //
 // NewKernel itself compiles nothing and needs no NVRTC: a program that
 // runs on the host backend only needs the HostFunc.
-func NewKernel(name, source string, opts ...KernelOption) (*Kernel, error) {
+func NewKernel(name, source string, opts ...Option) (*Kernel, error) {
 	if strings.TrimSpace(source) == "" {
-		return nil, fmt.Errorf("cuarray: NewKernel(%s): empty source: %w", name, backend.ErrInvalidValue)
+		return nil, fmt.Errorf("rtc: NewKernel(%s): empty source: %w", name, backend.ErrInvalidValue)
 	}
 	return newKernel("NewKernel", name, opts, &Kernel{source: source})
 }
@@ -172,10 +173,10 @@ func NewKernel(name, source string, opts ...KernelOption) (*Kernel, error) {
 // per device; PTX is compiled by the driver for the device then, and
 // cached by the driver between processes. name is the kernel's (extern
 // "C") function in it. The image is copied.
-func NewKernelImage(name string, image []byte, opts ...KernelOption) (*Kernel, error) {
+func NewKernelImage(name string, image []byte, opts ...Option) (*Kernel, error) {
 	kind := imageKind(image)
 	if kind == "" {
-		return nil, fmt.Errorf("cuarray: NewKernelImage(%s): the image (%d bytes) is neither PTX text, a cubin (ELF) nor a fatbin: %w", name, len(image), backend.ErrInvalidValue)
+		return nil, fmt.Errorf("rtc: NewKernelImage(%s): the image (%d bytes) is neither PTX text, a cubin (ELF) nor a fatbin: %w", name, len(image), backend.ErrInvalidValue)
 	}
 	k, err := newKernel("NewKernelImage", name, opts, &Kernel{image: bytes.Clone(image)})
 	if err != nil {
@@ -183,7 +184,7 @@ func NewKernelImage(name string, image []byte, opts ...KernelOption) (*Kernel, e
 	}
 	if kind == "PTX" {
 		if entries := kernels.PTXEntries(image); !contains(entries, name) {
-			return nil, fmt.Errorf("cuarray: NewKernelImage(%s): the PTX defines no kernel %s; it defines %q (is the kernel extern \"C\"?): %w", name, name, entries, backend.ErrInvalidValue)
+			return nil, fmt.Errorf("rtc: NewKernelImage(%s): the PTX defines no kernel %s; it defines %q (is the kernel extern \"C\"?): %w", name, name, entries, backend.ErrInvalidValue)
 		}
 	}
 	return k, nil
@@ -303,8 +304,8 @@ const scalarTypes = "int32 (C int), uint32, int64 (long long), uint64, float32 (
 
 // Launch queues the kernel on stream s (nil: the arrays' device's default
 // stream) with the given shape and arguments, in the kernel's parameter
-// order. Each array is wrapped by In, Out or InOut to say whether the
-// kernel reads it, writes it, or both; scalars are int32, uint32, int64,
+// order. Each array is wrapped by cuarray.In, Out or InOut to say whether
+// the kernel reads it, writes it, or both; scalars are int32, uint32, int64,
 // uint64, float32, float64 or uintptr, matching the C parameter's size
 // (Go's int is not accepted: say int32 or int64). Like cuarray's own
 // operations it returns once the kernel is queued; the arrays are ordered
@@ -316,66 +317,72 @@ const scalarTypes = "int32 (C int), uint32, int64 (long long), uint64, float32 (
 // a missing NVRTC wraps nvrtc.ErrNoNVRTC. On the host backend the
 // kernel's HostFunc runs with the arguments as Go values, and the host
 // stream checker judges the declared reads and writes.
-func (k *Kernel) Launch(s *Stream, cfg LaunchConfig, args ...any) error {
+func (k *Kernel) Launch(s *cuarray.Stream, cfg LaunchConfig, args ...any) error {
 	if len(args) > maxKernelArgs {
-		return fmt.Errorf("cuarray: %s: %d arguments; at most %d: %w", k.op, len(args), maxKernelArgs, backend.ErrInvalidValue)
+		return fmt.Errorf("rtc: %s: %d arguments; at most %d: %w", k.op, len(args), maxKernelArgs, backend.ErrInvalidValue)
 	}
 	// The arrays, and where they are among args.
-	var arrStack [maxBorrowed]Arg
-	var posStack [maxBorrowed]int
+	var arrStack [maxArrays]cuarray.Arg
+	var posStack [maxArrays]int
 	arrs, pos := arrStack[:0], posStack[:0]
 	for i, a := range args {
 		switch v := a.(type) {
-		case Arg:
-			if v.op == nil || v.acc&ReadWrite == 0 {
-				return fmt.Errorf("cuarray: %s: argument %d is %v; make array arguments with In, Out or InOut: %w", k.op, i, v, backend.ErrInvalidValue)
+		case cuarray.Arg:
+			if v.Access()&cuarray.ReadWrite == 0 {
+				return fmt.Errorf("rtc: %s: argument %d is %v; make array arguments with In, Out or InOut: %w", k.op, i, v, backend.ErrInvalidValue)
 			}
-			if err := v.op.check(k.op, fmt.Sprintf("argument %d", i)); err != nil {
-				return err
+			if err := v.Err(); err != nil {
+				return fmt.Errorf("rtc: %s: argument %d: %w", k.op, i, err)
 			}
 			arrs, pos = append(arrs, v), append(pos, i)
 		case int32, uint32, int64, uint64, float32, float64, uintptr:
-		case operand:
-			return fmt.Errorf("cuarray: %s: argument %d is a bare %T; wrap it in cuarray.In, Out or InOut to say whether the kernel reads it, writes it or both: %w", k.op, i, a, backend.ErrInvalidValue)
 		case int, uint:
-			return fmt.Errorf("cuarray: %s: argument %d is a Go %T, whose size C does not share; pass int32 for a C int or int64 for a long long: %w", k.op, i, a, backend.ErrInvalidValue)
+			return fmt.Errorf("rtc: %s: argument %d is a Go %T, whose size C does not share; pass int32 for a C int or int64 for a long long: %w", k.op, i, a, backend.ErrInvalidValue)
 		default:
-			return fmt.Errorf("cuarray: %s: argument %d has type %T; accepted are arrays wrapped in In, Out or InOut, and scalars of type %s: %w", k.op, i, a, scalarTypes, backend.ErrInvalidValue)
+			if _, ok := arrayArg(a, cuarray.Read); ok {
+				return fmt.Errorf("rtc: %s: argument %d is a bare %T; wrap it in cuarray.In, Out or InOut to say whether the kernel reads it, writes it or both: %w", k.op, i, a, backend.ErrInvalidValue)
+			}
+			return fmt.Errorf("rtc: %s: argument %d has type %T; accepted are arrays wrapped in cuarray.In, Out or InOut, and scalars of type %s: %w", k.op, i, a, scalarTypes, backend.ErrInvalidValue)
 		}
 	}
 	var dev backend.Device
 	switch {
 	case len(arrs) > 0:
-		dev = arrs[0].op.device()
+		dev = arrs[0].Device()
 	case s != nil:
-		dev = s.dev
+		dev = s.Device()
 	default:
-		return fmt.Errorf("cuarray: %s: no stream and no array to find a device by: %w", k.op, backend.ErrInvalidValue)
+		return fmt.Errorf("rtc: %s: no stream and no array to find a device by: %w", k.op, backend.ErrInvalidValue)
 	}
-	switch d := dev.(type) {
-	case *cudabackend.Device:
-		return k.launchGPU(d, s, cfg, args, arrs, pos)
-	case *host.Device:
-		return k.launchHost(s, cfg, args, arrs, pos)
+	on, err := deviceOn(k.op, dev)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("cuarray: %s: device %d is of a backend (%T) that runs no user kernels: %w", k.op, dev.Ordinal(), dev, backend.ErrNotSupported)
+	if on.GPU != nil {
+		return k.launchGPU(on.GPU, s, cfg, args, arrs, pos)
+	}
+	return k.launchHost(s, cfg, args, arrs, pos)
 }
 
+// maxArrays is how many array arguments a launch collects without
+// allocating.
+const maxArrays = 8
+
 // launchGPU loads the kernel on d if need be and launches it through the
-// borrowing of WithPointers.
-func (k *Kernel) launchGPU(d *cudabackend.Device, s *Stream, cfg LaunchConfig, args []any, arrs []Arg, pos []int) error {
+// borrowing of cuarray.WithPointersAs.
+func (k *Kernel) launchGPU(d devstream.GPU, s *cuarray.Stream, cfg LaunchConfig, args []any, arrs []cuarray.Arg, pos []int) error {
 	grid, block, err := cfg.resolve(d.Info().MultiProcessors)
 	if err != nil {
-		return fmt.Errorf("cuarray: %s: %v: %w", k.op, err, backend.ErrInvalidValue)
+		return fmt.Errorf("rtc: %s: %v: %w", k.op, err, backend.ErrInvalidValue)
 	}
 	f, err := k.function(d)
 	if err != nil {
 		return err
 	}
-	return borrow(k.op, s, false, func(bs backend.Stream, ptrs []backend.Ptr) error {
-		cs, ok := bs.(*cudabackend.Stream)
-		if !ok {
-			return fmt.Errorf("stream %d is not a CUDA stream: %w", bs.ID(), backend.ErrInvalidValue)
+	return cuarray.WithPointersAs(k.op, s, func(bs backend.Stream, ptrs []backend.Ptr) error {
+		cs, err := gpuStream(bs)
+		if err != nil {
+			return err
 		}
 		// The arguments as the driver binding takes them: the arrays'
 		// addresses in their places. The copy keeps the caller's slice
@@ -386,68 +393,61 @@ func (k *Kernel) launchGPU(d *cudabackend.Device, s *Stream, cfg LaunchConfig, a
 			packed[i] = cuda.DevicePtr(ptrs[j])
 		}
 		return cs.CUDA().Launch(f, grid, block, cfg.SharedMem, packed...)
-	}, arrs)
+	}, arrs...)
 }
 
-// launchHost queues the kernel's Go form on s's host stream.
-func (k *Kernel) launchHost(s *Stream, cfg LaunchConfig, args []any, arrs []Arg, pos []int) error {
+// launchHost queues the kernel's Go form on s's host stream. The borrowing
+// has told the stream checker of the declared reads and writes, at the
+// point in stream order where the Go form runs.
+func (k *Kernel) launchHost(s *cuarray.Stream, cfg LaunchConfig, args []any, arrs []cuarray.Arg, pos []int) error {
 	if !k.HasHost() {
 		return k.noHostError()
 	}
 	if _, _, err := cfg.resolve(1); err != nil {
-		return fmt.Errorf("cuarray: %s: %v: %w", k.op, err, backend.ErrInvalidValue)
+		return fmt.Errorf("rtc: %s: %v: %w", k.op, err, backend.ErrInvalidValue)
 	}
 	if err := k.checkHostArgs(args, arrs, pos); err != nil {
 		return err
 	}
-	return borrow(k.op, s, false, func(bs backend.Stream, ptrs []backend.Ptr) error {
-		hs, ok := bs.(*host.Stream)
-		if !ok {
-			return fmt.Errorf("stream %d is not a host stream: %w", bs.ID(), backend.ErrInvalidValue)
+	return cuarray.WithPointersAs(k.op, s, func(bs backend.Stream, ptrs []backend.Ptr) error {
+		hs, err := hostStream(bs)
+		if err != nil {
+			return err
 		}
 		in := make([]reflect.Value, len(args))
 		j := 0
 		for i, a := range args {
 			if j < len(pos) && pos[j] == i {
-				in[i] = reflect.ValueOf(arrs[j].op.hostSlice(ptrs[j]))
+				in[i] = hostSlice(arrs[j], ptrs[j])
 				j++
 				continue
 			}
 			in[i] = reflect.ValueOf(a)
 		}
-		var acc []host.Access
-		if hs.Checking() {
-			acc = hostAccesses(arrs, ptrs)
-		}
 		fn := k.host
-		return hs.EnqueueAccess(k.op, acc, false, func() { fn.Call(in) })
-	}, arrs)
+		return hs.Enqueue(func() { fn.Call(in) })
+	}, arrs...)
 }
-
-// sliceTyped is what an array argument's Go form needs: the []T type.
-type sliceTyped interface{ sliceType() reflect.Type }
-
-func (a *Array[T]) sliceType() reflect.Type { return reflect.TypeFor[[]T]() }
 
 // checkHostArgs matches the arguments against the HostFunc's parameters,
 // so that a mismatch is an error at the launch rather than a panic on the
 // stream's goroutine later.
-func (k *Kernel) checkHostArgs(args []any, arrs []Arg, pos []int) error {
+func (k *Kernel) checkHostArgs(args []any, arrs []cuarray.Arg, pos []int) error {
 	ft := k.host.Type()
 	if ft.NumIn() != len(args) {
-		return fmt.Errorf("cuarray: %s: launched with %d arguments, but its HostFunc %s takes %d: %w", k.op, len(args), ft, ft.NumIn(), backend.ErrInvalidValue)
+		return fmt.Errorf("rtc: %s: launched with %d arguments, but its HostFunc %s takes %d: %w", k.op, len(args), ft, ft.NumIn(), backend.ErrInvalidValue)
 	}
 	j := 0
 	for i, a := range args {
 		var got reflect.Type
 		if j < len(pos) && pos[j] == i {
-			got = arrs[j].op.(sliceTyped).sliceType()
+			got = sliceType(arrs[j].DType())
 			j++
 		} else {
 			got = reflect.TypeOf(a)
 		}
 		if want := ft.In(i); got != want {
-			return fmt.Errorf("cuarray: %s: argument %d is passed to the HostFunc as %s, but its parameter %d is %s (HostFunc %s): %w", k.op, i, got, i, want, ft, backend.ErrInvalidValue)
+			return fmt.Errorf("rtc: %s: argument %d is passed to the HostFunc as %s, but its parameter %d is %s (HostFunc %s): %w", k.op, i, got, i, want, ft, backend.ErrInvalidValue)
 		}
 	}
 	return nil
