@@ -44,7 +44,7 @@ func init() {
 		"erf": math.Erf, "erfc": math.Erfc,
 	}
 	two := map[string]func(float64, float64) float64{
-		"pow": math.Pow, "atan2": math.Atan2, "fmin": fmin, "fmax": fmax, "copysign": math.Copysign, "fmod": math.Mod,
+		"pow": pow, "atan2": atan2, "fmin": fmin, "fmax": fmax, "copysign": math.Copysign, "fmod": math.Mod,
 		"hypot": math.Hypot, "fdim": math.Dim,
 	}
 	exact := map[string]bool{"sqrt": true, "fabs": true, "floor": true, "ceil": true, "round": true, "trunc": true,
@@ -79,6 +79,16 @@ func boolFunc(f func(float64) bool) func(float64) float64 {
 		}
 		return 0
 	}
+}
+
+// atan2 is C's atan2, whose result has y's sign; Go's math.Atan2 loses
+// it when y/x underflows to 0 (atan2(-1e-298, -1e115) is -π, not π).
+func atan2(y, x float64) float64 {
+	r := math.Atan2(y, x)
+	if r == r {
+		r = math.Copysign(r, y)
+	}
+	return r
 }
 
 // fmin is C's fmin: a NaN argument gives the other one, and -0 is below
