@@ -1,5 +1,10 @@
 package elemexpr
 
+import (
+	"math/bits"
+	"unsafe"
+)
+
 // The evaluator's loops, one per operation and operand shape: vv (two
 // vectors), vs (a vector and a scalar), sv (a scalar and a vector). Each
 // is a plain loop over typed slices that the compiler keeps tight; scalar
@@ -247,6 +252,27 @@ func idivVS[T integer](o, a []T, y T) {
 	a = a[:len(o)]
 	if y == 0 {
 		clear(o)
+		return
+	}
+	if y > 0 && y&(y-1) == 0 {
+		// A power of two: a shift, biased toward zero for negative x, as
+		// compilers divide by such constants (a hardware division costs
+		// tens of cycles).
+		var zero T
+		top := uint(unsafe.Sizeof(zero))*8 - 1
+		// Masking with top (a constant in each instantiation) tells the
+		// compiler the shift is below the width: no check per element.
+		sh := uint(bits.TrailingZeros64(uint64(y))) & top
+		if ^zero > 0 { // unsigned
+			for k := range o {
+				o[k] = a[k] >> (sh & top)
+			}
+			return
+		}
+		for k := range o {
+			x := a[k]
+			o[k] = (x + (x>>top)&(y-1)) >> (sh & top)
+		}
 		return
 	}
 	for k := range o {
