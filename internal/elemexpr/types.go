@@ -59,7 +59,6 @@ func ParseType(goName string) (Type, bool) {
 }
 
 func (t Type) isFloat() bool    { return t == Float32 || t == Float64 }
-func (t Type) isInteger() bool  { return t >= Bool && t <= Uint64 }
 func (t Type) isUnsigned() bool { return t == Uint8 || t == Uint32 || t == Uint64 || t == Bool }
 func (t Type) bits() int {
 	switch t {
