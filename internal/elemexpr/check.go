@@ -43,6 +43,9 @@ func (c *checker) check(stmts []*stmt) error {
 }
 
 func (c *checker) stmt(s *stmt) error {
+	if s.isIf {
+		return c.ifStmt(s)
+	}
 	if s.decl {
 		if old, ok := c.vars[s.name]; ok {
 			what := "a local declared at " + old.pos.String()
@@ -106,6 +109,46 @@ func (c *checker) stmt(s *stmt) error {
 	s.rhs = convert(r, v.typ)
 	s.v = v
 	v.set = true
+	return nil
+}
+
+// ifStmt checks an if statement. Each branch is a scope of its own (its
+// declarations end with it), and a local is given a value by the if when
+// both branches give it one.
+func (c *checker) ifStmt(s *stmt) error {
+	cond, err := c.expr(s.cond)
+	if err != nil {
+		return err
+	}
+	s.cond = convert(cond, Bool)
+	outer := make(map[string]*variable, len(c.vars))
+	setBefore := map[*variable]bool{}
+	for name, v := range c.vars {
+		outer[name] = v
+		setBefore[v] = v.set
+	}
+	setAfter := map[*variable]bool{}
+	for k, branch := range [][]*stmt{s.then, s.els} {
+		c.vars = make(map[string]*variable, len(outer))
+		for name, v := range outer {
+			c.vars[name] = v
+			v.set = setBefore[v]
+		}
+		if err := c.check(branch); err != nil {
+			return err
+		}
+		for _, v := range outer {
+			if k == 0 {
+				setAfter[v] = v.set
+			} else {
+				setAfter[v] = setAfter[v] && v.set
+			}
+		}
+	}
+	c.vars = outer
+	for _, v := range outer {
+		v.set = setAfter[v]
+	}
 	return nil
 }
 

@@ -78,6 +78,12 @@ var diffCases = []diffCase{
 	{in: "uint8 u, uint8 v", out: "uint8 z, uint8 w", body: "z = u - v; w = (u > v ? u : v) + ~u", gen: []string{"i", "i"}},
 	{in: "uint8 u, int32 x", out: "int32 z", body: "bool b = u > 3; unsigned char c = x; z = b ? c : u; z += true + false", gen: []string{"i", "i"}},
 	{in: "int32 x, float32 y", out: "float32 z", body: "z = x > 0 ? 1 : 2.5; z += y > 0 ? x : y", gen: []string{"i", "f"}},
+	// if: both branches computed, one chosen; C takes only one, which
+	// guards divisions that would trap.
+	{in: "float32 x, float32 y", out: "float32 z", body: "if (x - 2 > y) { z = x * y; } else { z = x + y; }", gen: []string{"f", "f"}},
+	{in: "int32 x, int32 y", out: "int32 z, int32 w", body: "if (y != 0 && !(x == -2147483647 - 1 && y == -1)) z = x / y; if (x < 0) { int t = -x; w = t % 1000; } else w = x % 7;", gen: []string{"i", "is"}},
+	{in: "float32 x, float32 y", out: "float32 z", body: "float t = 0; if (x > 0) { if (y > 0) t = 1; else t = 2; } else if (y > 0) t = 3; else { t = 4; z = -1; } z += t", gen: []string{"f", "f"}},
+	{in: "uint8 u, int64 a", out: "int64 z", body: "long long t = a; if (u > 100) t = (t >> 3) * u; else if (u) t /= u; z = t", gen: []string{"i", "i"}},
 	// Math functions, within the ulps allowed.
 	{in: "float32 x", out: "float32 z", body: "z = tanh(x) * 0.5f", gen: []string{"f"}, ulps: 2},
 	{in: "float32 x", out: "float32 z, float32 w", body: "z = exp(x); w = expf(x)", gen: []string{"f"}, ulps: 2},
@@ -91,7 +97,8 @@ var diffCases = []diffCase{
 	{in: "float32 x, float32 y", out: "float32 z, float32 w", body: "z = pow(x, y); w = powf(fabs(x), 0.5f)", gen: []string{"fs", "fs"}, ulps: 2},
 	{in: "float32 x, float32 y", out: "float32 z", body: "z = atan2(x, y)", gen: []string{"f", "f"}, ulps: 2},
 	{in: "float32 x", out: "float32 z, float32 w", body: "z = rsqrtf(x); w = rsqrt(x)", gen: []string{"fp"}, ulps: 2},
-	{in: "float32 x", out: "float64 z", body: "z = exp(x)", gen: []string{"fs"}, ulps: 2},
+	// exp of a float is expf: the difference is 0 exactly, on both sides.
+	{in: "float32 x", out: "float64 z", body: "z = (double)exp(x) - (double)expf(x) + (double)tanh(x) - (double)tanhf(x)", gen: []string{"f"}},
 	{in: "int32 x", out: "float64 z, float32 w", body: "z = sqrt(x); w = pow(2.0f, 3)", gen: []string{"i"}, ulps: 2},
 	{in: "float64 x", out: "float64 z, float64 w", body: "z = exp(x); w = log(x)", gen: []string{"f"}, ulps: 2},
 	{in: "float64 x", out: "float64 z, float64 w", body: "z = tanh(x); w = erf(x)", gen: []string{"f"}, ulps: 2},

@@ -20,6 +20,8 @@
 //	stmt   = [ "const" ] type name [ "=" expr ] { "," name [ "=" expr ] }
 //	       | name ( "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "&=" | "|=" | "^=" | "<<=" | ">>=" ) expr
 //	       | name "++" | name "--" | "++" name | "--" name
+//	       | "if" "(" expr ")" branch [ "else" branch ]
+//	branch = "{" { stmt ";" } "}" | stmt ";" | if-stmt
 //	type   = float | double | int | long | long long | unsigned [ char | int | long [ long ] ]
 //	       | bool | float32 | float64 | int32 | int64 | uint8 | uint32 | uint64
 //	       | a type parameter (TypeParam) | auto
@@ -31,10 +33,14 @@
 // Names are the inputs (read only), the outputs, locals declared earlier,
 // i (the element's flat index) and n (the element count), both long long.
 // A local must be given a value before it is read; an output reads 0 until
-// the body sets it, as gocuda's kernels hand it over. There is no control
-// flow (if, for, return): choose values with c ? a : b, which like && and
-// || computes both sides on the host, the same thing as C since a body has
-// no side effects.
+// the body sets it, as gocuda's kernels hand it over; a local declared in
+// a branch of an if ends with it, and one declared before is given a value
+// by an if when both branches give it one. There are no loops, returns or
+// other jumps. On the host an if computes both branches and each variable
+// takes the value of the branch its condition picks (c ? a : b, && and ||
+// likewise compute both sides): the same values as C's, since a body has
+// no side effects and the host's integer division by zero gives 0 instead
+// of trapping in the branch not taken.
 //
 // The functions are CUDA's math library as bodies call it: exp exp2 expm1
 // log log2 log10 log1p sqrt rsqrt cbrt fabs floor ceil round trunc sin cos

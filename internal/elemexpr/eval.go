@@ -96,11 +96,7 @@ func compilePlan(in, out []*variable, stmts []*stmt, scalarIn []bool) *plan {
 	for j, v := range out {
 		p.outVec = append(p.outVec, p.newReg(reg{typ: v.typ, kind: rOutVec, param: j}))
 	}
-	for _, s := range stmts {
-		if s.rhs != nil {
-			c.cur[s.v] = c.expr(s.rhs)
-		}
-	}
+	c.stmts(stmts)
 	final := make([]int, len(out))
 	for j, v := range out {
 		r, ok := c.cur[v]
@@ -161,6 +157,88 @@ func (c *compiler) finish(final []int) {
 	for _, j := range stores {
 		c.emit(p.outVec[j], mkStore(p.regs[final[j]].typ), final[j])
 	}
+}
+
+func (c *compiler) stmts(stmts []*stmt) {
+	for _, s := range stmts {
+		switch {
+		case s.isIf:
+			c.ifStmt(s)
+		case s.rhs != nil:
+			c.cur[s.v] = c.expr(s.rhs)
+		}
+	}
+}
+
+// ifStmt computes both branches and then, for each variable either sets,
+// selects its value by the condition: the same values as C's branch,
+// since a body has no side effects (an integer division by zero in the
+// branch not taken gives 0 and is dropped).
+func (c *compiler) ifStmt(s *stmt) {
+	cond := c.expr(s.cond)
+	before := c.cur
+	var results []map[*variable]int
+	for _, branch := range [][]*stmt{s.then, s.els} {
+		c.cur = make(map[*variable]int, len(before))
+		for v, r := range before {
+			c.cur[v] = r
+		}
+		c.stmts(branch)
+		results = append(results, c.cur)
+	}
+	c.cur = before
+	declared := map[*variable]bool{}
+	for _, v := range assignedIn(append(append([]*stmt{}, s.then...), s.els...), declared) {
+		if declared[v] {
+			continue // the branch's own local
+		}
+		old, had := before[v]
+		if !had && v.kind == vOutput {
+			old, had = c.constant(v.typ, 0, 0), true
+		}
+		r1, ok1 := results[0][v]
+		r2, ok2 := results[1][v]
+		if !ok1 {
+			r1, ok1 = old, had
+		}
+		if !ok2 {
+			r2, ok2 = old, had
+		}
+		switch {
+		case !ok1 || !ok2:
+			// Set on one path only, and unset before: the checker lets no
+			// one read it until it is set on every path.
+		case r1 == r2:
+			c.cur[v] = r1
+		default:
+			c.cur[v] = c.emit(c.dst(v.typ, cond, r1, r2), mkSelect(v.typ), cond, r1, r2)
+		}
+	}
+}
+
+// assignedIn lists the variables that stmts set, in order, and marks in
+// declared those they declare.
+func assignedIn(stmts []*stmt, declared map[*variable]bool) []*variable {
+	var out []*variable
+	seen := map[*variable]bool{}
+	var walk func([]*stmt)
+	walk = func(ss []*stmt) {
+		for _, s := range ss {
+			switch {
+			case s.isIf:
+				walk(s.then)
+				walk(s.els)
+			case s.decl:
+				declared[s.v] = true
+			}
+			if s.v != nil && !seen[s.v] {
+				seen[s.v] = true
+				out = append(out, s.v)
+			}
+		}
+	}
+	walk(stmts)
+	return out
 }
 
 func (c *compiler) constant(t Type, iv uint64, fv float64) int {

@@ -64,6 +64,7 @@ func TestTypesFollowCpp(t *testing.T) {
 		{Float32, "z = (double)x / static_cast<int>(d) + float(k)", "z = ((float)((((double)x) / ((double)((int)d))) + ((double)((float)k))));"},
 		{Int32, "z = k; z++; --z", "z = k;\nz = (z + 1);\nz = (z - 1);"},
 		{Float32, "z = x /* a comment */ // and another\n", "z = x;"},
+		{Float32, "if (k) z = 1; else if (x > 2) { float t = x; z = t; } else ; z += 1", "if (((bool)k)) {\n  z = ((float)1);\n} else {\n  if ((x > ((float)2))) {\n    float t = x;\n    z = t;\n  }\n}\nz = (z + ((float)1));"},
 		{Int64, "unsigned long long a = l; unsigned b = a; long c = b; z = c", "unsigned long long a = ((unsigned long long)l);\nunsigned int b = ((unsigned int)a);\nlong long c = ((long long)b);\nz = c;"},
 	} {
 		e := compileOut(t, c.out, c.body, TypeParam("T", Float32))
@@ -84,8 +85,15 @@ func TestBadBodiesSayWhereAndWhat(t *testing.T) {
 		{"z = x % 2", "1:7: % takes integers; the operands are float and int"},
 		{"z = x << 1", "<< takes integers"},
 		{"z = ~x", "~ takes an integer"},
-		{"if (x > 0) z = 1", "1:1: if statements are not accepted"},
-		{"{ z = 1; }", "blocks { } are not accepted"},
+		{"for (;;) z = 1", "1:1: for statements are not accepted"},
+		{"{ z = 1; }", "blocks { } are accepted only as the branches of an if"},
+		{"else z = 1", "else without an if"},
+		{"if (x) { z = 1;", "1:8: block { is not closed with }"},
+		{"if x z = 1", "expected \"(\" after if"},
+		{"if (x) { z = 1 }", "expected \";\" after a statement"},
+		{"if (x) { float t = 1; } z = t", "unknown name t"},
+		{"float t; if (x) t = 1; z = t", "1:28: t is read before it is given a value"},
+		{"if (x) { float x = 1; }", "x is already an input"},
 		{"z = x[0]", "indexing [ ] is not accepted"},
 		{"z = 'a'", "character and string literals"},
 		{"float t; z = t", "1:14: t is read before it is given a value"},
@@ -255,6 +263,24 @@ func TestInPlaceReadsBeforeItWrites(t *testing.T) {
 		require.NoError(t, e.Eval(3, v, v, w))
 		assert.Equal(t, c.want, v, c.body)
 	}
+}
+
+// TestIfSelectsLikeABranch: both branches are computed and each variable
+// they set takes the value of the branch the condition picks.
+func TestIfSelectsLikeABranch(t *testing.T) {
+	e, err := Compile([]Param{{"x", Int32}, {"y", Int32}}, []Param{{"z", Int32}, {"w", Int32}},
+		`float t;
+		if (y != 0) { z = x / y; t = 1; } else t = 2;
+		if (x > 10) if (y > 0) w = 1; else w = 2; else w = t;`)
+	require.NoError(t, err)
+	x, y := []int32{7, 7, 20, 20, 20}, []int32{2, 0, 5, -5, 0}
+	z, w := make([]int32, 5), make([]int32, 5)
+	require.NoError(t, e.Eval(5, x, y, z, w))
+	assert.Equal(t, []int32{3, 0, 4, -4, 0}, z)
+	assert.Equal(t, []int32{1, 2, 1, 2, 2}, w)
+	require.NoError(t, e.Eval(5, int32(20), int32(0), z, w), "a uniform condition")
+	assert.Equal(t, []int32{0, 0, 0, 0, 0}, z)
+	assert.Equal(t, []int32{2, 2, 2, 2, 2}, w)
 }
 
 func TestUnsetOutputsAreZero(t *testing.T) {

@@ -44,12 +44,17 @@ type stmt struct {
 	op      string
 	rhs     *node // nil for a declaration without initializer
 	v       *variable
+	// An if statement: cond, then the branches.
+	isIf      bool
+	cond      *node
+	then, els []*stmt
 }
 
 type parser struct {
 	toks   []token
 	p      int
 	tparam map[string]Type
+	depth  int // if statements open
 }
 
 func (ps *parser) peek() token { return ps.toks[ps.p] }
@@ -165,34 +170,120 @@ func parseBody(src string, tparam map[string]Type) ([]*stmt, error) {
 		return nil, err
 	}
 	ps := &parser{toks: toks, tparam: tparam}
+	out, perr := ps.stmts(false, Pos{})
+	if perr != nil {
+		return nil, perr
+	}
+	return out, nil
+}
+
+// stmts reads statements to the end of the body or, in a block opened at
+// open, to its closing }.
+func (ps *parser) stmts(block bool, open Pos) ([]*stmt, *Error) {
 	var out []*stmt
-	for ps.peek().kind != tEOF {
-		if ps.is(";") {
+	for {
+		switch {
+		case ps.peek().kind == tEOF && block:
+			return nil, errorf(open, "block { is not closed with }")
+		case ps.peek().kind == tEOF:
+			return out, nil
+		case block && ps.is("}"):
+			ps.next()
+			return out, nil
+		case ps.is(";"):
 			ps.next()
 			continue
 		}
-		ss, err := ps.statement()
+		ss, compound, err := ps.statement()
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, ss...)
-		if ps.peek().kind == tEOF {
-			break
+		if compound || (!block && ps.peek().kind == tEOF) {
+			continue
 		}
 		if err := ps.expect(";", "after a statement"); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
 }
 
-func (ps *parser) statement() ([]*stmt, *Error) {
+// ifStatement reads if (cond) branch [else branch].
+func (ps *parser) ifStatement() ([]*stmt, bool, *Error) {
+	t := ps.next()
+	ps.depth++
+	defer func() { ps.depth-- }()
+	if ps.depth > maxDepth {
+		return nil, false, errorf(t.pos, "if statements nested more than %d deep", maxDepth)
+	}
+	if err := ps.expect("(", "after if"); err != nil {
+		return nil, false, err
+	}
+	cond, err := ps.expr()
+	if err != nil {
+		return nil, false, err
+	}
+	if err := ps.expect(")", "closing if's condition"); err != nil {
+		return nil, false, err
+	}
+	s := &stmt{pos: t.pos, isIf: true, cond: cond}
+	if s.then, err = ps.branch(); err != nil {
+		return nil, false, err
+	}
+	if nt := ps.peek(); nt.kind == tIdent && nt.text == "else" {
+		ps.next()
+		if s.els, err = ps.branch(); err != nil {
+			return nil, false, err
+		}
+	}
+	return []*stmt{s}, true, nil
+}
+
+// branch reads a branch of an if: a block, or one statement with its ;.
+func (ps *parser) branch() ([]*stmt, *Error) {
+	if ps.is("{") {
+		return ps.stmts(true, ps.next().pos)
+	}
+	if ps.is(";") {
+		ps.next()
+		return nil, nil
+	}
+	ss, compound, err := ps.statement()
+	if err != nil {
+		return nil, err
+	}
+	if !compound && ps.peek().kind != tEOF {
+		if err := ps.expect(";", "after a statement"); err != nil {
+			return nil, err
+		}
+	}
+	return ss, nil
+}
+
+// statement reads one statement; compound says it was an if, which needs
+// no ; after it.
+func (ps *parser) statement() ([]*stmt, bool, *Error) {
+	ss, err := ps.simpleStatement()
+	if err == errIsIf {
+		return ps.ifStatement()
+	}
+	return ss, false, err
+}
+
+// errIsIf tells statement that an if starts here.
+var errIsIf = &Error{}
+
+func (ps *parser) simpleStatement() ([]*stmt, *Error) {
 	t := ps.peek()
 	switch {
+	case t.kind == tIdent && t.text == "if":
+		return nil, errIsIf
+	case t.kind == tIdent && t.text == "else":
+		return nil, errorf(t.pos, "else without an if before it")
 	case t.kind == tIdent && controlWords[t.text]:
-		return nil, errorf(t.pos, "%s statements are not accepted; a body is a sequence of assignments and declarations: choose values with c ? a : b", t.text)
+		return nil, errorf(t.pos, "%s statements are not accepted; a body is a sequence of assignments, declarations and if statements (or choose values with c ? a : b)", t.text)
 	case t.kind == tPunct && t.text == "{":
-		return nil, errorf(t.pos, "blocks { } are not accepted; a body is a sequence of statements separated by ;")
+		return nil, errorf(t.pos, "blocks { } are accepted only as the branches of an if")
 	case t.kind == tPunct && (t.text == "++" || t.text == "--"):
 		ps.next()
 		id := ps.next()

@@ -13,23 +13,42 @@ import (
 // (see Function).
 func (e *Expr) Body() string {
 	var b strings.Builder
-	for _, s := range e.stmts {
-		if s.decl {
+	printStmts(&b, e.stmts, "")
+	return b.String()
+}
+
+func printStmts(b *strings.Builder, stmts []*stmt, indent string) {
+	for _, s := range stmts {
+		b.WriteString(indent)
+		switch {
+		case s.isIf:
+			b.WriteString("if (")
+			printExpr(b, s.cond)
+			b.WriteString(") {\n")
+			printStmts(b, s.then, indent+"  ")
+			b.WriteString(indent + "}")
+			if len(s.els) > 0 {
+				b.WriteString(" else {\n")
+				printStmts(b, s.els, indent+"  ")
+				b.WriteString(indent + "}")
+			}
+			b.WriteString("\n")
+			continue
+		case s.decl:
 			if s.isConst {
 				b.WriteString("const ")
 			}
 			b.WriteString(s.declTy.CName() + " " + s.name)
 			if s.rhs != nil {
 				b.WriteString(" = ")
-				printExpr(&b, s.rhs)
+				printExpr(b, s.rhs)
 			}
-		} else {
+		default:
 			b.WriteString(s.name + " = ")
-			printExpr(&b, s.rhs)
+			printExpr(b, s.rhs)
 		}
 		b.WriteString(";\n")
 	}
-	return b.String()
 }
 
 // Function is the body as a C++ function: qualifiers (such as
