@@ -374,3 +374,22 @@ func mkFloatCall[T float](fn *mathFunc) mkFunc {
 		return func(m int) { call3((*po)[:n(m)], *pa, *pb, *pc, f3) }
 	}
 }
+
+// mkMadd is a*b + c of type t, a a vector (see maddVVV).
+func mkMadd(t Type) mkFunc {
+	return byArith(t, mkMaddT[float32], mkMaddT[float64], mkMaddT[int32], mkMaddT[uint32], mkMaddT[int64], mkMaddT[uint64])
+}
+
+func mkMaddT[T arith](f *frame, o *op) func(int) {
+	po, pa, pb, pc := get[T](f, o.dst), get[T](f, o.src[0]), get[T](f, o.src[1]), get[T](f, o.src[2])
+	sb, sc := f.scalar(o.src[1]), f.scalar(o.src[2])
+	switch {
+	case sb && sc:
+		return func(m int) { maddVSS((*po)[:m], *pa, (*pb)[0], (*pc)[0]) }
+	case sb:
+		return func(m int) { maddVSV((*po)[:m], *pa, (*pb)[0], *pc) }
+	case sc:
+		return func(m int) { maddVVS((*po)[:m], *pa, *pb, (*pc)[0]) }
+	}
+	return func(m int) { maddVVV((*po)[:m], *pa, *pb, *pc) }
+}

@@ -46,6 +46,7 @@ type op struct {
 	dst int
 	src []int
 	mk  mkFunc
+	mul bool // a product, which a following sum may fuse with
 }
 
 // plan is a body compiled for one combination of scalar and array inputs:
@@ -326,6 +327,27 @@ func (c *compiler) expr(n *node) int {
 	panic(fmt.Sprintf("elemexpr: cannot compile node kind %d", n.kind))
 }
 
+// fuseMulAdd turns prod + c into one pass when prod is the vector product
+// the last op made and nothing else reads it (no variable holds it).
+func (c *compiler) fuseMulAdd(t Type, prod, addend int) (int, bool) {
+	ops := c.p.ops
+	if len(ops) == 0 || !ops[len(ops)-1].mul || ops[len(ops)-1].dst != prod || prod == addend {
+		return 0, false
+	}
+	for _, r := range c.cur {
+		if r == prod {
+			return 0, false
+		}
+	}
+	last := &ops[len(ops)-1]
+	x, y := last.src[0], last.src[1]
+	if c.p.regs[x].scalar() {
+		x, y = y, x // the vector first
+	}
+	*last = op{dst: prod, src: []int{x, y, addend}, mk: mkMadd(t)}
+	return prod, true
+}
+
 // splat makes a vector of a scalar register, for the operations that have
 // only the vector-vector loop.
 func (c *compiler) splat(r int) int {
@@ -337,6 +359,19 @@ func (c *compiler) splat(r int) int {
 }
 
 func (c *compiler) binary(opName string, argT, countT, t Type, a, b int) int {
+	if opName == "+" {
+		if r, ok := c.fuseMulAdd(t, a, b); ok {
+			return r
+		}
+		if r, ok := c.fuseMulAdd(t, b, a); ok {
+			return r
+		}
+	}
+	if opName == "*" && (!c.p.regs[a].scalar() || !c.p.regs[b].scalar()) {
+		c.emit(c.dst(t, a, b), mkBinary(opName, argT), a, b)
+		c.p.ops[len(c.p.ops)-1].mul = true
+		return c.p.ops[len(c.p.ops)-1].dst
+	}
 	switch opName {
 	case "+", "-", "*", "/", "==", "!=", "<", "<=", ">", ">=", "&&", "||":
 		return c.emit(c.dst(t, a, b), mkBinary(opName, argT), a, b)

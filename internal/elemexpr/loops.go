@@ -529,3 +529,36 @@ func fabsV[T float](o, a []T) {
 		o[k] = T(abs(float64(a[k])))
 	}
 }
+
+// madd is a*b + c fused into one pass (a a vector; b and c either). The
+// product is converted to T before the sum: an explicit conversion rounds
+// it, so no Go compiler contracts the two into a fused multiply-add (as
+// arm64's would), and the result is C's unfused one.
+
+func maddVVV[T arith](o, a, b, c []T) {
+	a, b, c = a[:len(o)], b[:len(o)], c[:len(o)]
+	for k := range o {
+		o[k] = T(a[k]*b[k]) + c[k]
+	}
+}
+
+func maddVSV[T arith](o, a []T, s T, c []T) {
+	a, c = a[:len(o)], c[:len(o)]
+	for k := range o {
+		o[k] = T(a[k]*s) + c[k]
+	}
+}
+
+func maddVVS[T arith](o, a, b []T, c T) {
+	a, b = a[:len(o)], b[:len(o)]
+	for k := range o {
+		o[k] = T(a[k]*b[k]) + c
+	}
+}
+
+func maddVSS[T arith](o, a []T, s, c T) {
+	a = a[:len(o)]
+	for k := range o {
+		o[k] = T(a[k]*s) + c
+	}
+}
