@@ -210,6 +210,8 @@ func TestScalarsAndArraysAgree(t *testing.T) {
 		"z = b / 2 - b % 3 + (b << 2) + (b & 6) - (a > c ? a : c)",
 		"z = fmin(a, c) + sqrt(c) + tanh(a) + fma(a, c, b) + max(b, 3) + abs(b) - (a == b) * !c",
 		"float t = a; t -= b; z = t > 0 && c < 1 ? t : -t; z /= 3; z += i",
+		"double t = a; z = t * c + c; z += c * t; z = z * 2 + 1; z = 3 * c + z * t",
+		"if (a > c) z = b; else if (b < 0) { z = c; z *= c; } z += i",
 	} {
 		e, err := Compile(in, []Param{{"z", Float64}}, body)
 		require.NoError(t, err, body)
