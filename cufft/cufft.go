@@ -106,7 +106,7 @@ type array interface {
 // backend of the arrays' device: the one place this package dispatches.
 func transform[In, Out cuarray.Elem](sp spec, s *cuarray.Stream, dst *cuarray.Array[Out], src *cuarray.Array[In]) error {
 	if dst == nil || src == nil {
-		return fmt.Errorf("cufft: %s: dst is %v and src %v: both must be arrays: %w", sp.op, dst, src, backend.ErrInvalidValue)
+		return fmt.Errorf("cufft: %s: dst is %s and src %s: both must be arrays: %w", sp.op, dst, src, backend.ErrInvalidValue)
 	}
 	sh, err := check(sp, dst, src)
 	if err != nil {
