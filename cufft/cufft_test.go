@@ -271,8 +271,12 @@ func TestRoundTripsInPlace(t *testing.T) {
 // shapes, before anything is queued or allocated.
 func TestBadArgumentsAreClearErrors(t *testing.T) {
 	s := stream(t)
-	c := func(shape ...int) *cuarray.Array[complex64] { return cuarray.Must(cuarray.On[complex64](s).Zeros(shape...)) }
-	r := func(shape ...int) *cuarray.Array[float32] { return cuarray.Must(cuarray.On[float32](s).Zeros(shape...)) }
+	c := func(shape ...int) *cuarray.Array[complex64] {
+		return cuarray.Must(cuarray.On[complex64](s).Zeros(shape...))
+	}
+	r := func(shape ...int) *cuarray.Array[float32] {
+		return cuarray.Must(cuarray.On[float32](s).Zeros(shape...))
+	}
 	whole := c(16)
 	lo, hi := cuarray.Must(whole.View(0, 8)), cuarray.Must(whole.View(4, 8))
 	freed := c(4)
