@@ -117,6 +117,12 @@ func transform[In, Out cuarray.Elem](sp spec, s *cuarray.Stream, dst *cuarray.Ar
 			return fmt.Errorf("cufft: %s: %w", sp.op, err)
 		}
 	}
+	if s.Device() != dst.Device() {
+		// A nil s finds the process's backend; arrays of a backend made
+		// apart from it need their own stream.
+		return fmt.Errorf("cufft: %s: the arrays are on device %d (%s), the stream on device %d (%s); pass a stream of the arrays' device: %w",
+			sp.op, dst.Device().Ordinal(), dst.Device().Info().Name, s.Device().Ordinal(), s.Device().Info().Name, cuarray.ErrDevice)
+	}
 	if sh.batch == 0 {
 		return nil // an empty batch: nothing to transform
 	}

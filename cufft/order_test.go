@@ -59,6 +59,11 @@ func TestTransformsAreOrderedAfterOtherStreamsWrites(t *testing.T) {
 			}
 			if hb != nil {
 				assert.Empty(t, hb.StreamRaces(), "stream checker log:\n%s", log.String())
+				other := stream(t) // of the process's backend: not these arrays' device
+				err := cufft.RFFT(other, spec, x)
+				require.ErrorIs(t, err, cuarray.ErrDevice)
+				assert.ErrorContains(t, err, "cufft: RFFT: the arrays are on device 0 (host CPU), the stream on device 0 (")
+				assert.ErrorContains(t, err, "pass a stream of the arrays' device")
 			}
 		})
 	}
