@@ -26,8 +26,12 @@ var benchCases = []struct {
 
 // newCase makes the arrays of one case on s and returns its transform.
 func newCase(s *cuarray.Stream, op string, shape []int) (func() error, int64) {
-	c := func(shape ...int) *cuarray.Array[complex64] { return cuarray.Must(cuarray.On[complex64](s).Zeros(shape...)) }
-	r := func(shape ...int) *cuarray.Array[float32] { return cuarray.Must(cuarray.On[float32](s).Zeros(shape...)) }
+	c := func(shape ...int) *cuarray.Array[complex64] {
+		return cuarray.Must(cuarray.On[complex64](s).Zeros(shape...))
+	}
+	r := func(shape ...int) *cuarray.Array[float32] {
+		return cuarray.Must(cuarray.On[float32](s).Zeros(shape...))
+	}
 	half := append(append([]int(nil), shape[:len(shape)-1]...), shape[len(shape)-1]/2+1)
 	n := int64(1)
 	for _, d := range shape {
