@@ -52,8 +52,10 @@
 // takes the work area it needs from s's pool and frees it in stream
 // order, as CuPy and PyTorch do, so that pool limits and statistics count
 // it. IRFFT and IRFFT2 also take a copy of src from the pool, since
-// cuFFT's complex-to-real transforms overwrite their input. Only cuFFT's
-// plan tables themselves are outside the pools.
+// cuFFT's complex-to-real transforms overwrite their input, and a float32
+// view at an odd offset goes through an aligned copy, as cuFFT needs its
+// real data aligned as complex data. Only cuFFT's plan tables themselves
+// are outside the pools.
 //
 // # Finding cuFFT
 //

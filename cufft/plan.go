@@ -157,6 +157,10 @@ func (k planKey) String() string {
 	return fmt.Sprintf("%s of %s, batch %d, on device %d", name, n, k.batch, k.dev.Ordinal())
 }
 
+// errUnaligned is what a GPU transform's borrow returns, queueing
+// nothing, when its float32 side is not 8-byte aligned.
+var errUnaligned = errors.New("cufft: float32 data not aligned as complex64")
+
 // gpuTransform queues sp on s through cuFFT, then its scaling.
 func gpuTransform[In, Out cuarray.Elem](sp spec, sh shape, gpu devstream.GPU, s *cuarray.Stream, dst *cuarray.Array[Out], src *cuarray.Array[In]) error {
 	if err := load(); err != nil {
@@ -176,43 +180,40 @@ func gpuTransform[In, Out cuarray.Elem](sp spec, sh shape, gpu devstream.GPU, s 
 		}
 		defer in.UnsafeFree()
 	}
-	args := []cuarray.Arg{cuarray.Out(dst), cuarray.In(in)}
-	if sp.kind == c2r {
-		args[1] = cuarray.InOut(in)
-	}
+	var work *cuarray.Array[uint8]
 	if p.work > 0 {
 		// The work area comes from s's pool, so that limits and
 		// statistics count it; it is freed in stream order after the
 		// transform, for the next one on s to reuse at once.
-		w, err := cuarray.On[uint8](s).New(int(p.work))
-		if err != nil {
+		if work, err = cuarray.On[uint8](s).New(int(p.work)); err != nil {
 			return fmt.Errorf("cufft: %s: a work area of %d bytes for %s: %w", sp.op, p.work, p.key, err)
 		}
-		defer w.UnsafeFree()
-		args = append(args, cuarray.InOut(w))
+		defer work.UnsafeFree()
 	}
-	dir := -1 // CUFFT_FORWARD
-	if sp.inverse {
-		dir = 1 // CUFFT_INVERSE
+	err = execPlan(p, sp, gpu, s, dst, in, work)
+	if errors.Is(err, errUnaligned) {
+		// cuFFT needs real data aligned as complex data (PyTorch copies
+		// it too): a float32 view at an odd offset goes through an
+		// array of its own, which the pool aligns.
+		switch sp.kind {
+		case r2c:
+			aligned, cerr := cuarray.On[In](s).Clone(src)
+			if cerr != nil {
+				return fmt.Errorf("cufft: %s: an aligned copy of src: %w", sp.op, cerr)
+			}
+			defer aligned.UnsafeFree()
+			err = execPlan(p, sp, gpu, s, dst, aligned, work)
+		case c2r:
+			out, nerr := cuarray.On[Out](s).New(dst.Shape()...)
+			if nerr != nil {
+				return fmt.Errorf("cufft: %s: an aligned array for dst: %w", sp.op, nerr)
+			}
+			defer out.UnsafeFree()
+			if err = execPlan(p, sp, gpu, s, out, in, work); err == nil {
+				err = cuarray.On[Out](s).Copy(dst, out)
+			}
+		}
 	}
-	err = cuarray.WithPointers(s, func(bs backend.Stream, ptrs []backend.Ptr) error {
-		on, err := devstream.Resolve(gpu, bs)
-		if err != nil {
-			return err
-		}
-		if sp.kind == c2c && overlap(ptrs[0], ptrs[1], bytesOf(dst), bytesOf(src)) {
-			return overlapError(sp, dst, src)
-		}
-		var work backend.Ptr
-		if len(ptrs) > 2 {
-			work = ptrs[2]
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		r := cExec(gpu.Context().Handle(), p.handle, int(sp.kind), dir, on.GPUStream.CUDA().Handle(),
-			uintptr(work), uintptr(ptrs[1]), uintptr(ptrs[0]))
-		return r.err(execName(sp.kind), gpu.Ordinal())
-	}, args...)
 	if err != nil {
 		return fmt.Errorf("cufft: %s: %w", sp.op, err)
 	}
@@ -222,6 +223,46 @@ func gpuTransform[In, Out cuarray.Elem](sp spec, sh shape, gpu devstream.GPU, s 
 	// cuFFT does not scale; the "backward" normalisation divides the
 	// inverse by n, as a kernel after it (PyTorch does the same).
 	return scale(sp, s, dst, 1/float64(sh.elems()))
+}
+
+// execPlan queues p's transform of in into out on s, with work (nil when
+// the plan needs none) as its work area, through cuarray.WithPointers:
+// the transform waits for the arrays' earlier work on any stream, and
+// later uses wait for it. It returns errUnaligned, queueing nothing, when
+// the float32 side is not 8-byte aligned.
+func execPlan[In, Out cuarray.Elem](p *plan, sp spec, gpu devstream.GPU, s *cuarray.Stream, out *cuarray.Array[Out], in *cuarray.Array[In], work *cuarray.Array[uint8]) error {
+	args := []cuarray.Arg{cuarray.Out(out), cuarray.In(in)}
+	if sp.kind == c2r {
+		args[1] = cuarray.InOut(in) // cuFFT overwrites it: the copy
+	}
+	if work != nil {
+		args = append(args, cuarray.InOut(work))
+	}
+	dir := -1 // CUFFT_FORWARD
+	if sp.inverse {
+		dir = 1 // CUFFT_INVERSE
+	}
+	return cuarray.WithPointers(s, func(bs backend.Stream, ptrs []backend.Ptr) error {
+		on, err := devstream.Resolve(gpu, bs)
+		if err != nil {
+			return err
+		}
+		if sp.kind == c2c && overlap(ptrs[0], ptrs[1], bytesOf(out), bytesOf(in)) {
+			return overlapError(sp, out, in)
+		}
+		if (sp.kind == r2c && ptrs[1]%8 != 0) || (sp.kind == c2r && ptrs[0]%8 != 0) {
+			return errUnaligned
+		}
+		var w backend.Ptr
+		if work != nil {
+			w = ptrs[2]
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		r := cExec(gpu.Context().Handle(), p.handle, int(sp.kind), dir, on.GPUStream.CUDA().Handle(),
+			uintptr(w), uintptr(ptrs[1]), uintptr(ptrs[0]))
+		return r.err(execName(sp.kind), gpu.Ordinal())
+	}, args...)
 }
 
 func execName(k kind) string {
