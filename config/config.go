@@ -42,6 +42,9 @@ const (
 	// EnvCURANDLibrary names the cuRAND library file to load instead of
 	// searching for one (package curand reads it).
 	EnvCURANDLibrary = "GOCUDA_CURAND_LIBRARY"
+	// EnvCUFFTLibrary names the cuFFT library file to load instead of
+	// searching for one (package cufft reads it).
+	EnvCUFFTLibrary = "GOCUDA_CUFFT_LIBRARY"
 	// EnvRendezvousTimeout bounds how long the ranks of a multi-process
 	// job wait for each other (package rendezvous).
 	EnvRendezvousTimeout = "GOCUDA_RENDEZVOUS_TIMEOUT"
@@ -129,6 +132,9 @@ type Config struct {
 	// CURANDLibrary is GOCUDA_CURAND_LIBRARY: the cuRAND library file
 	// that package curand loads; "" searches the usual places.
 	CURANDLibrary string
+	// CUFFTLibrary is GOCUDA_CUFFT_LIBRARY: the cuFFT library file that
+	// package cufft loads; "" searches the usual places.
+	CUFFTLibrary string
 	// RendezvousTimeout is GOCUDA_RENDEZVOUS_TIMEOUT: how long the ranks
 	// of a multi-process job wait for each other to arrive, and for each
 	// value shared or barrier passed (package rendezvous).
@@ -263,6 +269,7 @@ func knobs() []knob {
 		str(EnvNCCL, func(c *Config) *string { return &c.NCCLLibrary }),
 		str(EnvCUBLASLibrary, func(c *Config) *string { return &c.CUBLASLibrary }),
 		str(EnvCURANDLibrary, func(c *Config) *string { return &c.CURANDLibrary }),
+		str(EnvCUFFTLibrary, func(c *Config) *string { return &c.CUFFTLibrary }),
 		{name: EnvRendezvousTimeout, accepted: RendezvousTimeoutForms, set: func(c *Config, v string) (err error) {
 			c.RendezvousTimeout, err = ParseRendezvousTimeout(v)
 			return err
@@ -432,7 +439,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary, EnvCURANDLibrary, EnvRendezvousTimeout}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary, EnvCURANDLibrary, EnvCUFFTLibrary, EnvRendezvousTimeout}
 	sort.Strings(n)
 	return n
 }

@@ -86,6 +86,9 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 		{"curand library", map[string]string{EnvCURANDLibrary: "/opt/cuda/lib64/libcurand.so.10"}, func(t *testing.T, c Config) {
 			assert.Equal(t, "/opt/cuda/lib64/libcurand.so.10", c.CURANDLibrary)
 		}},
+		{"cufft library", map[string]string{EnvCUFFTLibrary: " /opt/cuda/lib64/libcufft.so.12 "}, func(t *testing.T, c Config) {
+			assert.Equal(t, "/opt/cuda/lib64/libcufft.so.12", c.CUFFTLibrary)
+		}},
 		{"kernel cache folder", map[string]string{EnvKernelCache: "/var/cache/k/"}, func(t *testing.T, c Config) { assert.Equal(t, "/var/cache/k", c.KernelCache) }},
 		{"kernel cache off", map[string]string{EnvKernelCache: "off"}, func(t *testing.T, c Config) { assert.Empty(t, c.KernelCache) }},
 		{"kernel cache none", map[string]string{EnvKernelCache: "None"}, func(t *testing.T, c Config) { assert.Empty(t, c.KernelCache) }},

@@ -27,6 +27,7 @@ var benchKinds = map[string]func(ctx context.Context, args []string, stdout, std
 	"pools":     runBenchPools,
 	"peer":      runBenchPeer,
 	"allreduce": runBenchAllReduce,
+	"fft":       runBenchFFT,
 }
 
 // runBench dispatches on its first argument, a kind of benchmark; with

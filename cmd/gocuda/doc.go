@@ -6,6 +6,7 @@
 //	gocuda bench             time allocate+free pairs through each pool
 //	gocuda bench peer        time copies between two devices (peer, staged)
 //	gocuda bench allreduce   time NCCL all-reduces across the GPUs
+//	gocuda bench fft         time package cufft's transforms
 //	gocuda launch -n N -- P  run N ranks of program P, with their rendezvous
 //	gocuda version           gocuda, Go, the driver and the CUDA libraries found
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/gocuda/gocuda/blas"
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/cufft"
 	"github.com/gocuda/gocuda/curand"
 	"github.com/gocuda/gocuda/internal/nvml"
 	"github.com/gocuda/gocuda/nccl"
@@ -233,6 +234,10 @@ var libraries = []cudaLibrary{
 		v, _ := curand.Version()
 		return fmt.Sprintf("cuRAND %d.%d.%d", v/1000, v/100%10, v%100)
 	}, nil, "GPU random numbers need it; the host backend makes them in Go."},
+	{"cuFFT", "package cufft's transforms on the GPU", cufft.Library, func() string {
+		v, _ := cufft.Version()
+		return fmt.Sprintf("cuFFT %d.%d.%d", v/1000, v/100%10, v%100)
+	}, nil, "GPU Fourier transforms need it; the host backend takes them with gonum."},
 	{"NCCL", "collectives across GPUs, package nccl", nccl.Library, func() string {
 		major, minor, patch, _ := nccl.Version()
 		return fmt.Sprintf("NCCL %d.%d.%d", major, minor, patch)
@@ -527,6 +532,8 @@ func parsedValue(c config.Config, name string) string {
 		return libraryFrom("cuBLAS", c.CUBLASLibrary)
 	case config.EnvCURANDLibrary:
 		return libraryFrom("cuRAND", c.CURANDLibrary)
+	case config.EnvCUFFTLibrary:
+		return libraryFrom("cuFFT", c.CUFFTLibrary)
 	case config.EnvRendezvousTimeout:
 		return "ranks wait " + c.RendezvousTimeout.String() + " for each other"
 	case config.EnvDebug:

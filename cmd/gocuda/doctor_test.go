@@ -70,6 +70,7 @@ func TestDoctorSaysWhatEveryKnobParsedTo(t *testing.T) {
 		{"GOCUDA_CUBLAS_LIBRARY=/opt/cuda/libcublas.so.13", "cuBLAS from /opt/cuda/libcublas.so.13"},
 		{"GOCUDA_CUBLAS_LIBRARY=", "cuBLAS searched for"},
 		{"GOCUDA_CURAND_LIBRARY=/opt/cuda/libcurand.so.10", "cuRAND from /opt/cuda/libcurand.so.10"},
+		{"GOCUDA_CUFFT_LIBRARY=/opt/cuda/libcufft.so.12", "cuFFT from /opt/cuda/libcufft.so.12"},
 		{"GOCUDA_RENDEZVOUS_TIMEOUT=5m", "ranks wait 5m0s for each other"},
 		{"GOCUDA_RENDEZVOUS_TIMEOUT=", "ranks wait 2m0s for each other"},
 	} {
@@ -96,6 +97,7 @@ func TestDoctorReportsLibrariesBackendAndKnobs(t *testing.T) {
 		// The GPU machines have both: a search that misses them is a bug.
 		assert.Regexp(t, `cuBLAS \(Gemm, MatMul and Gemv on the GPU\)\n  \S*libcublas\.so\S*, cuBLAS \d+\.\d+\.\d+\n`, s)
 		assert.Regexp(t, `cuRAND \(Rand, Randn, FillRand and FillRandn on the GPU\)\n  \S*libcurand\.so\S*, cuRAND \d+\.\d+\.\d+\n`, s)
+		assert.Regexp(t, `cuFFT \(package cufft's transforms on the GPU\)\n  \S*libcufft\.so\S*, cuFFT \d+\.\d+\.\d+\n`, s)
 		assert.Regexp(t, `NCCL \(collectives across GPUs, package nccl\)\n  \S*libnccl\.so\S*, NCCL 2\.\d+\.\d+\n`, s)
 	}
 	assert.Contains(t, s, "\nBackend\n")

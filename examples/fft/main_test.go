@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/cufft"
 	"github.com/gocuda/gocuda/internal/testhook"
 	"github.com/gocuda/gocuda/pool"
 )
@@ -42,7 +42,7 @@ func runChecked(t *testing.T, produce, transform *cuarray.Stream) string {
 	require.NoError(t, testhook.Spin(produce.Device(), produce.Backend(), 200*time.Millisecond))
 	var out bytes.Buffer
 	err := run(&out, produce, transform)
-	if errors.Is(err, errNoCUFFT) {
+	if errors.Is(err, cufft.ErrNoCUFFT) {
 		t.Skip(err.Error())
 	}
 	require.NoError(t, err, "output so far:\n%s", out.String())
@@ -78,16 +78,13 @@ func TestExampleOnTheProcessBackend(t *testing.T) {
 	t.Cleanup(func() {
 		_ = produce.Close()
 		_ = transform.Close()
-		assert.NoError(t, closePlans())
+		assert.NoError(t, cufft.ClearPlans())
 	})
 	out := runChecked(t, produce, transform)
 	assert.Contains(t, out, "by cuFFT")
-	// The plan is made once per size and device, and reused.
+	// Again, with the plans made by the first run.
 	out = runChecked(t, produce, transform)
 	assert.Contains(t, out, "tone at 499, spectrum peaks at 499")
-	plans.Lock()
-	assert.Len(t, plans.m, 1, "one (n, batch, device): one plan")
-	plans.Unlock()
 }
 
 // TestFFTMovesBetweenStreams: one array transformed forward and back on
@@ -105,7 +102,7 @@ func TestFFTMovesBetweenStreams(t *testing.T) {
 				require.NoError(t, err)
 				s2, err = cuarray.NewStream(0)
 				require.NoError(t, err)
-				t.Cleanup(func() { _ = s1.Close(); _ = s2.Close(); assert.NoError(t, closePlans()) })
+				t.Cleanup(func() { _ = s1.Close(); _ = s2.Close(); assert.NoError(t, cufft.ClearPlans()) })
 			}
 			in := make([]complex64, 64)
 			in[1] = 1 // a tone at frequency 1: its transform is exp(-2πik/64)
@@ -115,13 +112,12 @@ func TestFFTMovesBetweenStreams(t *testing.T) {
 			require.NoError(t, err)
 			for i, s := range []*cuarray.Stream{s1, s2, s1, s2} {
 				require.NoError(t, testhook.Spin(s.Device(), s.Backend(), 50*time.Millisecond))
-				err := fft(s, y, x, 64, false)
-				if errors.Is(err, errNoCUFFT) {
+				err := cufft.FFT(s, y, x)
+				if errors.Is(err, cufft.ErrNoCUFFT) {
 					t.Skip(err.Error())
 				}
 				require.NoError(t, err)
-				require.NoError(t, fft(s, x, y, 64, true)) // back into x: 64·in, then scaled
-				require.NoError(t, cuarray.On[complex64](s).Scale(1.0/64, x))
+				require.NoError(t, cufft.IFFT(s, x, y)) // back into x
 				got, err := y.ToSlice()
 				require.NoError(t, err)
 				e := relErr(got, dft(in, 64))
@@ -131,31 +127,6 @@ func TestFFTMovesBetweenStreams(t *testing.T) {
 			require.NoError(t, err)
 			e := relErr(back, in)
 			assert.True(t, e <= tol, "round trip: relative error %g, bound %g", e, tol)
-		})
-	}
-}
-
-// TestFFTRejectsMismatchedLengths: lengths that are not a positive
-// multiple of n, or differ, are an error naming them, before anything runs.
-func TestFFTRejectsMismatchedLengths(t *testing.T) {
-	_, s, _ := hostStreams(t, host.StreamCheckOff, nil)
-	f := cuarray.On[complex64](s)
-	a10, b10 := cuarray.Must(f.New(10)), cuarray.Must(f.New(10))
-	a12, empty := cuarray.Must(f.New(12)), cuarray.Must(f.New(0))
-	tests := []struct {
-		name     string
-		dst, src *cuarray.Array[complex64]
-		n        int
-		want     string
-	}{
-		{"n zero", b10, a10, 0, "src has 10 elements and dst 10; both need the same, a positive multiple of n = 0"},
-		{"not a multiple", b10, a10, 4, "multiple of n = 4"},
-		{"lengths differ", a12, a10, 2, "src has 10 elements and dst 12"},
-		{"empty", empty, empty, 1, "src has 0 elements"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.ErrorContains(t, fft(s, tc.dst, tc.src, tc.n, false), tc.want)
 		})
 	}
 }
@@ -170,7 +141,7 @@ func TestStreamCheckerFlagsAnUnorderedFFT(t *testing.T) {
 	y := cuarray.Must(cuarray.On[complex64](transform).Zeros(64))
 	require.NoError(t, x.SetAutoOrdering(false))
 	require.NoError(t, cuarray.On[complex64](produce).Fill(x, 1))
-	require.NoError(t, fft(transform, y, x, 64, false))
+	require.NoError(t, cufft.FFT(transform, y, x))
 	require.NoError(t, produce.Synchronize())
 	require.NoError(t, transform.Synchronize())
 	races := b.StreamRaces()
@@ -179,28 +150,4 @@ func TestStreamCheckerFlagsAnUnorderedFFT(t *testing.T) {
 	assert.False(t, races[0].Later.Write)
 	assert.True(t, races[0].Earlier.Write)
 	assert.Contains(t, log.String(), "WithPointers")
-}
-
-// TestLoaderNamesEveryPathTried: when no path loads, the error names each
-// with the loader's reason.
-func TestLoaderNamesEveryPathTried(t *testing.T) {
-	paths := []string{"/nonexistent/libcufft.so.12", "libcufft-not-here.so"}
-	_, _, err := open(paths)
-	require.ErrorIs(t, err, errNoCUFFT)
-	for _, p := range paths {
-		assert.Contains(t, err.Error(), p+" (")
-	}
-	err = loadCUFFT()
-	if err == nil {
-		t.Logf("cuFFT is here (%s): the message for its absence is not seen", lib.path)
-		return
-	}
-	require.ErrorIs(t, err, errNoCUFFT)
-	want := append(slices.Clone(libraryNames), "nvidia/cufft/lib", "nvidia/cu13/lib")
-	if !cgoAvailable {
-		want = []string{"built without cgo"}
-	}
-	for _, w := range want {
-		assert.Contains(t, err.Error(), w)
-	}
 }
