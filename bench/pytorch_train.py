@@ -3,7 +3,7 @@
 
 The same multilayer perceptron (in -> depth x width with ReLU -> classes),
 the same initialisation (nn.Linear's default: weights and biases uniform in
-+-1/sqrt(fan_in), which is what internal/mlp/model.go draws), the same
++-1/sqrt(fan_in), which is what examples/internal/mlp/model.go draws), the same
 synthetic data (inputs with normal entries labelled by a random teacher
 network, argmax(relu(x A) B), A and B normal with variance 1/fan_in), the
 same loss (softmax cross-entropy, mean over the batch) and the same
@@ -43,7 +43,7 @@ import torch.nn.functional as F
 DEFAULT = dict(epochs=5, steps=8, batch=4096, in_features=1024, width=4096, depth=4, classes=10, lr=0.01, momentum=0.9, seed=1)
 QUICK = dict(epochs=4, steps=8, batch=128, in_features=32, width=64, depth=2, classes=10, lr=0.05, momentum=0.9, seed=1)
 
-TEACHER_HIDDEN = 64  # internal/mlp/data.go's teacherHidden
+TEACHER_HIDDEN = 64  # examples/internal/mlp/data.go's teacherHidden
 
 UNITS = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
-	"github.com/gocuda/gocuda/internal/drivertest"
+	"github.com/gocuda/gocuda/internal/testsupport/drivertest"
 )
 
 // batch is how many products are queued between synchronizations (which

@@ -17,7 +17,7 @@ import (
 	"github.com/gocuda/gocuda/backend/auto"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/blas"
-	"github.com/gocuda/gocuda/internal/blasref"
+	"github.com/gocuda/gocuda/internal/testsupport/blasref"
 )
 
 // The tests run on the backend GOCUDA_BACKEND picks: the host backend
@@ -89,7 +89,7 @@ func stored[T blas.Float](rng *rand.Rand, rows, cols, ld int, pad T) []T {
 	return out
 }
 
-// refGemm and refGemv are the shared schoolbook reference (internal/blasref).
+// refGemm and refGemv are the shared schoolbook reference (internal/testsupport/blasref).
 func refGemm[T blas.Float](ta, tb bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) []T {
 	return blasref.Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/config"
-	"github.com/gocuda/gocuda/internal/drivertest"
 	"github.com/gocuda/gocuda/internal/libload"
 	"github.com/gocuda/gocuda/internal/libload/libloadtest"
+	"github.com/gocuda/gocuda/internal/testsupport/drivertest"
 )
 
 // cuBLAS is looked for in the toolkit and in both wheel layouts (the one

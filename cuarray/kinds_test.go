@@ -15,7 +15,7 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/internal/testhook"
+	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 )
 
 // Unified and pinned arrays are read and written by the host through Host,

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/internal/testhook"
+	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 	"github.com/gocuda/gocuda/kernels"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/internal/testhook"
+	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 )
 
 // BenchmarkCopyAcrossDevices is Copy from an array of device 0 to one of

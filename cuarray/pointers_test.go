@@ -16,7 +16,7 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/internal/testhook"
+	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 )
 
 // foreignCopy is what a foreign library would do with borrowed pointers:

@@ -10,9 +10,9 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/config"
-	"github.com/gocuda/gocuda/internal/drivertest"
 	"github.com/gocuda/gocuda/internal/libload"
 	"github.com/gocuda/gocuda/internal/libload/libloadtest"
+	"github.com/gocuda/gocuda/internal/testsupport/drivertest"
 )
 
 // cuFFT is looked for in the toolkit and both wheel layouts, newest first;

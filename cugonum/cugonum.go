@@ -108,7 +108,9 @@ func ToGeneral32(g blas32.General, a *cuarray.Array[float32]) error {
 }
 
 // general is a row-major matrix of either precision in gonum's layout.
-type general interface{ blas64.General | blas32.General }
+type general interface {
+	blas64.General | blas32.General
+}
 
 // column is v as a [N 1] matrix whose rows are Inc apart.
 func column(v blas64.Vector) blas64.General {

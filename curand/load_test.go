@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/internal/drivertest"
 	"github.com/gocuda/gocuda/internal/libload"
 	"github.com/gocuda/gocuda/internal/libload/libloadtest"
+	"github.com/gocuda/gocuda/internal/testsupport/drivertest"
 )
 
 // cuRAND is looked for in the toolkit and both wheel layouts; its .10 is

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/internal/testhook"
+	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 )
 
 // Every operation takes the device, a stream of that device, device
@@ -246,7 +246,7 @@ func MaxRows[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, r
 // spin queues work that keeps the stream busy for about d: on a GPU a
 // one-thread kernel that busy-waits on the global nanosecond timer, on the
 // host a sleep on the stream's goroutine. Tests of stream ordering, here and
-// in other packages, reach it through internal/testhook. d <= 0 queues
+// in other packages, reach it through internal/testsupport/testhook. d <= 0 queues
 // nothing.
 func spin(dev backend.Device, s backend.Stream, d time.Duration) error {
 	t := target{op: "Spin", s: s}

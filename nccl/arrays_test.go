@@ -17,7 +17,7 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/internal/testhook"
+	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 	"github.com/gocuda/gocuda/nccl"
 	"github.com/gocuda/gocuda/pool"
 )

@@ -14,9 +14,9 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/cudabackend"
 	"github.com/gocuda/gocuda/config"
-	"github.com/gocuda/gocuda/internal/drivertest"
 	"github.com/gocuda/gocuda/internal/libload"
 	"github.com/gocuda/gocuda/internal/libload/libloadtest"
+	"github.com/gocuda/gocuda/internal/testsupport/drivertest"
 	"github.com/gocuda/gocuda/kernels"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/internal/testhook"
+	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 	"github.com/gocuda/gocuda/kernels"
 	"github.com/gocuda/gocuda/rtc"
 )

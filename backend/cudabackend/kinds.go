@@ -8,7 +8,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/internal/testhook"
+	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 )
 
 var (

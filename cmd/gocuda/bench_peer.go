@@ -16,7 +16,7 @@ import (
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/internal/testhook"
+	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 )
 
 // peerPaths are the ways "gocuda bench peer" copies: as Copy does (peer to

@@ -8,7 +8,7 @@
 // batch (-compare, on by default) and prints both losses and their largest
 // relative difference.
 //
-// The model and the data are examples/train's (package internal/mlp, shared
+// The model and the data are examples/train's (package examples/internal/mlp, shared
 // by both); the gradients are handed to the all-reduce by
 // mlp.MLP.StepReduce, layer by layer as the backward pass makes them.
 //

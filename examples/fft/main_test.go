@@ -13,7 +13,7 @@ import (
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/cufft"
-	"github.com/gocuda/gocuda/internal/testhook"
+	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 	"github.com/gocuda/gocuda/pool"
 )
 

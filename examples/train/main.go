@@ -18,8 +18,8 @@ import (
 
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/examples/internal/mlp"
 	"github.com/gocuda/gocuda/gcpressure"
-	"github.com/gocuda/gocuda/internal/mlp"
 	"github.com/gocuda/gocuda/observe"
 	"github.com/gocuda/gocuda/observe/timelinesvg"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/cuda"
-	"github.com/gocuda/gocuda/internal/drivertest"
+	"github.com/gocuda/gocuda/internal/testsupport/drivertest"
 )
 
 func TestCtxGetCurrentSeesTheContextPackageCudaMadeCurrent(t *testing.T) {
