@@ -48,6 +48,9 @@ const (
 	// EnvRendezvousTimeout bounds how long the ranks of a multi-process
 	// job wait for each other (package rendezvous).
 	EnvRendezvousTimeout = "GOCUDA_RENDEZVOUS_TIMEOUT"
+	// EnvScalarIndexing says what reading or writing one element of an
+	// array (At, SetAt: a synchronising copy each) does: ScalarIndexing.
+	EnvScalarIndexing = "GOCUDA_SCALAR_INDEXING"
 )
 
 // The launcher's variables: what a launcher sets for each rank of a
@@ -84,6 +87,10 @@ var (
 	Pools    = []string{"cuda", "binned", "split", "simple", "none"}
 	// DebugFlags are the words GOCUDA_DEBUG accepts, comma separated.
 	DebugFlags = []string{"leaks", "log"}
+	// ScalarIndexing is what GOCUDA_SCALAR_INDEXING accepts: allow
+	// (silently), warn (the default: a warning once per call site) or
+	// error (At and SetAt fail), as CUDA.jl's allowscalar.
+	ScalarIndexing = []string{"allow", "warn", "error"}
 )
 
 // DefaultPool is the pool used when GOCUDA_MEMORY_POOL is unset.
@@ -135,6 +142,9 @@ type Config struct {
 	// CUFFTLibrary is GOCUDA_CUFFT_LIBRARY: the cuFFT library file that
 	// package cufft loads; "" searches the usual places.
 	CUFFTLibrary string
+	// ScalarIndexing is GOCUDA_SCALAR_INDEXING: allow, warn (default) or
+	// error.
+	ScalarIndexing string
 	// RendezvousTimeout is GOCUDA_RENDEZVOUS_TIMEOUT: how long the ranks
 	// of a multi-process job wait for each other to arrive, and for each
 	// value shared or barrier passed (package rendezvous).
@@ -274,6 +284,11 @@ func knobs() []knob {
 			c.RendezvousTimeout, err = ParseRendezvousTimeout(v)
 			return err
 		}, suggest: func(v string) string { return suggestDuration(v, nil) }},
+		{name: EnvScalarIndexing, accepted: strings.Join(ScalarIndexing, ", "), set: func(c *Config, v string) error {
+			return oneOf(&c.ScalarIndexing, strings.ToLower(v), ScalarIndexing)
+		}, suggest: func(v string) string {
+			return nearest(v, ScalarIndexing, map[string]string{"on": "allow", "true": "allow", "off": "error", "false": "error", "deny": "error"})
+		}},
 		{name: EnvDebug, accepted: "a comma-separated list of " + strings.Join(DebugFlags, ", "), set: func(c *Config, v string) error {
 			on := map[string]bool{}
 			for _, w := range strings.Split(v, ",") {
@@ -295,7 +310,7 @@ func knobs() []knob {
 }
 
 func parse(lookup func(string) (string, bool)) (Config, []*Error) {
-	c := Config{Backend: "auto", Pool: DefaultPool, GCEarly: true, GCPercent: DefaultGCPercent, RendezvousTimeout: DefaultRendezvousTimeout,
+	c := Config{Backend: "auto", Pool: DefaultPool, GCEarly: true, GCPercent: DefaultGCPercent, RendezvousTimeout: DefaultRendezvousTimeout, ScalarIndexing: "warn",
 		KernelCache: DefaultKernelCache(), Debug: map[string]bool{}, Set: map[string]string{}}
 	var bad []*Error
 	for _, k := range knobs() {
@@ -439,7 +454,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary, EnvCURANDLibrary, EnvCUFFTLibrary, EnvRendezvousTimeout}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary, EnvCURANDLibrary, EnvCUFFTLibrary, EnvRendezvousTimeout, EnvScalarIndexing}
 	sort.Strings(n)
 	return n
 }

@@ -58,6 +58,8 @@ func TestParseAcceptsEveryDocumentedForm(t *testing.T) {
 		{"empty backend is auto", map[string]string{EnvBackend: ""}, func(t *testing.T, c Config) { assert.Equal(t, "auto", c.Backend) }},
 		{"empty gc early is on", map[string]string{EnvGCEarly: ""}, func(t *testing.T, c Config) { assert.True(t, c.GCEarly) }},
 		{"idle trim none", map[string]string{EnvIdleTrim: "none"}, func(t *testing.T, c Config) { assert.Zero(t, c.IdleTrim) }},
+		{"scalar indexing defaults to warn", map[string]string{}, func(t *testing.T, c Config) { assert.Equal(t, "warn", c.ScalarIndexing) }},
+		{"scalar indexing error", map[string]string{EnvScalarIndexing: "Error"}, func(t *testing.T, c Config) { assert.Equal(t, "error", c.ScalarIndexing) }},
 		{"rendezvous timeout", map[string]string{EnvRendezvousTimeout: " 90s "}, func(t *testing.T, c Config) { assert.Equal(t, 90*time.Second, c.RendezvousTimeout) }},
 		{"rendezvous timeout empty is the default", map[string]string{EnvRendezvousTimeout: ""}, func(t *testing.T, c Config) {
 			assert.Equal(t, DefaultRendezvousTimeout, c.RendezvousTimeout)
@@ -168,6 +170,8 @@ func TestParseRejectsBadValuesNamingVariableValueFormsAndTheNearest(t *testing.T
 		{EnvIdleTrim, "abc", `GOCUDA_IDLE_TRIM="abc" is not valid: ` + trim + ` (a duration is a number and a unit, as in 300ms, 30s, 5m or 1h30m)`},
 		{EnvIdleTrim, "1ms", `GOCUDA_IDLE_TRIM="1ms" is not valid: ` + trim + ` (1ms is shorter than 10ms: the pool would be trimmed while in use)`},
 		{EnvIdleTrim, "-5s", `GOCUDA_IDLE_TRIM="-5s" is not valid: ` + trim + ` (-5s is shorter than 10ms: the pool would be trimmed while in use)`},
+		{EnvScalarIndexing, "deny", `GOCUDA_SCALAR_INDEXING="deny" is not valid: accepted values are allow, warn, error; did you mean "error"?`},
+		{EnvScalarIndexing, "alow", `GOCUDA_SCALAR_INDEXING="alow" is not valid: accepted values are allow, warn, error; did you mean "allow"?`},
 		{EnvRendezvousTimeout, "off", `GOCUDA_RENDEZVOUS_TIMEOUT="off" is not valid: ` + rdv + ` ("off": the wait cannot be unbounded, since a rank that never comes would hold the others forever: give a duration such as 30m)`},
 		{EnvRendezvousTimeout, "0", `GOCUDA_RENDEZVOUS_TIMEOUT="0" is not valid: ` + rdv + ` ("0": the wait cannot be unbounded, since a rank that never comes would hold the others forever: give a duration such as 30m)`},
 		{EnvRendezvousTimeout, "120", `GOCUDA_RENDEZVOUS_TIMEOUT="120" is not valid: ` + rdv + ` (a number needs a unit: ns, us, ms, s, m or h); did you mean "120s"?`},

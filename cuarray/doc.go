@@ -22,6 +22,13 @@
 // dimension given as -1. A shape with no dimensions is a zero-dimensional
 // array of one element.
 //
+// At and SetAt read and write one element by its indices. Each is a copy
+// and a wait, microseconds on a GPU, so a loop of them is the slow way to
+// move an array: GOCUDA_SCALAR_INDEXING warns once per call site that uses
+// them (the default), allows them silently (allow), or makes them fail with
+// ErrScalarIndexing (error, to catch such loops in tests), as CUDA.jl's
+// allowscalar does.
+//
 // # Lifetime
 //
 // The memory behind an array is a buffer: one block of the device's pool

@@ -27,3 +27,10 @@ func WaitRetired() { retiring.wait() }
 // StreamsMade is how many backend streams cuarray made and has not
 // destroyed yet (default streams included).
 func StreamsMade() int64 { return made.Load() }
+
+// SetScalarIndexing makes At and SetAt act as GOCUDA_SCALAR_INDEXING=mode
+// until the returned function restores the knob's value.
+func SetScalarIndexing(mode string) (restore func()) {
+	scalarOverride.Store(&mode)
+	return func() { scalarOverride.Store(nil) }
+}

@@ -536,6 +536,8 @@ func parsedValue(c config.Config, name string) string {
 		return libraryFrom("cuFFT", c.CUFFTLibrary)
 	case config.EnvRendezvousTimeout:
 		return "ranks wait " + c.RendezvousTimeout.String() + " for each other"
+	case config.EnvScalarIndexing:
+		return "scalar indexing: " + c.ScalarIndexing
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {
