@@ -93,7 +93,7 @@ var (
 		return c.ScalarIndexing
 	})
 	scalarOverride atomic.Pointer[string] // set by tests only
-	warned         sync.Map // call site (file:line) → struct{}
+	warned         sync.Map               // call site (file:line) → struct{}
 )
 
 // scalarAllowed applies the knob to one At or SetAt called by the caller
