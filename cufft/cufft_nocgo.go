@@ -2,11 +2,13 @@
 
 package cufft
 
+import "github.com/gocuda/gocuda/internal/libload"
+
 // Without cgo there is no dlopen: loading cuFFT fails with ErrNoCUFFT (see
 // libload.Search.Open), and these stand-ins only keep the package
 // compiling. None of them is reachable once loading has failed.
 
-var notLoaded = cres{stage: stageCall, code: int(ResultSetupFailed)}
+var notLoaded = cres{Stage: libload.StageCall, Code: int(ResultSetupFailed)}
 
 func cInstall(lib uintptr) string { return "dlopen" }
 func cVersion() (int, cres)       { return 0, notLoaded }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocuda/gocuda/backend"
-	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/internal/libload"
 )
 
 // ErrNoCUFFT is wrapped by the error of every GPU transform when no cuFFT
@@ -42,35 +42,30 @@ const (
 	ResultNVSHMEMFailure          Result = 20
 )
 
-var resultNames = map[Result]string{
-	ResultInvalidPlan:             "CUFFT_INVALID_PLAN",
-	ResultAllocFailed:             "CUFFT_ALLOC_FAILED",
-	ResultInvalidType:             "CUFFT_INVALID_TYPE",
-	ResultInvalidValue:            "CUFFT_INVALID_VALUE",
-	ResultInternalError:           "CUFFT_INTERNAL_ERROR",
-	ResultExecFailed:              "CUFFT_EXEC_FAILED",
-	ResultSetupFailed:             "CUFFT_SETUP_FAILED",
-	ResultInvalidSize:             "CUFFT_INVALID_SIZE",
-	ResultUnalignedData:           "CUFFT_UNALIGNED_DATA",
-	ResultIncompleteParameterList: "CUFFT_INCOMPLETE_PARAMETER_LIST",
-	ResultInvalidDevice:           "CUFFT_INVALID_DEVICE",
-	ResultParseError:              "CUFFT_PARSE_ERROR",
-	ResultNoWorkspace:             "CUFFT_NO_WORKSPACE",
-	ResultNotImplemented:          "CUFFT_NOT_IMPLEMENTED",
-	ResultLicenseError:            "CUFFT_LICENSE_ERROR",
-	ResultNotSupported:            "CUFFT_NOT_SUPPORTED",
-	ResultMissingDependency:       "CUFFT_MISSING_DEPENDENCY",
-	ResultNVRTCFailure:            "CUFFT_NVRTC_FAILURE",
-	ResultNVJitLinkFailure:        "CUFFT_NVJITLINK_FAILURE",
-	ResultNVSHMEMFailure:          "CUFFT_NVSHMEM_FAILURE",
+var resultNames = libload.Names{
+	int(ResultInvalidPlan):             "CUFFT_INVALID_PLAN",
+	int(ResultAllocFailed):             "CUFFT_ALLOC_FAILED",
+	int(ResultInvalidType):             "CUFFT_INVALID_TYPE",
+	int(ResultInvalidValue):            "CUFFT_INVALID_VALUE",
+	int(ResultInternalError):           "CUFFT_INTERNAL_ERROR",
+	int(ResultExecFailed):              "CUFFT_EXEC_FAILED",
+	int(ResultSetupFailed):             "CUFFT_SETUP_FAILED",
+	int(ResultInvalidSize):             "CUFFT_INVALID_SIZE",
+	int(ResultUnalignedData):           "CUFFT_UNALIGNED_DATA",
+	int(ResultIncompleteParameterList): "CUFFT_INCOMPLETE_PARAMETER_LIST",
+	int(ResultInvalidDevice):           "CUFFT_INVALID_DEVICE",
+	int(ResultParseError):              "CUFFT_PARSE_ERROR",
+	int(ResultNoWorkspace):             "CUFFT_NO_WORKSPACE",
+	int(ResultNotImplemented):          "CUFFT_NOT_IMPLEMENTED",
+	int(ResultLicenseError):            "CUFFT_LICENSE_ERROR",
+	int(ResultNotSupported):            "CUFFT_NOT_SUPPORTED",
+	int(ResultMissingDependency):       "CUFFT_MISSING_DEPENDENCY",
+	int(ResultNVRTCFailure):            "CUFFT_NVRTC_FAILURE",
+	int(ResultNVJitLinkFailure):        "CUFFT_NVJITLINK_FAILURE",
+	int(ResultNVSHMEMFailure):          "CUFFT_NVSHMEM_FAILURE",
 }
 
-func (r Result) name() string {
-	if n, ok := resultNames[r]; ok {
-		return n
-	}
-	return "unknown"
-}
+func (r Result) name() string { return resultNames.Name(int(r)) }
 
 func (r Result) Error() string { return fmt.Sprintf("cuFFT result %d (%s)", int(r), r.name()) }
 
@@ -105,33 +100,22 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
-// cres is where a C call failed, if it did: the stage (the FF_ enum in the
-// C preamble) and its code, a CUresult for the context stages and a
-// cufftResult for the others.
-type cres struct{ stage, code int }
+// cres is a C call's result (cudalib.h's cl_res): the stage that failed
+// and its code, a CUresult for the context stages and a cufftResult for
+// the others.
+type cres libload.Res
 
-const (
-	stageOK = iota
-	stageCtx
-	stageStream
-	stageWorkArea
-	stageCall
-	stageRestore
-)
+// stageWorkArea is cuFFT's own stage: setting an execution's work area
+// (FF_WORKAREA in the C preamble).
+const stageWorkArea = libload.StageOwn
 
 // err turns a C call's result into nil or an error naming op on device.
 func (r cres) err(op string, device int) error {
-	switch r.stage {
-	case stageOK:
-		return nil
-	case stageCtx:
-		return fmt.Errorf("cufft: %s on device %d: making the device's context current: %w", op, device, cuda.Result(r.code))
-	case stageRestore:
-		return fmt.Errorf("cufft: %s on device %d: restoring the thread's previous context: %w", op, device, cuda.Result(r.code))
-	case stageStream:
-		op = "cufftSetStream"
-	case stageWorkArea:
-		op = "cufftSetWorkArea"
+	status := func(op string, code int) error {
+		return &Error{Op: op, Device: device, Result: Result(code)}
 	}
-	return &Error{Op: op, Device: device, Result: Result(r.code)}
+	if r.Stage == stageWorkArea {
+		return status("cufftSetWorkArea", r.Code)
+	}
+	return library.Err(libload.Res(r), op, device, status)
 }

@@ -10,22 +10,40 @@ import (
 	"github.com/gocuda/gocuda/internal/libload"
 )
 
-// library is cuFFT as package libload looks for it: the file
+// library is cuFFT as package libload binds it: the file
 // GOCUDA_CUFFT_LIBRARY names, alone, when set; else libcufft.so.12 (cuFFT
 // 12, CUDA 13), libcufft.so.11 (CUDA 12), libcufft.so.10 (CUDA 11) and
 // libcufft.so through the loader's search, then the toolkit's folders and
 // the folders of cuFFT's Python wheels: CUDA 13's nvidia-cufft in
-// nvidia/cu13/lib, nvidia-cufft-cu12 and -cu11 in nvidia/cufft/lib.
-var library = libload.Library{
-	Pkg: "cufft", Name: "cuFFT", Knob: config.EnvCUFFTLibrary,
-	Sonames:     []string{"libcufft.so.12", "libcufft.so.11", "libcufft.so.10", "libcufft.so"},
-	File:        regexp.MustCompile(`^libcufft\.so(\.[0-9]+)*$`), // not libcufftw
-	WheelDirs:   []string{"nvidia/cu13/lib", "nvidia/cufft/lib"},
-	Toolkit:     true,
-	Install:     "the CUDA toolkit's cuFFT (libcufft: the cuda-libraries or libcufft package, or pip's nvidia-cufft-cu12)",
-	HostBackend: true,
-	Need:        "cuFFT from CUDA 11 or newer",
-	Sentinel:    ErrNoCUFFT,
+// nvidia/cu13/lib, nvidia-cufft-cu12 and -cu11 in nvidia/cufft/lib. Its
+// symbol table is in cufft_cgo.go; loading reads the version.
+var library = libload.Binding{
+	Library: libload.Library{
+		Pkg: "cufft", Name: "cuFFT", Knob: config.EnvCUFFTLibrary,
+		Sonames:     []string{"libcufft.so.12", "libcufft.so.11", "libcufft.so.10", "libcufft.so"},
+		File:        regexp.MustCompile(`^libcufft\.so(\.[0-9]+)*$`), // not libcufftw
+		WheelDirs:   []string{"nvidia/cu13/lib", "nvidia/cufft/lib"},
+		Toolkit:     true,
+		Install:     "the CUDA toolkit's cuFFT (libcufft: the cuda-libraries or libcufft package, or pip's nvidia-cufft-cu12)",
+		HostBackend: true,
+		Need:        "cuFFT from CUDA 11 or newer",
+		Sentinel:    ErrNoCUFFT,
+	},
+	SetStream: "cufftSetStream",
+	Resolve:   cInstall,
+}
+
+// Ready is set here, not in library's declaration: it words its error
+// through library.
+func init() { library.Ready = readVersion }
+
+// version is the loaded cuFFT's, set once by readVersion.
+var version int
+
+func readVersion(string) error {
+	v, r := cVersion()
+	version = v
+	return r.err("cufftGetVersion", -1)
 }
 
 // search is library's search for this process. cuFFT's major version is
@@ -55,43 +73,39 @@ func forDriver(s libload.Search, driverMajor int) libload.Search {
 	return s
 }
 
-var lib struct {
-	once    sync.Once
-	name    string
-	version int
-	err     error
+// loaded is load's result. Binding.Load searches with the Library's own
+// Search, which knows only soname majors equal to CUDA's; so cuFFT opens
+// through search and then installs and reads its version as Load would.
+var loaded struct {
+	once sync.Once
+	file string
+	err  error
 }
 
 // load opens cuFFT once per process and resolves its entry points; the
 // result is kept.
 func load() error {
-	lib.once.Do(func() {
-		h, name, err := search().Open()
-		if err != nil {
-			lib.err = err
-			return
+	loaded.once.Do(func() {
+		h, file, err := search().Open()
+		if err == nil {
+			err = library.Installed(file, library.Resolve(h))
 		}
-		if lib.err = library.Installed(name, cInstall(h)); lib.err != nil {
-			return
+		if err == nil {
+			err = library.Ready(file)
 		}
-		v, r := cVersion()
-		if err := r.err("cufftGetVersion", -1); err != nil {
-			lib.err = err
-			return
+		if loaded.err = err; err == nil {
+			loaded.file = file
 		}
-		lib.name, lib.version = name, v
 	})
-	return lib.err
+	return loaded.err
 }
 
 // Library is the cuFFT library loaded (a soname such as "libcufft.so.12",
 // or the path of the file found), loading it on first use, or the error
 // loading gave: one wrapping ErrNoCUFFT when there is none.
 func Library() (string, error) {
-	if err := load(); err != nil {
-		return "", err
-	}
-	return lib.name, nil
+	err := load()
+	return loaded.file, err
 }
 
 // Version is the loaded cuFFT's version as cufftGetVersion gives it
@@ -100,5 +114,5 @@ func Version() (int, error) {
 	if err := load(); err != nil {
 		return 0, err
 	}
-	return lib.version, nil
+	return version, nil
 }

@@ -86,9 +86,9 @@ func TestErrorMatchesResultAndBackendSentinels(t *testing.T) {
 	assert.Equal(t, "cufft: cufftExecC2C on device 1: CUFFT_ALLOC_FAILED (2)", e.Error())
 	assert.ErrorIs(t, &Error{Result: ResultInvalidSize}, backend.ErrInvalidValue)
 	assert.ErrorIs(t, &Error{Result: ResultNotSupported}, backend.ErrNotSupported)
-	assert.Contains(t, cres{stage: stageStream, code: int(ResultInvalidPlan)}.err("cufftExecR2C", 0).Error(), "cufftSetStream")
-	assert.Contains(t, cres{stage: stageWorkArea, code: int(ResultInvalidValue)}.err("cufftExecR2C", 0).Error(), "cufftSetWorkArea")
-	assert.Contains(t, cres{stage: stageCtx, code: 201}.err("cufftExecR2C", 3).Error(), "cufft: cufftExecR2C on device 3: making the device's context current")
+	assert.Contains(t, cres{Stage: libload.StageStream, Code: int(ResultInvalidPlan)}.err("cufftExecR2C", 0).Error(), "cufftSetStream")
+	assert.Contains(t, cres{Stage: stageWorkArea, Code: int(ResultInvalidValue)}.err("cufftExecR2C", 0).Error(), "cufftSetWorkArea")
+	assert.Contains(t, cres{Stage: libload.StageContext, Code: 201}.err("cufftExecR2C", 3).Error(), "cufft: cufftExecR2C on device 3: making the device's context current")
 	assert.NoError(t, cres{}.err("x", 0))
 	assert.Equal(t, "cuFFT result 99 (unknown)", Result(99).Error())
 }
