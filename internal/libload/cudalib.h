@@ -1,6 +1,6 @@
 /*
  * cudalib.h is the C side of package libload's binding, shared by every
- * package that calls a dlopen'd CUDA library (blas, curand, nccl, nvrtc).
+ * package that calls a dlopen'd CUDA library (blas, curand, cufft, nccl, nvrtc).
  * No CUDA headers exist at build time: a package declares the types and
  * entry points it uses itself, then includes this file:
  *
