@@ -300,7 +300,6 @@ static CUresult gc_device_uuid(unsigned char *out, int d) {
 }
 static CUresult gc_device_can_access_peer(int *v, int d, int p) { NEED(cuDeviceCanAccessPeer); return p_cuDeviceCanAccessPeer(v, d, p); }
 static CUresult gc_primary_retain(uintptr_t *c, int d) { NEED(cuDevicePrimaryCtxRetain); return p_cuDevicePrimaryCtxRetain((CUcontext*)c, d); }
-static CUresult gc_primary_release(int d) { NEED(cuDevicePrimaryCtxRelease_v2); return p_cuDevicePrimaryCtxRelease_v2(d); }
 
 static CUresult gc_ctx_sync(uintptr_t c) { CTX(c); NEED(cuCtxSynchronize); return p_cuCtxSynchronize(); }
 static CUresult gc_ctx_enable_peer(uintptr_t c, uintptr_t peer) { CTX(c); NEED(cuCtxEnablePeerAccess); return p_cuCtxEnablePeerAccess((CUcontext)peer, 0); }
