@@ -38,7 +38,7 @@ import (
 // (see docs/interop.md for where they may differ: fused multiply-adds and
 // the last ulp of transcendental functions). A Go form (HostFunc), when
 // given, runs instead: a Go loop can be faster on one core (about as fast
-// for z = a*x + y, up to twice for a select; BenchmarkElementwiseHost
+// for z = a*x + y, about twice for a select; BenchmarkElementwiseHost
 // compares them), and it is the way to run a body the host cannot
 // evaluate (one calling a Preamble's functions). It is safe for concurrent
 // use.

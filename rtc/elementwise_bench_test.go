@@ -98,6 +98,10 @@ func BenchmarkElementwiseAxpy(b *testing.B) {
 //   - row: z = a*x + y with y one row broadcast to every row of x
 //     ([2048 2048] + [2048]), which the Go form gets expanded into a slice
 //     of the result's length and the body gathers block by block.
+//
+// On the 2-core AMD EPYC build machine (2026-11-26, -cpu 1, medians of 3,
+// the machine shared): axpy 2.60 ms with the Go form, 2.62 ms the body;
+// relu 3.06 ms and 6.31 ms; row 8.6 to 19 ms and 4.0 ms.
 func BenchmarkElementwiseHost(b *testing.B) {
 	if onGPU(b) {
 		b.Skip("measures the host backend; run without GOCUDA_BACKEND=cuda")
