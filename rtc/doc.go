@@ -15,6 +15,9 @@
 // in memory and on disk (GOCUDA_KERNEL_CACHE), and loaded once per device.
 // Each kernel may have a Go form (HostFunc), which the host backend runs
 // instead of GPU code, so that programs and their tests run without a GPU.
+// An elementwise kernel needs none: its body is written once and runs on
+// both backends, compiled by NVRTC on a GPU and evaluated in Go on the
+// host; a Go form, when given, runs there instead, for speed.
 //
 // A kernel of one's own takes arrays wrapped by cuarray.In, Out or InOut
 // (how the kernel uses them) and scalars, in its parameter order; Linear(n)
@@ -27,8 +30,8 @@
 //	err = k.Launch(s, rtc.Linear(n), float32(2), cuarray.In(x), cuarray.InOut(y), int64(n))
 //
 // A generated elementwise kernel takes typed inputs and outputs and a body
-// for one element; inputs are arrays, which broadcast as cuarray's Add
-// does, or scalars:
+// for one element, the same on both backends; inputs are arrays, which
+// broadcast as cuarray's Add does, or scalars:
 //
 //	axpy, err := rtc.NewElementwiseKernel("axpy",
 //		"float32 a, float32 x, float32 y", "float32 z", "z = a * x + y")
@@ -36,5 +39,5 @@
 //	z, err := rtc.Apply[float32](axpy, s, float32(2), x, y) // a new z
 //
 // docs/interop.md has the rules: arguments, shapes, compiling and caching,
-// the host form, and what the generated code does.
+// the body on the host, the Go form, and what the generated code does.
 package rtc

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/internal/elemexpr"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -31,8 +32,16 @@ import (
 // each device (cached like NewKernel's, on disk too), and orders, keeps
 // alive and marks the arrays exactly as its own operations do.
 //
-// On the host backend it runs its Go form (HostFunc) instead, and fails
-// without one. It is safe for concurrent use.
+// The same body runs on the host backend: gocuda parses and types it by
+// C++'s rules (internal/elemexpr) and evaluates it in Go, on as many
+// goroutines as the launch is large, with the same values as the GPU's
+// (see docs/interop.md for where they may differ: fused multiply-adds and
+// the last ulp of transcendental functions). A Go form (HostFunc), when
+// given, runs instead: a Go loop can be faster on one core (about as fast
+// for z = a*x + y, about twice for a select; BenchmarkElementwiseHost
+// compares them), and it is the way to run a body the host cannot
+// evaluate (one calling a Preamble's functions). It is safe for concurrent
+// use.
 type ElementwiseKernel struct {
 	name, op string
 	in, out  []ewParam
@@ -42,6 +51,11 @@ type ElementwiseKernel struct {
 	host     reflect.Value // the Go form; invalid if none
 	// hostScalar[j] says the Go form takes input j as a T rather than a []T.
 	hostScalar []bool
+	// expr is the body for the host backend when there is no Go form,
+	// or exprErr why the host cannot evaluate it: kept, not returned by
+	// NewElementwiseKernel, since the kernel still runs on a GPU.
+	expr    *elemexpr.Expr
+	exprErr error
 
 	specs sync.Map // specialization key → *Kernel
 }
@@ -60,14 +74,15 @@ type ewType struct {
 	scalarC string
 	dt      kernels.DType
 	goType  reflect.Type
+	expr    elemexpr.Type // the type in the host's evaluation of the body
 }
 
 var ewTypes = map[string]*ewType{
-	"float32": {"float32", "float", "float", kernels.Float32, reflect.TypeFor[float32]()},
-	"float64": {"float64", "double", "double", kernels.Float64, reflect.TypeFor[float64]()},
-	"int32":   {"int32", "int", "int", kernels.Int32, reflect.TypeFor[int32]()},
-	"int64":   {"int64", "long long", "long long", kernels.Int64, reflect.TypeFor[int64]()},
-	"uint8":   {"uint8", "unsigned char", "unsigned int", kernels.Uint8, reflect.TypeFor[uint8]()},
+	"float32": {"float32", "float", "float", kernels.Float32, reflect.TypeFor[float32](), elemexpr.Float32},
+	"float64": {"float64", "double", "double", kernels.Float64, reflect.TypeFor[float64](), elemexpr.Float64},
+	"int32":   {"int32", "int", "int", kernels.Int32, reflect.TypeFor[int32](), elemexpr.Int32},
+	"int64":   {"int64", "long long", "long long", kernels.Int64, reflect.TypeFor[int64](), elemexpr.Int64},
+	"uint8":   {"uint8", "unsigned char", "unsigned int", kernels.Uint8, reflect.TypeFor[uint8](), elemexpr.Uint8},
 }
 
 // ewTypeNames is what a parameter's type may be, for messages.
@@ -203,10 +218,19 @@ func Preamble(code string) Option {
 // Outputs are only written: to update an array in place, pass it both as
 // an input and as an output ("float32 y" in, "float32 out" out, y as both).
 //
-// Options: HostFunc gives the Go form for the host backend (see HostFunc
-// for its form here), CompileOptions adds NVRTC options, Preamble adds
-// helper code. The parameter lists are checked here; the body is compiled
-// at the first launch on a GPU, where C errors come back with NVRTC's log.
+// The body runs on both backends: NVRTC compiles it for a GPU, and the
+// host backend evaluates it in Go (the grammar, the functions and the
+// types are internal/elemexpr's: C's expressions, declarations, if and
+// else, CUDA's math functions; no loops). A body the host cannot evaluate
+// (one calling a Preamble's function, or a macro of CompileOptions) does
+// not fail here, since it may still run on a GPU: a launch on the host
+// backend fails, saying where and why.
+//
+// Options: HostFunc gives a Go form the host backend runs instead of
+// evaluating the body (see HostFunc for its form here), CompileOptions
+// adds NVRTC options, Preamble adds helper code for the GPU. The
+// parameter lists are checked here; the body is compiled at the first
+// launch on a GPU, where C errors come back with NVRTC's log.
 func NewElementwiseKernel(name, in, out, body string, opts ...Option) (*ElementwiseKernel, error) {
 	ctor := "NewElementwiseKernel(" + name + ")"
 	fail := func(format string, a ...any) (*ElementwiseKernel, error) {
@@ -254,6 +278,8 @@ func NewElementwiseKernel(name, in, out, body string, opts ...Option) (*Elementw
 		if err := k.checkHostSignature(); err != nil {
 			return fail("%v", err)
 		}
+	} else {
+		k.expr, k.exprErr = compileBody(ins, outs, body)
 	}
 	return k, nil
 }
@@ -299,7 +325,8 @@ func (k *ElementwiseKernel) hostWant() string {
 // Name is the kernel's name.
 func (k *ElementwiseKernel) Name() string { return k.name }
 
-// HasHost reports whether the kernel has a Go form for the host backend.
+// HasHost reports whether the kernel has a Go form (HostFunc) for the
+// host backend. Without one the host backend evaluates the body.
 func (k *ElementwiseKernel) HasHost() bool { return k.host.IsValid() }
 
 // String describes the kernel in canonical form:

@@ -29,6 +29,16 @@ import (
 //
 // The user's body becomes one __device__ function, inlined into each loop,
 // so that NVRTC's messages about it name it once ("axpy body(1)").
+//
+// The body is compiled as the user wrote it, the path verified on GPUs.
+// The host backend evaluates the same body through internal/elemexpr,
+// whose printed form (Expr.Function) spells out every conversion and
+// overload its checker chose, so that NVRTC compiling it could not choose
+// differently. Generating _gc_elem from that form would make the backends
+// agree by construction, but it first needs a differential test on a GPU
+// (each test body as written against as printed), and it would have to
+// fall back to the body as written for bodies elemexpr rejects and NVRTC
+// accepts (a Preamble's functions, loops, macros).
 
 // ewMaxDims bounds the dimensions one launch of a broadcast kernel takes; a
 // layout of more that cannot be merged is launched once for each index of

@@ -9,12 +9,12 @@ import (
 )
 
 // launchHost queues the kernel's Go form on s's host stream, with the
-// inputs broadcast to the result's shape. The borrowing has told the
-// stream checker of the inputs' reads and the outputs' writes.
+// inputs broadcast to the result's shape, or without one the host's
+// evaluation of its body (launchExpr). The borrowing has told the stream
+// checker of the inputs' reads and the outputs' writes.
 func (k *ElementwiseKernel) launchHost(s *cuarray.Stream, l *ewLaunch) error {
 	if !k.HasHost() {
-		return k.errorf(backend.ErrNotSupported, "no host form: the host backend cannot run GPU code, so give NewElementwiseKernel a HostFunc, %s "+
-			"(an input as T takes scalars only; as []T, arrays and scalars, broadcast), or run on a GPU (GOCUDA_BACKEND=cuda)", k.hostWant())
+		return k.launchExpr(s, l)
 	}
 	for j, p := range k.in {
 		if k.hostScalar[j] && l.kinds[j] != kindScalar {

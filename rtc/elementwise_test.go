@@ -17,30 +17,58 @@ import (
 )
 
 // The elementwise tests run on both backends: on a GPU the generated CUDA
-// code (GOCUDA_BACKEND=cuda, skipped without NVRTC), on the host the Go
-// form. The expected values are computed here, independently of both.
+// code (GOCUDA_BACKEND=cuda, skipped without NVRTC), on the host backend
+// both ways a kernel runs there: its Go form (HostFunc), and without one
+// the host's evaluation of its body. The expected values are computed
+// here, independently of all three.
 
-func newAxpyEW(t testing.TB) *rtc.ElementwiseKernel {
+// eachForm runs f for a kernel made with its Go form (withGo) and
+// without, so that the host backend evaluates its body; on a GPU, where
+// both run the same generated code, once.
+func eachForm(t *testing.T, f func(t *testing.T, withGo bool)) {
+	t.Helper()
+	forms := []struct {
+		name   string
+		withGo bool
+	}{{"HostFunc", true}, {"body", false}}
+	if onGPU(t) {
+		forms = forms[:1]
+	}
+	for _, fm := range forms {
+		t.Run(fm.name, func(t *testing.T) { f(t, fm.withGo) })
+	}
+}
+
+// goForm is the options of a kernel made with its Go form fn, or without.
+func goForm(withGo bool, fn any) []rtc.Option {
+	if withGo {
+		return []rtc.Option{rtc.HostFunc(fn)}
+	}
+	return nil
+}
+
+func newAxpyEW(t testing.TB, withGo bool) *rtc.ElementwiseKernel {
 	t.Helper()
 	k, err := rtc.NewElementwiseKernel("ew_axpy", "float32 a, float32 x, float32 y", "float32 z", "z = a * x + y",
-		rtc.HostFunc(func(a float32, x, y, z []float32) {
+		goForm(withGo, func(a float32, x, y, z []float32) {
 			for i := range z {
 				z[i] = a*x[i] + y[i]
 			}
-		}))
+		})...)
 	require.NoError(t, err)
+	require.Equal(t, withGo, k.HasHost())
 	return k
 }
 
 // newAddEW is x + y for any of the inputs as arrays or scalars, broadcast.
-func newAddEW(t testing.TB) *rtc.ElementwiseKernel {
+func newAddEW(t testing.TB, withGo bool) *rtc.ElementwiseKernel {
 	t.Helper()
 	k, err := rtc.NewElementwiseKernel("ew_add", "float32 x, float32 y", "float32 z", "z = x + y",
-		rtc.HostFunc(func(x, y, z []float32) {
+		goForm(withGo, func(x, y, z []float32) {
 			for i := range z {
 				z[i] = x[i] + y[i]
 			}
-		}))
+		})...)
 	require.NoError(t, err)
 	return k
 }
@@ -48,9 +76,13 @@ func newAddEW(t testing.TB) *rtc.ElementwiseKernel {
 func TestElementwiseAxpyScalarsAndArrays(t *testing.T) {
 	needKernels(t)
 	rtc.SetKernelCacheDir(t, t.TempDir())
+	eachForm(t, axpyScalarsAndArrays)
+}
+
+func axpyScalarsAndArrays(t *testing.T, withGo bool) {
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
-	k := newAxpyEW(t)
+	k := newAxpyEW(t, withGo)
 	// Lengths around the vector width (4 float32) and the grid.
 	for _, n := range []int{0, 1, 3, 4, 5, 1023, 1 << 20} {
 		x := cuarray.Must(f.FromSlice(iota[float32](n)))
@@ -97,9 +129,13 @@ func TestElementwiseAxpyScalarsAndArrays(t *testing.T) {
 func TestElementwiseBroadcasts(t *testing.T) {
 	needKernels(t)
 	rtc.SetKernelCacheDir(t, t.TempDir())
+	eachForm(t, broadcasts)
+}
+
+func broadcasts(t *testing.T, withGo bool) {
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
-	k := newAddEW(t)
+	k := newAddEW(t, withGo)
 	seq := func(n int, scale float32) []float32 {
 		out := make([]float32, n)
 		for i := range out {
@@ -179,7 +215,7 @@ func prod(shape []int) int {
 func TestElementwiseShapeErrors(t *testing.T) {
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
-	k := newAddEW(t)
+	k := newAddEW(t, true)
 	m23, m32 := cuarray.Must(f.Zeros(2, 3)), cuarray.Must(f.Zeros(3, 2))
 	row, v6 := cuarray.Must(f.Zeros(3)), cuarray.Must(f.Zeros(6))
 	tests := []struct {
@@ -206,7 +242,7 @@ func TestElementwiseShapeErrors(t *testing.T) {
 
 	// Of three inputs, the message names the first pair that does not
 	// broadcast, and why.
-	err = newAxpyEW(t).Launch(s, m23, row, cuarray.Must(f.Zeros(2)), cuarray.Must(f.Zeros(2, 3)))
+	err = newAxpyEW(t, true).Launch(s, m23, row, cuarray.Must(f.Zeros(2)), cuarray.Must(f.Zeros(2, 3)))
 	require.ErrorIs(t, err, cuarray.ErrShape)
 	assert.ErrorContains(t, err, "inputs a float32[2 3] and y float32[2] do not broadcast: dimension 1 of the result would be 3 in one and 2 in the other")
 }
@@ -218,21 +254,23 @@ func TestElementwiseEveryType(t *testing.T) {
 	needKernels(t)
 	rtc.SetKernelCacheDir(t, t.TempDir())
 	s := newStream(t, freshPool(t))
-	t.Run("float32", func(t *testing.T) { everyType[float32](t, s) })
-	t.Run("float64", func(t *testing.T) { everyType[float64](t, s) })
-	t.Run("int32", func(t *testing.T) { everyType[int32](t, s) })
-	t.Run("int64", func(t *testing.T) { everyType[int64](t, s) })
-	t.Run("uint8", func(t *testing.T) { everyType[uint8](t, s) })
+	eachForm(t, func(t *testing.T, withGo bool) {
+		t.Run("float32", func(t *testing.T) { everyType[float32](t, s, withGo) })
+		t.Run("float64", func(t *testing.T) { everyType[float64](t, s, withGo) })
+		t.Run("int32", func(t *testing.T) { everyType[int32](t, s, withGo) })
+		t.Run("int64", func(t *testing.T) { everyType[int64](t, s, withGo) })
+		t.Run("uint8", func(t *testing.T) { everyType[uint8](t, s, withGo) })
+	})
 }
 
-func everyType[T int32 | int64 | float32 | float64 | uint8](t *testing.T, s *cuarray.Stream) {
+func everyType[T int32 | int64 | float32 | float64 | uint8](t *testing.T, s *cuarray.Stream, withGo bool) {
 	name := kernels.DTypeOf[T]().String()
 	k, err := rtc.NewElementwiseKernel("ew_"+name, name+" x, "+name+" y, "+name+" c", name+" z", "z = x * c + y",
-		rtc.HostFunc(func(x, y []T, c T, z []T) {
+		goForm(withGo, func(x, y []T, c T, z []T) {
 			for i := range z {
 				z[i] = x[i]*c + y[i]
 			}
-		}))
+		})...)
 	require.NoError(t, err)
 	f := cuarray.On[T](s)
 	const n = 1000
@@ -265,14 +303,18 @@ func everyType[T int32 | int64 | float32 | float64 | uint8](t *testing.T, s *cua
 func TestElementwiseTwoOutputs(t *testing.T) {
 	needKernels(t)
 	rtc.SetKernelCacheDir(t, t.TempDir())
+	eachForm(t, twoOutputs)
+}
+
+func twoOutputs(t *testing.T, withGo bool) {
 	s := newStream(t, freshPool(t))
 	k, err := rtc.NewElementwiseKernel("ew_sumdiff", "float64 x, int32 y", "float64 sum, int64 idx", "sum = x + y; idx = i * 10 + n",
-		rtc.HostFunc(func(x []float64, y []int32, sum []float64, idx []int64) {
+		goForm(withGo, func(x []float64, y []int32, sum []float64, idx []int64) {
 			for i := range sum {
 				sum[i] = x[i] + float64(y[i])
 				idx[i] = int64(i*10 + len(sum))
 			}
-		}))
+		})...)
 	require.NoError(t, err)
 	x := cuarray.Must(cuarray.On[float64](s).FromSlice([]float64{0.5, 1.5, 2.5, 3.5, 4.5, 5.5}, 2, 3))
 	y := cuarray.Must(cuarray.On[int32](s).FromSlice([]int32{10, 20}, 2, 1))
@@ -294,12 +336,16 @@ func TestElementwiseTwoOutputs(t *testing.T) {
 func TestElementwiseOrdersArraysAcrossStreams(t *testing.T) {
 	needKernels(t)
 	rtc.SetKernelCacheDir(t, t.TempDir())
+	eachForm(t, ordersArraysAcrossStreams)
+}
+
+func ordersArraysAcrossStreams(t *testing.T, withGo bool) {
 	p := freshPool(t)
 	sa, sb := newStream(t, p), newStream(t, p)
 	fa, fb := cuarray.On[float32](sa), cuarray.On[float32](sb)
 	dev := p.Device()
 	const n = 1 << 16
-	k := newAxpyEW(t)
+	k := newAxpyEW(t, withGo)
 	warm := cuarray.Must(fb.Zeros(n))
 	require.NoError(t, k.Launch(sb, float32(1), warm, warm, cuarray.Must(fb.New(n))),
 		"compiled (the kinds used below) before the timing matters")
@@ -333,7 +379,7 @@ func TestElementwiseCompilesOncePerKinds(t *testing.T) {
 	c := rtc.SetKernelCacheDir(t, t.TempDir())
 	s := newStream(t, freshPool(t))
 	f := cuarray.On[float32](s)
-	k := newAxpyEW(t)
+	k := newAxpyEW(t, true)
 	x, y, z := cuarray.Must(f.Ones(4, 8)), cuarray.Must(f.Ones(4, 8)), cuarray.Must(f.New(4, 8))
 	for range 5 {
 		require.NoError(t, k.Launch(s, float32(2), x, y, z))
@@ -351,7 +397,7 @@ func TestElementwiseCompilesOncePerKinds(t *testing.T) {
 	assert.Equal(t, filled[float32](32, 2), read(t, z))
 
 	// A second kernel of the same text shares the compiled code.
-	k2 := newAxpyEW(t)
+	k2 := newAxpyEW(t, true)
 	require.NoError(t, k2.Launch(s, float32(2), x, y, z))
 	assert.Equal(t, map[string]string{"saa/0": "memory"}, rtc.ElementwiseSpecs(k2))
 }
@@ -452,7 +498,7 @@ func TestElementwiseLaunchErrors(t *testing.T) {
 	freed := cuarray.Must(f.Zeros(8))
 	freed.UnsafeFree()
 	big := cuarray.Must(f.Zeros(16))
-	k := newAxpyEW(t)
+	k := newAxpyEW(t, true)
 	tests := []struct {
 		name string
 		args []any
@@ -496,22 +542,16 @@ func TestElementwiseLaunchErrors(t *testing.T) {
 	}
 }
 
-// TestElementwiseHostForm: the host backend runs the Go form; without one
-// it says what to add, and a Go form that takes an input as a scalar
-// refuses an array there.
+// TestElementwiseHostForm: a Go form that takes an input as a scalar
+// refuses an array there, naming the parameter.
 func TestElementwiseHostForm(t *testing.T) {
 	needHost(t)
 	s := newStream(t, freshPool(t))
-	f := cuarray.On[float32](s)
-	x, z := cuarray.Must(f.Ones(4)), cuarray.Must(f.Zeros(4))
-	k, err := rtc.NewElementwiseKernel("nohost", "float32 x", "float32 z", "z = x")
-	require.NoError(t, err)
-	err = k.Launch(s, x, z)
-	require.ErrorIs(t, err, backend.ErrNotSupported)
-	assert.ErrorContains(t, err, "elementwise kernel nohost: no host form")
-	assert.ErrorContains(t, err, "HostFunc, func(x float32 or []float32, z []float32)")
-
-	err = newAxpyEW(t).Launch(s, x, x, x, z)
+	x, z := cuarray.Must(cuarray.On[float32](s).Ones(4)), cuarray.Must(cuarray.On[float32](s).Zeros(4))
+	err := newAxpyEW(t, true).Launch(s, x, x, x, z)
 	require.ErrorIs(t, err, backend.ErrInvalidValue)
 	assert.ErrorContains(t, err, "input a is an array, but the HostFunc func(float32, []float32, []float32, []float32) takes it as a float32 (a scalar)")
+	// Without the Go form the body takes a as an array like any input.
+	require.NoError(t, newAxpyEW(t, false).Launch(s, x, x, x, z))
+	assert.Equal(t, filled[float32](4, 2), read(t, z))
 }

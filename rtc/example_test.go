@@ -42,16 +42,12 @@ extern "C" __global__ void saxpy(float a, const float *x, float *y, long long n)
 	// rtc: kernel saxpy: argument 1 is a bare *cuarray.Array[float32]; wrap it in cuarray.In, Out or InOut to say whether the kernel reads it, writes it or both: invalid value
 }
 
-// A kernel gocuda writes from an expression: inputs broadcast (a scalar,
+// A kernel gocuda writes from an expression, which runs on a GPU and, with
+// no Go form to write, on the host backend: inputs broadcast (a scalar,
 // a row), and Apply makes the output.
 func ExampleNewElementwiseKernel() {
 	axpy, err := rtc.NewElementwiseKernel("axpy",
-		"float32 a, float32 x, float32 y", "float32 z", "z = a * x + y",
-		rtc.HostFunc(func(a float32, x, y, z []float32) {
-			for i := range z {
-				z[i] = a*x[i] + y[i]
-			}
-		}))
+		"float32 a, float32 x, float32 y", "float32 z", "z = a * x + y")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -49,3 +49,19 @@ var ElementwiseLayout = ewLayout
 func ElementwiseParams(k *ElementwiseKernel) (in, out string) {
 	return formatEWParams(k.in), formatEWParams(k.out)
 }
+
+// SetElementwiseHostSplit makes the host's evaluation of elementwise
+// bodies split launches into pieces of at least grain elements and gather
+// broadcast inputs block elements at a time, for the test's life.
+func SetElementwiseHostSplit(t testing.TB, grain, block int) {
+	oldGrain, oldBlock := ewHostGrain, ewHostBlock
+	ewHostGrain, ewHostBlock = grain, block
+	t.Cleanup(func() { ewHostGrain, ewHostBlock = oldGrain, oldBlock })
+}
+
+// ElementwiseGather is elements lo to hi of src read through strides over
+// dims (row-major), as the host's evaluation gathers a broadcast input.
+func ElementwiseGather(src []float32, dims, strides []int, lo, hi int) []float32 {
+	o := ewGatherOp[float32]{src: src, dims: dims, strides: strides, buf: make([]float32, hi-lo)}
+	return o.piece(lo, hi).([]float32)
+}

@@ -82,9 +82,10 @@ type Option func(*Kernel) error
 // same stream nor keep the slices after it returns. The arguments are
 // checked against its parameters at each launch.
 //
-// For an ElementwiseKernel the func takes the inputs, then the outputs: an
-// input as []T receives arrays and scalars alike as a slice of the
-// result's length (broadcast already applied), an input as T scalars
+// An ElementwiseKernel needs no Go form (the host backend evaluates its
+// body); given one, it runs instead. The func takes the inputs, then the
+// outputs: an input as []T receives arrays and scalars alike as a slice of
+// the result's length (broadcast already applied), an input as T scalars
 // only; outputs are []T. It is checked when the kernel is made.
 func HostFunc(fn any) Option {
 	return func(k *Kernel) error {

@@ -11,8 +11,8 @@ import (
 	"github.com/gocuda/gocuda/nvrtc"
 )
 
-// TestExampleRuns runs the example on this machine's backend: the Go forms
-// here, the CUDA code with GOCUDA_BACKEND=cuda (skipped on a GPU without
+// TestExampleRuns runs the example on this machine's backend: the Go form
+// and the evaluated expression here, the CUDA code with GOCUDA_BACKEND=cuda (skipped on a GPU without
 // NVRTC, which compiles it). run checks the results against Go itself.
 func TestExampleRuns(t *testing.T) {
 	b, err := gocuda.Backend()
