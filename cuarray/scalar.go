@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -13,6 +11,7 @@ import (
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/config"
+	"github.com/gocuda/gocuda/memprof"
 )
 
 // ErrScalarIndexing is wrapped by At's and SetAt's error when
@@ -96,8 +95,7 @@ var (
 	warned         sync.Map               // call site (file:line) → struct{}
 )
 
-// scalarAllowed applies the knob to one At or SetAt called by the caller
-// two frames up.
+// scalarAllowed applies the knob to one At or SetAt.
 func scalarAllowed(op string) error {
 	mode := scalarMode()
 	if o := scalarOverride.Load(); o != nil {
@@ -109,28 +107,12 @@ func scalarAllowed(op string) error {
 	case "error":
 		return ErrScalarIndexing
 	}
-	site := caller()
+	f, _ := memprof.CallerSite(0) // the user's frame: where At or SetAt was called
+	site := fmt.Sprintf("%s:%d", f.File, f.Line)
 	if _, seen := warned.LoadOrStore(site, struct{}{}); !seen {
 		slog.Warn("cuarray: "+op+" reads or writes one element with a copy and a synchronisation: a loop of them is slow; "+
 			"ToSlice and CopyTo move a whole array in one copy ("+config.EnvScalarIndexing+"=allow silences this, =error makes it fail)",
 			"site", site)
 	}
 	return nil
-}
-
-// caller is the first frame outside this package: where At or SetAt was
-// called.
-func caller() string {
-	var pcs [8]uintptr
-	n := runtime.Callers(3, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
-	for {
-		f, more := frames.Next()
-		if !strings.Contains(f.Function, "gocuda/cuarray.") || strings.HasSuffix(f.File, "_test.go") {
-			return fmt.Sprintf("%s:%d", f.File, f.Line)
-		}
-		if !more {
-			return fmt.Sprintf("%s:%d", f.File, f.Line)
-		}
-	}
 }
