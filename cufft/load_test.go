@@ -40,10 +40,9 @@ func TestSearchSkipsCUFFTsNewerThanTheDriver(t *testing.T) {
 	cu13 := "python3.12/site-packages/nvidia/cu13/lib/"
 	libloadtest.Tree(t, root, cu12+"libcufft.so.11", cu13+"libcufft.so.12")
 	all := library.SearchIn("", 0, []string{root})
-	on12 := forDriver(all, 12)
-	assert.Equal(t, []string{"libcufft.so.11", "libcufft.so.10", "libcufft.so", filepath.Join(root, cu12+"libcufft.so.11")}, on12.Names)
-	assert.Equal(t, on12.Names, on12.Candidates(), "the folders' files are among the names")
-	on13 := forDriver(all, 13)
+	on12 := library.SearchIn("", 12, []string{root})
+	assert.Equal(t, []string{"libcufft.so.11", "libcufft.so.10", "libcufft.so", filepath.Join(root, cu12+"libcufft.so.11")}, on12.Candidates())
+	on13 := library.SearchIn("", 13, []string{root})
 	assert.Equal(t, all.Candidates(), on13.Candidates())
 	assert.Equal(t, all.Patterns, on12.Patterns, "the error still says where it looked")
 }
@@ -53,7 +52,7 @@ func TestSearchSkipsCUFFTsNewerThanTheDriver(t *testing.T) {
 func TestAMissingLibraryFileIsAClearError(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "libcufft.so.12")
 	t.Setenv(config.EnvCUFFTLibrary, missing)
-	s := search()
+	s := library.Search()
 	assert.Equal(t, []string{missing}, s.Candidates())
 	_, _, err := s.Open()
 	require.ErrorIs(t, err, ErrNoCUFFT)

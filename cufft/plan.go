@@ -163,7 +163,7 @@ var errUnaligned = errors.New("cufft: float32 data not aligned as complex64")
 
 // gpuTransform queues sp on s through cuFFT, then its scaling.
 func gpuTransform[In, Out cuarray.Elem](sp spec, sh shape, gpu devstream.GPU, s *cuarray.Stream, dst *cuarray.Array[Out], src *cuarray.Array[In]) error {
-	if err := load(); err != nil {
+	if _, err := library.Load(); err != nil {
 		return err
 	}
 	p, err := getPlan(planKey{dev: gpu, kind: sp.kind, rank: sp.rank, n: sh.n, batch: sh.batch})

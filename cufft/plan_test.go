@@ -22,7 +22,7 @@ func gpuStream(t *testing.T) *cuarray.Stream {
 	if b.Name() != "cuda" {
 		t.Skipf("the process's backend is %s; plans are cuFFT's (GOCUDA_BACKEND=cuda)", b.Name())
 	}
-	if err := load(); errors.Is(err, ErrNoCUFFT) {
+	if _, err := library.Load(); errors.Is(err, ErrNoCUFFT) {
 		t.Skip(err.Error())
 	}
 	require.NoError(t, ClearPlans())

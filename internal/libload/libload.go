@@ -32,10 +32,14 @@ type Library struct {
 	WheelDirs []string
 	// Toolkit says the CUDA toolkit's library folders are searched too.
 	Toolkit bool
-	// CUDAVersioned says the number after ".so." is a CUDA major version
-	// (cuBLAS, NVRTC), so that files newer than the driver are skipped;
-	// NCCL's is its own.
+	// CUDAVersioned says the number after ".so." follows CUDA's major
+	// version (cuBLAS, NVRTC, cuFFT), so that files newer than the driver
+	// are skipped; NCCL's is its own.
 	CUDAVersioned bool
+	// MajorBehindCUDA is how far a CUDAVersioned library's number lags
+	// CUDA's: 1 for cuFFT (libcufft.so.12 is CUDA 13's), 0 for cuBLAS and
+	// NVRTC, whose number is CUDA's.
+	MajorBehindCUDA int
 	// Install is what to install, for the error: "CUDA's NVRTC (the
 	// cuda-nvrtc package of the toolkit, or pip's nvidia-cuda-nvrtc)".
 	Install string
@@ -177,7 +181,7 @@ func (l *Library) forDriver(names []string, driverMajor int) []string {
 	}
 	var out []string
 	for _, n := range names {
-		if MajorOf(n) <= driverMajor {
+		if MajorOf(n)+l.MajorBehindCUDA <= driverMajor {
 			out = append(out, n)
 		}
 	}
