@@ -102,6 +102,7 @@
 //			File:     regexp.MustCompile(`^libcufft\.so(\.[0-9]+)*$`),
 //			WheelDirs: []string{"nvidia/cu13/lib", "nvidia/cufft/lib"},
 //			Toolkit:  true, HostBackend: true,
+//			CUDAVersioned: true, MajorBehindCUDA: 1, // libcufft.so.12 is CUDA 13's
 //			Install:  "the CUDA toolkit's cuFFT (libcufft, or pip's nvidia-cufft-cu12)",
 //			Need:     "cuFFT from CUDA 11 or newer",
 //			Sentinel: ErrNoCUFFT,
