@@ -25,7 +25,7 @@ func FromDense[T Float](s *cuarray.Stream, m *mat.Dense) (*cuarray.Array[T], err
 	if m == nil || m.IsEmpty() {
 		return nil, fmt.Errorf("cugonum: FromDense: an empty or nil mat.Dense has no shape to upload: %w", ErrShape)
 	}
-	return upload[T]("FromDense", s, m.RawMatrix())
+	return upload[T]("FromDense", s, of64(m.RawMatrix()))
 }
 
 // ToDense downloads a, a 2-D array, into m: into its storage (any stride)
@@ -44,7 +44,7 @@ func ToDense[T Float](m *mat.Dense, a *cuarray.Array[T]) error {
 		}
 		m.ReuseAs(sh[0], sh[1])
 	}
-	return download("ToDense", m.RawMatrix(), a)
+	return download("ToDense", of64(m.RawMatrix()), a)
 }
 
 // FromVecDense uploads v into a new 1-D array of T of v.Len() elements.
@@ -89,37 +89,41 @@ func ToVecDense[T Float](v *mat.VecDense, a *cuarray.Array[T]) error {
 // FromGeneral uploads g (Rows × Cols, rows Stride apart) into a new
 // [Rows Cols] array of T. Rows or Cols may be 0.
 func FromGeneral[T Float](s *cuarray.Stream, g blas64.General) (*cuarray.Array[T], error) {
-	return upload[T]("FromGeneral", s, g)
+	return upload[T]("FromGeneral", s, of64(g))
 }
 
 // ToGeneral downloads a, a [Rows Cols] array, into g's storage.
 func ToGeneral[T Float](g blas64.General, a *cuarray.Array[T]) error {
-	return download("ToGeneral", g, a)
+	return download("ToGeneral", of64(g), a)
 }
 
 // FromGeneral32 uploads g into a new [Rows Cols] float32 array, as is.
 func FromGeneral32(s *cuarray.Stream, g blas32.General) (*cuarray.Array[float32], error) {
-	return upload[float32]("FromGeneral32", s, g)
+	return upload[float32]("FromGeneral32", s, of32(g))
 }
 
 // ToGeneral32 downloads a, a [Rows Cols] float32 array, into g's storage.
 func ToGeneral32(g blas32.General, a *cuarray.Array[float32]) error {
-	return download("ToGeneral32", g, a)
+	return download("ToGeneral32", of32(g), a)
 }
 
-// general is a row-major matrix of either precision in gonum's layout.
-type general interface {
-	blas64.General | blas32.General
+// matrix is a row-major matrix of either precision in gonum's layout:
+// rows of cols elements, stride apart in data.
+type matrix[S Float] struct {
+	rows, cols, stride int
+	data               []S
 }
+
+func of64(g blas64.General) matrix[float64] { return matrix[float64]{g.Rows, g.Cols, g.Stride, g.Data} }
+func of32(g blas32.General) matrix[float32] { return matrix[float32]{g.Rows, g.Cols, g.Stride, g.Data} }
 
 // column is v as a [N 1] matrix whose rows are Inc apart.
-func column(v blas64.Vector) blas64.General {
-	return blas64.General{Rows: v.N, Cols: 1, Stride: v.Inc, Data: v.Data}
-}
+func column(v blas64.Vector) matrix[float64] { return matrix[float64]{v.N, 1, v.Inc, v.Data} }
 
-// check says what is wrong with a matrix's layout, "" when nothing: the
-// same rules gonum's own constructors apply.
-func check(rows, cols, stride, n int) string {
+// check says what is wrong with m's layout, "" when nothing: the same
+// rules gonum's own constructors apply.
+func (m matrix[S]) check() string {
+	rows, cols, stride, n := m.rows, m.cols, m.stride, len(m.data)
 	switch {
 	case rows < 0 || cols < 0:
 		return fmt.Sprintf("a negative dimension (%d×%d)", rows, cols)
@@ -131,99 +135,62 @@ func check(rows, cols, stride, n int) string {
 	return ""
 }
 
-// upload packs g's rows, converted to T, unless they already are a
+// contiguous is m's elements as one []T with no copy, when they already
+// are one: T is m's element type and the rows are back to back.
+func contiguous[T, S Float](m matrix[S]) ([]T, bool) {
+	d, ok := any(m.data).([]T)
+	if !ok || (m.stride != m.cols && m.rows > 1) {
+		return nil, false
+	}
+	return d[:m.rows*m.cols], true
+}
+
+// upload packs m's rows, converted to T, unless they already are a
 // contiguous []T, and uploads them as a [rows cols] array on s.
-func upload[T Float, G general](op string, s *cuarray.Stream, g G) (*cuarray.Array[T], error) {
-	rows, cols, stride, data := fieldsAny(g)
-	if why := check(rows, cols, stride, dataLen(data)); why != "" {
+func upload[T, S Float](op string, s *cuarray.Stream, m matrix[S]) (*cuarray.Array[T], error) {
+	if why := m.check(); why != "" {
 		return nil, fmt.Errorf("cugonum: %s: %s: %w", op, why, ErrShape)
 	}
-	var host []T
-	if d, ok := data.([]T); ok && (stride == cols || rows <= 1) {
-		host = d[:rows*cols] // as is: the upload copies it
-	} else {
-		host = make([]T, rows*cols)
-		switch d := data.(type) {
-		case []float64:
-			pack(host, d, rows, cols, stride)
-		case []float32:
-			pack(host, d, rows, cols, stride)
+	host, ok := contiguous[T](m)
+	if !ok { // the upload copies host, so it may be m's own memory
+		host = make([]T, m.rows*m.cols)
+		for i := range m.rows {
+			row, out := m.data[i*m.stride:i*m.stride+m.cols], host[i*m.cols:(i+1)*m.cols]
+			for j, v := range row {
+				out[j] = T(v) // float64 to float32 rounds to nearest even
+			}
 		}
 	}
-	a, err := cuarray.On[T](s).FromSlice(host, rows, cols)
+	a, err := cuarray.On[T](s).FromSlice(host, m.rows, m.cols)
 	if err != nil {
 		return nil, fmt.Errorf("cugonum: %s: %w", op, err)
 	}
 	return a, nil
 }
 
-// download copies a into g's rows, converting T to g's precision, through
-// a packed buffer unless g's rows are a contiguous []T.
-func download[T Float, G general](op string, g G, a *cuarray.Array[T]) error {
-	rows, cols, stride, data := fieldsAny(g)
-	if why := check(rows, cols, stride, dataLen(data)); why != "" {
+// download copies a into m's rows, converting T to m's precision, through
+// a packed buffer unless m's rows are a contiguous []T.
+func download[T, S Float](op string, m matrix[S], a *cuarray.Array[T]) error {
+	if why := m.check(); why != "" {
 		return fmt.Errorf("cugonum: %s: %s: %w", op, why, ErrShape)
 	}
-	if sh := a.Shape(); !slices.Equal(sh, []int{rows, cols}) {
-		return fmt.Errorf("cugonum: %s: %s into a %d×%d matrix: %w", op, a.String(), rows, cols, ErrShape)
+	if sh := a.Shape(); !slices.Equal(sh, []int{m.rows, m.cols}) {
+		return fmt.Errorf("cugonum: %s: %s into a %d×%d matrix: %w", op, a.String(), m.rows, m.cols, ErrShape)
 	}
-	if d, ok := data.([]T); ok && (stride == cols || rows <= 1) {
-		if err := a.CopyTo(d[:rows*cols]); err != nil {
-			return fmt.Errorf("cugonum: %s: %w", op, err)
-		}
-		return nil
+	host, direct := contiguous[T](m)
+	if !direct {
+		host = make([]T, m.rows*m.cols)
 	}
-	host := make([]T, rows*cols)
 	if err := a.CopyTo(host); err != nil {
 		return fmt.Errorf("cugonum: %s: %w", op, err)
 	}
-	switch d := data.(type) {
-	case []float64:
-		unpack(d, host, rows, cols, stride)
-	case []float32:
-		unpack(d, host, rows, cols, stride)
+	if !direct {
+		for i := range m.rows {
+			row, in := m.data[i*m.stride:i*m.stride+m.cols], host[i*m.cols:(i+1)*m.cols]
+			for j, v := range in {
+				row[j] = S(v)
+			}
+		}
 	}
 	return nil
-}
-
-// fieldsAny is g's shape and its data as []float64 or []float32.
-func fieldsAny[G general](g G) (rows, cols, stride int, data any) {
-	switch g := any(g).(type) {
-	case blas64.General:
-		return g.Rows, g.Cols, g.Stride, g.Data
-	case blas32.General:
-		return g.Rows, g.Cols, g.Stride, g.Data
-	}
-	panic("unreachable: general has two members")
-}
-
-func dataLen(data any) int {
-	switch d := data.(type) {
-	case []float64:
-		return len(d)
-	case []float32:
-		return len(d)
-	}
-	return 0
-}
-
-// pack copies rows of cols elements, stride apart in src, into dst
-// contiguously, converting (float64 to float32 rounds to nearest even).
-func pack[D, S Float](dst []D, src []S, rows, cols, stride int) {
-	for i := range rows {
-		row, out := src[i*stride:i*stride+cols], dst[i*cols:(i+1)*cols]
-		for j, v := range row {
-			out[j] = D(v)
-		}
-	}
-}
-
-// unpack is pack's inverse: contiguous src into rows stride apart in dst.
-func unpack[D, S Float](dst []D, src []S, rows, cols, stride int) {
-	for i := range rows {
-		row, in := dst[i*stride:i*stride+cols], src[i*cols:(i+1)*cols]
-		for j, v := range in {
-			row[j] = D(v)
-		}
-	}
 }
