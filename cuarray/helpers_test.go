@@ -5,35 +5,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/cuarray"
-	"github.com/gocuda/gocuda/pool"
+	"github.com/gocuda/gocuda/internal/testsupport/arraytest"
 )
 
 // The tests run on the backend gocuda picks (GOCUDA_BACKEND): the host
 // backend here, the GPU with GOCUDA_BACKEND=cuda, with the pool strategy
 // GOCUDA_MEMORY_POOL names.
 
-// freshPool makes a pool of the configured strategy on device 0 that only
-// this test uses, so that its Stats count this test's work alone.
-func freshPool(t testing.TB) pool.Pool {
-	t.Helper()
-	c, err := gocuda.Config()
-	require.NoError(t, err)
-	dev, err := gocuda.Device(0)
-	require.NoError(t, err)
-	p, err := pool.New(c.Pool, dev, gocuda.LimitsFor(c, dev))
-	require.NoError(t, err)
-	return p
-}
-
-// newStream makes a stream on device 0 whose arrays come from p.
-func newStream(t testing.TB, p pool.Pool) *cuarray.Stream {
-	t.Helper()
-	s, err := cuarray.NewStreamPool(p)
-	require.NoError(t, err)
-	return s
-}
+// freshPool and newStream are arraytest's: a pool of the configured
+// strategy that only this test uses, and a stream whose arrays come from it.
+var (
+	freshPool = arraytest.FreshPool
+	newStream = arraytest.NewStream
+)
 
 func iota[T cuarray.Elem](n int) []T {
 	out := make([]T, n)
