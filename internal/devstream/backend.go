@@ -13,7 +13,7 @@ import (
 // backend.ErrInvalidValue for a nil backend, and b.Device's for a backend
 // without devices.
 func Backend(b backend.Backend) (On, error) {
-	if isNil(b) {
+	if IsNil(b) {
 		return On{}, fmt.Errorf("nil backend: %w", backend.ErrInvalidValue)
 	}
 	dev, err := b.Device(0)
@@ -22,8 +22,3 @@ func Backend(b backend.Backend) (On, error) {
 	}
 	return Device(dev)
 }
-
-// IsNil says v is nil or a typed nil pointer in an interface (a
-// (*T)(nil) stream satisfies the capability interfaces but has nothing
-// behind it), for the packages that word such arguments themselves.
-func IsNil(v any) bool { return isNil(v) }

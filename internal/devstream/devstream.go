@@ -69,7 +69,7 @@ type On struct {
 // another device), or backend.ErrNotSupported for a device of another
 // backend.
 func Resolve(dev backend.Device, s backend.Stream) (On, error) {
-	if dev == nil || isNil(s) { // a typed nil device is Device's to name
+	if dev == nil || IsNil(s) { // a typed nil device is Device's to name
 		return On{}, fmt.Errorf("nil device or stream (device %T, stream %T): %w", dev, s, backend.ErrInvalidValue)
 	}
 	on, err := Device(dev)
@@ -98,12 +98,12 @@ func Resolve(dev backend.Device, s backend.Stream) (On, error) {
 func Device(dev backend.Device) (On, error) {
 	switch d := dev.(type) {
 	case GPU:
-		if isNil(d) {
+		if IsNil(d) {
 			return On{}, fmt.Errorf("nil CUDA device: %w", backend.ErrInvalidValue)
 		}
 		return On{GPU: d}, nil
 	case Host:
-		if isNil(d) {
+		if IsNil(d) {
 			return On{}, fmt.Errorf("nil host device: %w", backend.ErrInvalidValue)
 		}
 		return On{Host: d}, nil
@@ -114,7 +114,7 @@ func Device(dev backend.Device) (On, error) {
 
 // isNil is v == nil, or a typed nil pointer in an interface: a (*T)(nil)
 // device satisfies the capability interfaces but has nothing behind it.
-func isNil(v any) bool {
+func IsNil(v any) bool {
 	if v == nil {
 		return true
 	}
