@@ -2,14 +2,13 @@ package kernels
 
 import (
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 	"unsafe"
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
 	"github.com/gocuda/gocuda/internal/devstream"
+	"github.com/gocuda/gocuda/internal/hostpar"
 )
 
 // The host backend's kernels: the same operations in Go over views of the
@@ -53,22 +52,9 @@ func (h *hostStream) Enqueue(fn func()) error {
 // host reduction.
 const grain = 1 << 16
 
-// parallel runs f over [0, n) in contiguous pieces of at least grain
-// elements, on up to GOMAXPROCS goroutines, and returns when all are done.
-func parallel(n int, f func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), (n+grain-1)/grain)
-	if workers <= 1 {
-		f(0, n)
-		return
-	}
-	per := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += per {
-		hi := min(lo+per, n)
-		wg.Go(func() { f(lo, hi) })
-	}
-	wg.Wait()
-}
+// parallel runs f over [0, n) split across goroutines a grain at most
+// (hostpar.Split).
+func parallel(n int, f func(lo, hi int)) { hostpar.Split(n, grain, f) }
 
 // chunked reduces [0, n) chunk by chunk (chunks of grain elements, in
 // parallel) and combines the chunks' results in order.

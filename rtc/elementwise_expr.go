@@ -2,13 +2,12 @@ package rtc
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/internal/elemexpr"
+	"github.com/gocuda/gocuda/internal/hostpar"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -95,7 +94,7 @@ func (k *ElementwiseKernel) launchExpr(s *cuarray.Stream, l *ewLaunch) error {
 		}
 		e, total := k.expr, int64(l.n)
 		return hs.Enqueue(func() {
-			ewParallel(l.n, func(lo, hi int) {
+			hostpar.Split(l.n, ewHostGrain, func(lo, hi int) {
 				own := make([]ewOperand, len(ops))
 				for j, o := range ops {
 					own[j] = o.forWorker()
@@ -123,23 +122,6 @@ func (k *ElementwiseKernel) launchExpr(s *cuarray.Stream, l *ewLaunch) error {
 			})
 		})
 	}, l.arrs...)
-}
-
-// ewParallel runs f over [0, n) in contiguous pieces of at least
-// ewHostGrain elements, on up to GOMAXPROCS goroutines, and returns when
-// all are done.
-func ewParallel(n int, f func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), (n+ewHostGrain-1)/ewHostGrain)
-	if workers <= 1 {
-		f(0, n)
-		return
-	}
-	per := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += per {
-		wg.Go(func() { f(lo, min(lo+per, n)) })
-	}
-	wg.Wait()
 }
 
 // ewOperand is one argument of the body's evaluation.
