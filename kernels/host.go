@@ -48,7 +48,7 @@ func (h *hostStream) Enqueue(fn func()) error {
 	return h.HostStream.EnqueueAccess(h.name, h.acc, len(h.acc) > 0 && !writes, fn)
 }
 
-// grain is the elements one goroutine takes at least, and the chunk of a
+// grain is the elements per goroutine a loop is split for (hostpar.Split), and the chunk of a
 // host reduction.
 const grain = 1 << 16
 

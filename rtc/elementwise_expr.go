@@ -22,7 +22,7 @@ import (
 // each goroutine's own, so a launch allocates no slice of the result's
 // length; a scalar is passed as one value.
 
-// ewHostGrain is the elements one goroutine takes at least, and
+// ewHostGrain is the elements per goroutine a launch is split for, and
 // ewHostBlock how many a broadcast input is gathered for at a time (a
 // buffer that stays in cache). Tests make them small.
 var (
