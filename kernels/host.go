@@ -48,8 +48,8 @@ func (h *hostStream) Enqueue(fn func()) error {
 	return h.HostStream.EnqueueAccess(h.name, h.acc, len(h.acc) > 0 && !writes, fn)
 }
 
-// grain is the elements per goroutine a loop is split for (hostpar.Split), and the chunk of a
-// host reduction.
+// grain is the elements per goroutine a loop is split for
+// (hostpar.Split), and the chunk of a host reduction.
 const grain = 1 << 16
 
 // parallel runs f over [0, n) split across goroutines a grain at most
