@@ -129,23 +129,27 @@ func TestConfigPoolsAreTheRegisteredStrategies(t *testing.T) {
 // A unified or pinned pool is made after its device's pool, once, and is
 // listed under its device.
 func TestKindPoolsAreOnePerDeviceAfterTheDevicePool(t *testing.T) {
+	b, err := gocuda.Backend()
+	require.NoError(t, err)
+	// The last device: the host backend's second, a one-GPU machine's only.
+	last := b.DeviceCount() - 1
 	for _, tc := range []struct {
 		memory pool.Memory
 		get    func(int) (pool.Pool, error)
 	}{{pool.UnifiedMemory, gocuda.UnifiedPool}, {pool.PinnedMemory, gocuda.PinnedPool}} {
 		t.Run(tc.memory.String(), func(t *testing.T) {
-			p, err := tc.get(1)
+			p, err := tc.get(last)
 			require.NoError(t, err)
-			again, err := tc.get(1)
+			again, err := tc.get(last)
 			require.NoError(t, err)
 			assert.Same(t, p, again)
 			assert.Equal(t, tc.memory, pool.MemoryOf(p))
-			assert.Equal(t, 1, p.Device().Ordinal())
+			assert.Equal(t, last, p.Device().Ordinal())
 			_, err = tc.get(1 << 10)
 			assert.Error(t, err, "no such device")
 		})
 	}
-	d, err := gocuda.Pool(1)
+	d, err := gocuda.Pool(last)
 	require.NoError(t, err)
 	assert.Equal(t, pool.DeviceMemory, pool.MemoryOf(d))
 }

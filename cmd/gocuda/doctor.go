@@ -319,6 +319,9 @@ var searchFailed = regexp.MustCompile(`^\w+: no (.+?) library could be loaded; t
 // error (a knob's file that would not load, a library too old, no cgo),
 // which doctor shows as it is.
 func parseSearch(err error) (search, bool) {
+	if err == nil {
+		return search{}, false
+	}
 	m := searchFailed.FindStringSubmatch(err.Error())
 	if m == nil {
 		return search{}, false

@@ -189,7 +189,7 @@ func TestDoctorLinesStayShort(t *testing.T) {
 			assert.LessOrEqual(t, len(line), width, "verbose %v: %q", verbose, line)
 		}
 		_, err := nvrtc.Library()
-		s, searched := parseSearch(orNil(err))
+		s, searched := parseSearch(err)
 		if !searched {
 			continue // found, or not looked for (no cgo)
 		}
@@ -205,14 +205,6 @@ func TestDoctorLinesStayShort(t *testing.T) {
 	}
 }
 
-// orNil lets parseSearch take a nil error.
-func orNil(err error) error {
-	if err == nil {
-		return errors.New("")
-	}
-	return err
-}
-
 // The error internal/libload words for a failed search, read back into
 // its parts; any other error is left as it is.
 func TestParseSearchReadsLibloadsError(t *testing.T) {
@@ -223,6 +215,8 @@ func TestParseSearchReadsLibloadsError(t *testing.T) {
 		"or name the file with GOCUDA_CUBLAS_LIBRARY, or use GOCUDA_BACKEND=host: cuBLAS not found"
 	s, ok := parseSearch(errors.New(msg))
 	require.True(t, ok)
+	_, ok = parseSearch(nil) // a library that was found: version asks too
+	assert.False(t, ok)
 	assert.Equal(t, "cuBLAS", s.name)
 	assert.Equal(t, "libcublas.so*", s.glob)
 	assert.Equal(t, []string{"/usr/local/cuda/lib64", "/root/.local/lib/python3.*/{site,dist}-packages/{nvidia/cu13/lib,nvidia/cublas/lib}", "/opt/x"}, s.dirs)
