@@ -108,3 +108,54 @@ func BenchmarkBroadcastAdd(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSmallOp is the host's cost of one small operation on 4096
+// float32s, the launch-bound case of a training step or a simulation tick
+// (issue 28): Add in place into a preallocated array, and the allocating
+// form (a new array each time, freed at once). Operations go in bursts of
+// 256 with an untimed synchronization between bursts, as kernels' and
+// cuda's BenchmarkLaunch do: a launch into the driver's full queue waits
+// for the GPU. cuda's BenchmarkLaunch, in the same run, is the floor.
+func BenchmarkSmallOp(b *testing.B) {
+	const burst = 256
+	x := cuarray.Must(cuarray.Ones[float32](4096))
+	y := cuarray.Must(cuarray.Ones[float32](4096))
+	s := cuarray.Must(cuarray.DefaultStream(0))
+	for _, c := range []struct {
+		name string
+		op   func() error
+	}{
+		{"inplace", func() error { return cuarray.Add(y, x, y) }},
+		{"allocating", func() error {
+			z, err := cuarray.AddNew(x, y)
+			if err == nil {
+				z.UnsafeFree()
+			}
+			return err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if err := c.op(); err != nil { // the module loads on the first launch
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if i%burst == 0 && i > 0 {
+					b.StopTimer()
+					if err := s.Synchronize(); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				if err := c.op(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if err := s.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

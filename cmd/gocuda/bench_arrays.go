@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gocuda/gocuda"
+	"github.com/gocuda/gocuda/cuarray"
+)
+
+// arrayCase is one line of "gocuda bench arrays": the same operation, on
+// the same shape, as the line of ../shared/anchors/arrays.py with the same
+// name, so that the two outputs set gocuda beside torch case by case.
+type arrayCase struct {
+	name string
+	// bytes is what arrays.py counts for the case: reads plus writes.
+	bytes int64
+	// setup makes the case's arrays on s and returns one call and what
+	// frees the arrays.
+	setup func(s *cuarray.Stream) (run func() error, free func(), err error)
+}
+
+// arrayCases are the cases, in arrays.py's order.
+var arrayCases = []arrayCase{
+	{"copy 4096x4096 f32 (read+write)", 2 * f32Square, func(s *cuarray.Stream) (func() error, func(), error) {
+		return pair(s, func(o cuarray.Ops[float32], x, y *cuarray.Array[float32]) error { return o.Copy(y, x) })
+	}},
+	{"exp 4096x4096 f32", 2 * f32Square, func(s *cuarray.Stream) (func() error, func(), error) {
+		return pair(s, func(o cuarray.Ops[float32], x, y *cuarray.Array[float32]) error { return o.Exp(y, x) })
+	}},
+}
+
+// f32Square is the bytes of arrays.py's x, a 4096 × 4096 float32 array.
+const f32Square = 4096 * 4096 * 4
+
+// pair makes two 4096 × 4096 float32 arrays on s, x random and y for the
+// result, and returns op on them as a case's call.
+func pair(s *cuarray.Stream, op func(o cuarray.Ops[float32], x, y *cuarray.Array[float32]) error) (func() error, func(), error) {
+	o := cuarray.On[float32](s)
+	x, err := o.Zeros(4096, 4096)
+	if err != nil {
+		return nil, nil, err
+	}
+	y, err := o.Zeros(4096, 4096)
+	if err != nil {
+		x.UnsafeFree()
+		return nil, nil, err
+	}
+	return func() error { return op(o, x, y) }, func() { x.UnsafeFree(); y.UnsafeFree() }, nil
+}
+
+func runBenchArrays(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return kindUsage("arrays", benchArrays(ctx, args, stdout, stderr))
+}
+
+func benchArrays(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench arrays", "[flags]", "Times cuarray's operations on device 0's default stream, each case as\n"+
+		"../shared/anchors/arrays.py times it for torch (same name, shape and byte count):\n"+
+		"--iters calls queued back to back and one synchronization, median of --repeats,\n"+
+		"after a warm-up call. GB/s counts reads plus writes (1e9 bytes).", stdout)
+	iters := fs.Int("iters", 50, "calls per repeat")
+	repeats := fs.Int("repeats", 5, "repeats; the median is kept")
+	match := fs.String("match", "", "only the cases whose name contains this")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("bench arrays takes no arguments, got %q", fs.Args())
+	}
+	if *iters < 1 || *repeats < 1 {
+		return usageErrorf("--iters %d --repeats %d: give positive counts", *iters, *repeats)
+	}
+	b, err := gocuda.Backend()
+	if err != nil {
+		return err
+	}
+	s, err := cuarray.DefaultStream(0)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(stderr, *quiet)
+	defer prog.done()
+	type row struct {
+		name string
+		us   float64
+		gbps float64
+	}
+	var rows []row
+	for i, c := range arrayCases {
+		if !strings.Contains(c.name, *match) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		prog.set("bench arrays: %s (case %d of %d)", c.name, i+1, len(arrayCases))
+		sec, err := timeCase(s, c, *iters, *repeats)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		rows = append(rows, row{c.name, sec * 1e6, float64(c.bytes) / sec / 1e9})
+	}
+	prog.done()
+	if len(rows) == 0 {
+		return usageErrorf("--match %q matches no case", *match)
+	}
+	fmt.Fprintf(stdout, "backend %s, %s\n", b.Name(), s.Device().Info())
+	fmt.Fprintf(stdout, "%d calls then one synchronization, median of %d; GB/s (1e9 bytes): reads plus writes, as arrays.py counts them\n\n", *iters, *repeats)
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%10.1f us\t%8.1f GB/s\n", r.name, r.us, r.gbps)
+	}
+	return tw.Flush()
+}
+
+// timeCase returns the seconds of one call of c.
+func timeCase(s *cuarray.Stream, c arrayCase, iters, repeats int) (float64, error) {
+	run, free, err := c.setup(s)
+	if err != nil {
+		return 0, err
+	}
+	defer free()
+	if err := run(); err != nil { // the warm-up: module load, plans, pool
+		return 0, err
+	}
+	if err := s.Synchronize(); err != nil {
+		return 0, err
+	}
+	times := make([]time.Duration, repeats)
+	for i := range times {
+		t0 := time.Now()
+		for range iters {
+			if err := run(); err != nil {
+				return 0, err
+			}
+		}
+		if err := s.Synchronize(); err != nil {
+			return 0, err
+		}
+		times[i] = time.Since(t0)
+	}
+	slices.Sort(times)
+	return times[len(times)/2].Seconds() / float64(iters), nil
+}
