@@ -46,15 +46,34 @@ type Array[T Elem] struct {
 	// (see buffer); nil once a is freed, so that a freed array the program
 	// still holds does not keep a recycled buffer's memory alive.
 	anchor *anchor
-	// sites is where a was allocated and freed, recorded by UnsafeFree
-	// only while leak tracing is on (memprof), for use-after-free errors.
-	sites *sites
+	// x is what only some arrays need, nil for the rest: the strides of a
+	// non-contiguous view (views.go), and where a freed array was allocated
+	// and freed. One pointer for both keeps the Array in its size class.
+	x     *extra
 	ndim  int32
 	freed atomic.Bool
 }
 
+// extra is the part of an Array that only some arrays need.
+type extra struct {
+	// strides are a non-contiguous view's, in elements, one for each
+	// dimension (views.go); nil for a contiguous array.
+	strides []int
+	// sites is where a was allocated and freed, recorded by UnsafeFree
+	// only while leak tracing is on (memprof), for use-after-free errors.
+	sites *sites
+}
+
 // sites is where an array's memory was allocated and where it was freed.
 type sites struct{ alloc, free runtime.Frame }
+
+// sites is where a was allocated and freed, nil unless recorded.
+func (a *Array[T]) sites() *sites {
+	if a.x == nil {
+		return nil
+	}
+	return a.x.sites
+}
 
 func (s *sites) String() string {
 	if s == nil {
@@ -323,7 +342,11 @@ func (a *Array[T]) noteSites() {
 		st.alloc, _ = memprof.AllocSite(a.origin.dev.Ordinal(), a.buf.block.Ptr)
 	}
 	st.free, _ = memprof.CallerSite(1) // skip noteSites; UnsafeFree is gocuda's
-	a.sites = st
+	x := &extra{sites: st}
+	if a.x != nil {
+		x.strides = a.x.strides
+	}
+	a.x = x
 }
 
 // Freed reports whether UnsafeFree has been called on a.
@@ -335,7 +358,7 @@ func (a *Array[T]) check(op, role string) error {
 		return fmt.Errorf("cuarray: %s: %s is a nil array: %w", op, role, backend.ErrInvalidValue)
 	}
 	if a.freed.Load() {
-		return fmt.Errorf("cuarray: %s: %s %s%s: %w", op, role, a, a.sites, ErrFreed)
+		return fmt.Errorf("cuarray: %s: %s %s%s: %w", op, role, a, a.sites(), ErrFreed)
 	}
 	return nil
 }

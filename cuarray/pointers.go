@@ -175,7 +175,7 @@ func (a *Array[T]) byteSpan() (from, to uint64) {
 
 func (a *Array[T]) freedError(verb string) error {
 	if a.freed.Load() {
-		return fmt.Errorf("cuarray: %s %s%s: %w", verb, a, a.sites, ErrFreed)
+		return fmt.Errorf("cuarray: %s %s%s: %w", verb, a, a.sites(), ErrFreed)
 	}
 	return nil
 }
