@@ -366,9 +366,16 @@ func (a *Array[T]) check(op, role string) error {
 // Reshape returns an array of the same elements with another shape,
 // sharing a's buffer (no copy). One dimension may be -1: it is inferred
 // from the others. The product of the dimensions must equal a.Len().
+// A view that is not contiguous (IsContiguous) cannot be reshaped without
+// a copy, and Reshape never copies: that is an error wrapping ErrShape
+// (NumPy copies instead); Contiguous first makes the copy explicit.
 func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
 	if err := a.check("Reshape", "array"); err != nil {
 		return nil, err
+	}
+	if !a.contiguous() {
+		return nil, fmt.Errorf("cuarray: Reshape %s to %s: it is a strided view (strides %v), whose elements are not in row-major order in memory; Reshape shares the buffer and never copies: Contiguous makes a packed copy to reshape: %w",
+			a, fmtShape(shape), a.x.strides, ErrShape)
 	}
 	shape = append([]int(nil), shape...)
 	infer := -1
@@ -403,10 +410,16 @@ func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
 }
 
 // View returns the length elements starting at element offset of a, in
-// row-major order, as a one-dimensional array sharing a's buffer.
+// row-major order, as a one-dimensional array sharing a's buffer. a must
+// be contiguous (IsContiguous); a strided view is an error wrapping
+// ErrShape.
 func (a *Array[T]) View(offset, length int) (*Array[T], error) {
 	if err := a.check("View", "array"); err != nil {
 		return nil, err
+	}
+	if !a.contiguous() {
+		return nil, fmt.Errorf("cuarray: View(%d, %d) of %s: it is a strided view (strides %v), whose elements are not in row-major order in memory; Contiguous makes a packed copy: %w",
+			offset, length, a, a.x.strides, ErrShape)
 	}
 	if offset < 0 || length < 0 || offset > a.n || length > a.n-offset {
 		return nil, fmt.Errorf("cuarray: View(%d, %d) of %s: the range must lie within its %d elements (0 ≤ offset, 0 ≤ length, offset+length ≤ %d): %w",
@@ -416,8 +429,9 @@ func (a *Array[T]) View(offset, length int) (*Array[T], error) {
 }
 
 // Slice returns rows [i, j) along the first axis, sharing a's buffer: for
-// a of shape [d0 d1 ...] the result has shape [j-i d1 ...]. Because arrays
-// are row-major, the rows are contiguous.
+// a of shape [d0 d1 ...] the result has shape [j-i d1 ...]. The rows of a
+// contiguous array are contiguous; of a strided view, a strided view
+// (SliceAxis slices any axis, with a step).
 func (a *Array[T]) Slice(i, j int) (*Array[T], error) {
 	if err := a.check("Slice", "array"); err != nil {
 		return nil, err
@@ -429,6 +443,9 @@ func (a *Array[T]) Slice(i, j int) (*Array[T], error) {
 	d0 := ashape[0]
 	if i < 0 || j < i || j > d0 {
 		return nil, fmt.Errorf("cuarray: Slice(%d, %d) of %s: need 0 ≤ i ≤ j ≤ %d (the first dimension): %w", i, j, a, d0, ErrShape)
+	}
+	if !a.contiguous() {
+		return a.SliceAxis(0, i, j, 1)
 	}
 	row := 1
 	for _, d := range ashape[1:] {

@@ -396,3 +396,66 @@ func fmtAxes(axes []int) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// copyViews is Copy on one device when dst or src is a strided view: one
+// strided copy, or, when their memory may overlap, a packed copy of src
+// first (so that every element is read before any is written).
+func (o Ops[T]) copyViews(dst, src *Array[T]) error {
+	const op = "Copy"
+	if err := dst.writable(op, "dst"); err != nil {
+		return err
+	}
+	if dst.buf == src.buf && dst.n > 0 {
+		var z T
+		size := uint64(unsafe.Sizeof(z))
+		if dst.off < src.off+uint64(src.extent())*size && src.off < dst.off+uint64(dst.extent())*size {
+			p, release, err := o.packedCopy(op, "src", src)
+			if err != nil {
+				return err
+			}
+			defer release()
+			src = p
+		}
+	}
+	return o.copyStrided(op, dst, src)
+}
+
+// packedCopy is packed, but always a copy: of a contiguous src too.
+func (o Ops[T]) packedCopy(op, role string, a *Array[T]) (*Array[T], func(), error) {
+	if !a.contiguous() {
+		return o.packed(op, role, a)
+	}
+	c, err := o.fresh(op, a, a.shape(), func(dst *Array[T]) error {
+		return o.doRaw(op, "dst,"+role, true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+			return kernels.Copy[T](dev, s, p[0], p[1], a.n)
+		}, dst, a)
+	})
+	if err != nil {
+		return nil, func() {}, err
+	}
+	return c, c.UnsafeFree, nil
+}
+
+// copyAcrossViews is Copy between devices when dst or src is a strided
+// view: src is packed on its own device, copied across into dst or, when
+// dst is strided, into a contiguous temporary on dst's device that is then
+// copied into dst.
+func (o Ops[T]) copyAcrossViews(dst, src *Array[T]) error {
+	const op = "Copy"
+	if err := dst.writable(op, "dst"); err != nil {
+		return err
+	}
+	p, release, err := Ops[T]{}.packed(op, "src", src)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if dst.contiguous() {
+		return o.copyAcross(dst, p)
+	}
+	tmp, err := o.fresh(op, dst, dst.shape(), func(t *Array[T]) error { return o.copyAcross(t, p) })
+	if err != nil {
+		return err
+	}
+	return o.writeBack(op, dst, tmp)
+}
