@@ -109,7 +109,9 @@ func transpose() step {
 
 func sliceAxis(axis, start, stop, st int) step {
 	return step{fmt.Sprintf("SliceAxis(%d,%d,%d,%d)", axis, start, stop, st),
-		func(a *cuarray.Array[float64]) (*cuarray.Array[float64], error) { return a.SliceAxis(axis, start, stop, st) },
+		func(a *cuarray.Array[float64]) (*cuarray.Array[float64], error) {
+			return a.SliceAxis(axis, start, stop, st)
+		},
 		func(m model) model { return m.slice(axis, start, stop, st) }}
 }
 
@@ -463,7 +465,7 @@ func TestWritingIntoViews(t *testing.T) {
 			t.Run(l.name+"/"+dc.name, func(t *testing.T) {
 				data := parentData(modelOf(l.parent).n())
 				parent, dst, m := l.build(t, data)
-				x := cuarray.Must(cuarray.FromSlice(parentData(m.n()+3)[3:], m.shape...))
+				x := cuarray.Must(cuarray.FromSlice(parentData(m.n() + 3)[3:], m.shape...))
 				err := dc.run(dst, x)
 				if !l.writable {
 					require.ErrorIs(t, err, cuarray.ErrShape)

@@ -73,7 +73,8 @@ func planCopy(shape, ds, ss []int) (stridedLayout, error) {
 			shape, len(shape), ds, len(ds), ss, len(ss), backend.ErrInvalidValue)
 	}
 	for i, d := range shape {
-		if d > 1 && ds[i] == 0 {
+		// An empty copy writes nothing: any strides will do.
+		if d > 1 && ds[i] == 0 && !slices.Contains(shape, 0) {
 			return stridedLayout{}, fmt.Errorf("shape %v, dstStrides %v: dimension %d has %d elements and dst stride 0, which writes one element %d times; dst strides must address each element once: %w",
 				shape, ds, i, d, d, backend.ErrInvalidValue)
 		}
