@@ -542,6 +542,10 @@ func TestViewsOfViewsAndOverlappingCopies(t *testing.T) {
 	m := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4}, 2, 2))
 	require.NoError(t, cuarray.Add(m, m, cuarray.Must(m.Transpose())))
 	assert.Equal(t, []float32{2, 5, 5, 8}, read(t, m))
+	// And into the transpose of its own input: computed from the old values.
+	m2 := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4}, 2, 2))
+	require.NoError(t, cuarray.Add(cuarray.Must(m2.Transpose()), m2, m2))
+	assert.Equal(t, []float32{2, 6, 4, 8}, read(t, m2))
 	// Slice of a view (the first-axis Slice too).
 	p := cuarray.Must(cuarray.FromSlice(iota[float64](24), 2, 3, 4))
 	v := cuarray.Must(p.Permute(2, 1, 0))
@@ -698,4 +702,52 @@ func FuzzViews(f *testing.F) {
 		}
 		require.Equal(t, wantParent, read(t, parent))
 	})
+}
+
+// TestViewsOnAStream: the temporaries of an operation on views come from
+// the Ops' stream and its pool, and all go back to it once the work is
+// queued: the pool holds nothing more after the operations than before.
+func TestViewsOnAStream(t *testing.T) {
+	p := freshPool(t)
+	s := newStream(t, p)
+	defer s.Close()
+	f := cuarray.On[float64](s)
+	a := cuarray.Must(f.FromSlice(parentData(12), 3, 4))
+	at := cuarray.Must(a.Transpose())
+	dst := cuarray.Must(f.Zeros(4, 3))
+	before := p.Stats()
+	require.NoError(t, f.Exp(cuarray.Must(dst.Transpose()), a)) // a strided destination
+	require.NoError(t, f.Tanh(dst, at))                         // a packed input
+	sum, err := f.Sum(at)
+	require.NoError(t, err)
+	require.NoError(t, s.Synchronize())
+	after := p.Stats()
+	assert.Equal(t, before.Live, after.Live, "every temporary went back")
+	assert.Equal(t, uint64(3), after.Allocs-before.Allocs, "the three temporaries (dst of Exp, at for Tanh and Sum) came from the stream's pool")
+	want := 0.0
+	for _, v := range parentData(12) {
+		want += v
+	}
+	assert.InDelta(t, want, sum, 1e-12)
+	m := modelOf([]int{3, 4}).permute(1, 0)
+	got := read(t, dst)
+	for k, v := range elems(m, parentData(12)) {
+		assert.InDelta(t, math.Tanh(v), got[k], 1e-12)
+	}
+}
+
+// TestFillRandIntoAView: random numbers written through a stepped view land
+// on its elements only.
+func TestFillRandIntoAView(t *testing.T) {
+	a := cuarray.Must(cuarray.Full[float32](-1, 4, 6))
+	v := cuarray.Must(a.SliceAxis(1, 1, 6, 2))
+	require.NoError(t, cuarray.FillRand(v))
+	got := read(t, a)
+	for i, x := range got {
+		if i%6%2 == 1 {
+			assert.True(t, x >= 0 && x <= 1, "element %d = %g, want in [0, 1]", i, x)
+		} else {
+			assert.Equal(t, float32(-1), x, "element %d is not the view's", i)
+		}
+	}
 }
