@@ -46,15 +46,34 @@ type Array[T Elem] struct {
 	// (see buffer); nil once a is freed, so that a freed array the program
 	// still holds does not keep a recycled buffer's memory alive.
 	anchor *anchor
-	// sites is where a was allocated and freed, recorded by UnsafeFree
-	// only while leak tracing is on (memprof), for use-after-free errors.
-	sites *sites
+	// x is what only some arrays need, nil for the rest: the strides of a
+	// non-contiguous view (views.go), and where a freed array was allocated
+	// and freed. One pointer for both keeps the Array in its size class.
+	x     *extra
 	ndim  int32
 	freed atomic.Bool
 }
 
+// extra is the part of an Array that only some arrays need.
+type extra struct {
+	// strides are a non-contiguous view's, in elements, one for each
+	// dimension (views.go); nil for a contiguous array.
+	strides []int
+	// sites is where a was allocated and freed, recorded by UnsafeFree
+	// only while leak tracing is on (memprof), for use-after-free errors.
+	sites *sites
+}
+
 // sites is where an array's memory was allocated and where it was freed.
 type sites struct{ alloc, free runtime.Frame }
+
+// sites is where a was allocated and freed, nil unless recorded.
+func (a *Array[T]) sites() *sites {
+	if a.x == nil {
+		return nil
+	}
+	return a.x.sites
+}
 
 func (s *sites) String() string {
 	if s == nil {
@@ -323,7 +342,11 @@ func (a *Array[T]) noteSites() {
 		st.alloc, _ = memprof.AllocSite(a.origin.dev.Ordinal(), a.buf.block.Ptr)
 	}
 	st.free, _ = memprof.CallerSite(1) // skip noteSites; UnsafeFree is gocuda's
-	a.sites = st
+	x := &extra{sites: st}
+	if a.x != nil {
+		x.strides = a.x.strides
+	}
+	a.x = x
 }
 
 // Freed reports whether UnsafeFree has been called on a.
@@ -335,7 +358,7 @@ func (a *Array[T]) check(op, role string) error {
 		return fmt.Errorf("cuarray: %s: %s is a nil array: %w", op, role, backend.ErrInvalidValue)
 	}
 	if a.freed.Load() {
-		return fmt.Errorf("cuarray: %s: %s %s%s: %w", op, role, a, a.sites, ErrFreed)
+		return fmt.Errorf("cuarray: %s: %s %s%s: %w", op, role, a, a.sites(), ErrFreed)
 	}
 	return nil
 }
@@ -343,9 +366,16 @@ func (a *Array[T]) check(op, role string) error {
 // Reshape returns an array of the same elements with another shape,
 // sharing a's buffer (no copy). One dimension may be -1: it is inferred
 // from the others. The product of the dimensions must equal a.Len().
+// A view that is not contiguous (IsContiguous) cannot be reshaped without
+// a copy, and Reshape never copies: that is an error wrapping ErrShape
+// (NumPy copies instead); Contiguous first makes the copy explicit.
 func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
 	if err := a.check("Reshape", "array"); err != nil {
 		return nil, err
+	}
+	if !a.contiguous() {
+		return nil, fmt.Errorf("cuarray: Reshape %s to %s: it is a strided view (strides %v), whose elements are not in row-major order in memory; Reshape shares the buffer and never copies: Contiguous makes a packed copy to reshape: %w",
+			a, fmtShape(shape), a.x.strides, ErrShape)
 	}
 	shape = append([]int(nil), shape...)
 	infer := -1
@@ -380,10 +410,16 @@ func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
 }
 
 // View returns the length elements starting at element offset of a, in
-// row-major order, as a one-dimensional array sharing a's buffer.
+// row-major order, as a one-dimensional array sharing a's buffer. a must
+// be contiguous (IsContiguous); a strided view is an error wrapping
+// ErrShape.
 func (a *Array[T]) View(offset, length int) (*Array[T], error) {
 	if err := a.check("View", "array"); err != nil {
 		return nil, err
+	}
+	if !a.contiguous() {
+		return nil, fmt.Errorf("cuarray: View(%d, %d) of %s: it is a strided view (strides %v), whose elements are not in row-major order in memory; Contiguous makes a packed copy: %w",
+			offset, length, a, a.x.strides, ErrShape)
 	}
 	if offset < 0 || length < 0 || offset > a.n || length > a.n-offset {
 		return nil, fmt.Errorf("cuarray: View(%d, %d) of %s: the range must lie within its %d elements (0 ≤ offset, 0 ≤ length, offset+length ≤ %d): %w",
@@ -393,8 +429,9 @@ func (a *Array[T]) View(offset, length int) (*Array[T], error) {
 }
 
 // Slice returns rows [i, j) along the first axis, sharing a's buffer: for
-// a of shape [d0 d1 ...] the result has shape [j-i d1 ...]. Because arrays
-// are row-major, the rows are contiguous.
+// a of shape [d0 d1 ...] the result has shape [j-i d1 ...]. The rows of a
+// contiguous array are contiguous; of a strided view, a strided view
+// (SliceAxis slices any axis, with a step).
 func (a *Array[T]) Slice(i, j int) (*Array[T], error) {
 	if err := a.check("Slice", "array"); err != nil {
 		return nil, err
@@ -406,6 +443,9 @@ func (a *Array[T]) Slice(i, j int) (*Array[T], error) {
 	d0 := ashape[0]
 	if i < 0 || j < i || j > d0 {
 		return nil, fmt.Errorf("cuarray: Slice(%d, %d) of %s: need 0 ≤ i ≤ j ≤ %d (the first dimension): %w", i, j, a, d0, ErrShape)
+	}
+	if !a.contiguous() {
+		return a.SliceAxis(0, i, j, 1)
 	}
 	row := 1
 	for _, d := range ashape[1:] {

@@ -59,6 +59,10 @@ func (o Ops[T]) Gemv(trans bool, alpha T, a, x *Array[T], beta T, y *Array[T]) e
 	if err := noOverlap(op, names, y, a, x); err != nil {
 		return err
 	}
+	if t, ok := untransposed(a); ok { // as in gemm
+		defer t.UnsafeFree()
+		a, trans, m, n = t, !trans, n, m
+	}
 	return o.do(op, names, true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
 		if f32, ok := asF32(alpha, beta); ok {
 			return blas.Gemv(dev, s, trans, m, n, f32[0], p[1], max(1, n), p[2], f32[1], p[0])
@@ -84,6 +88,16 @@ func (o Ops[T]) gemm(op string, transA, transB bool, alpha T, a, b *Array[T], be
 	}
 	if err := noOverlap(op, names, c, a, b); err != nil {
 		return err
+	}
+	// A transposed view of a contiguous matrix is that matrix with BLAS's
+	// transpose flag flipped: no packing.
+	if t, ok := untransposed(a); ok {
+		defer t.UnsafeFree()
+		a, transA = t, !transA
+	}
+	if t, ok := untransposed(b); ok {
+		defer t.UnsafeFree()
+		b, transB = t, !transB
 	}
 	// Stored column counts are the leading dimensions; an empty matrix
 	// still needs one of at least 1.
@@ -199,6 +213,20 @@ func gemvShapes[T Elem](op string, trans bool, a, x, y *Array[T]) (m, n int, err
 	return m, n, nil
 }
 
+// untransposed returns the contiguous matrix a 2-D view is the transpose of
+// (a new reference to the same buffer), when it is one.
+func untransposed[T Elem](a *Array[T]) (*Array[T], bool) {
+	if a.contiguous() || a.ndim != 2 {
+		return nil, false
+	}
+	r, c := a.dims[0], a.dims[1]
+	if st := a.x.strides; st[0] != 1 || st[1] != r {
+		return nil, false
+	}
+	t, _ := a.share(0, a.n, []int{c, r})
+	return t, true
+}
+
 // noOverlap rejects a destination that shares any memory with an input:
 // BLAS reads its inputs while it writes, so unlike elementwise kernels it
 // cannot run in place.
@@ -209,7 +237,7 @@ func noOverlap[T Elem](op, names string, dst *Array[T], inputs ...*Array[T]) err
 		if a.buf != dst.buf || a.n == 0 || dst.n == 0 {
 			continue
 		}
-		if a.off < dst.off+uint64(dst.n)*size && dst.off < a.off+uint64(a.n)*size {
+		if a.off < dst.off+uint64(dst.extent())*size && dst.off < a.off+uint64(a.extent())*size {
 			return fmt.Errorf("cuarray: %s: %s %s shares memory with %s %s; the result may not overlap an input: write into another array: %w",
 				op, role(names, 0), dst, role(names, i+1), a, ErrShape)
 		}

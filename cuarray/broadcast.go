@@ -135,6 +135,11 @@ func (o Ops[T]) binary(op string, k binaryKernels[T], dst, a, b *Array[T]) error
 			return x.check(op, role("dst,a,b", i))
 		}
 	}
+	if (!a.contiguous() || !b.contiguous()) && dst.contiguous() && !overlaps(dst, a) && !overlaps(dst, b) {
+		// Strided views are read through their strides by the strided
+		// kernel, broadcast or not: no packing.
+		return o.binaryViews(op, k, dst, a, b)
+	}
 	if as := a.shape(); slices.Equal(as, b.shape()) {
 		if !slices.Equal(dst.shape(), as) {
 			return dstShapeError(op, dst, a, b, as)
@@ -156,6 +161,42 @@ func (o Ops[T]) binary(op string, k binaryKernels[T], dst, a, b *Array[T]) error
 	return o.do(op, "dst,a,b", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
 		return k.strided(dev, s, p[0], p[1], p[2], out, sa, sb)
 	}, dst, a, b)
+}
+
+// binaryViews is binary for a contiguous dst and operands of which some
+// are strided views, none overlapping dst: one strided kernel over the
+// result's shape, each operand read through its own strides (0 along the
+// dimensions it is broadcast over).
+func (o Ops[T]) binaryViews(op string, k binaryKernels[T], dst, a, b *Array[T]) error {
+	out := a.shape()
+	if !slices.Equal(out, b.shape()) {
+		var err error
+		if out, err = broadcastOperands(op, a, b); err != nil {
+			return err
+		}
+	}
+	if !slices.Equal(dst.shape(), out) {
+		return dstShapeError(op, dst, a, b, out)
+	}
+	sa, sb := stridesTo(a, out), stridesTo(b, out)
+	return o.doRaw(op, "dst,a,b", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		return k.strided(dev, s, p[0], p[1], p[2], out, sa, sb)
+	}, dst, a, b)
+}
+
+// stridesTo is a's strides (views included) as an operand broadcast to the
+// shape out, which its shape broadcasts to: 0 along the dimensions it lacks
+// or has as 1.
+func stridesTo[T Elem](a *Array[T], out []int) []int {
+	sh, st := a.shape(), a.strides()
+	pad := len(out) - len(sh)
+	r := make([]int, len(out))
+	for i, d := range sh {
+		if d != 1 {
+			r[pad+i] = st[i]
+		}
+	}
+	return r
 }
 
 // broadcastOperands is the shape a and b broadcast to, or an error naming

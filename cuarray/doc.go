@@ -13,14 +13,47 @@
 //
 // # Layout
 //
-// Arrays are row-major (C order) and contiguous: the last index varies
-// fastest, and element (i, j) of a [rows cols] array is element i*cols+j of
-// its memory. ToSlice, CopyTo and FromSlice use that order. Reshape,
-// View (a range of the flattened elements) and Slice (a range along the
-// first axis) return arrays that share the parent's memory: no copy, and a
-// write through one is seen through the others. Reshape may infer one
-// dimension given as -1. A shape with no dimensions is a zero-dimensional
-// array of one element.
+// Arrays are row-major (C order): the last index varies fastest, and
+// element (i, j) of a [rows cols] array is element i*cols+j of its memory.
+// ToSlice, CopyTo and FromSlice use that order. Reshape, View (a range of
+// the flattened elements) and Slice (a range along the first axis) return
+// arrays that share the parent's memory: no copy, and a write through one
+// is seen through the others. Reshape may infer one dimension given as -1.
+// A shape with no dimensions is a zero-dimensional array of one element.
+//
+// # Views
+//
+// Transpose, Permute, SliceAxis and BroadcastTo return strided views: they
+// share the parent's memory (no copy) and step through it by strides, one
+// a dimension, in elements (Strides):
+//
+//	at, err := a.Transpose()               // [m n] of an [n m]: element (i, j) is a's (j, i)
+//	p, err := x.Permute(2, 0, 1)           // axes reordered: [c a b] of an [a b c]
+//	odd, err := a.SliceAxis(1, 1, n, 2)    // every other column, from column 1
+//	row, err := bias.BroadcastTo(batch, n) // stride 0 along the first axis
+//	c, err := cuarray.Contiguous(at)       // packed: a new array, row-major
+//
+// Every operation takes views and treats them as the arrays of their
+// logical elements in row-major order: ToSlice and printing give those
+// elements, At and SetAt index them, Add, Sub, Mul and Div read views (and
+// broadcast them) through their strides, Copy between views is one strided
+// copy, MatMul, Gemm and Gemv hand a transposed view to BLAS as its
+// transpose flag, and the other operations read a packed copy made on their
+// stream and freed once their work is queued. A view may also be the
+// destination of any operation: the result is computed in a packed copy
+// and copied into the view. A broadcast view names elements more than
+// once, so writing it is an error (ErrShape).
+//
+// IsContiguous tells the two apart. A view that happens to be row-major
+// contiguous (a slice of whole rows, a transpose of a vector) is an
+// ordinary array. Three things need contiguous memory and refuse a strided
+// view with an error wrapping ErrShape: Reshape and View (which never copy;
+// NumPy's reshape copies instead), Host, and WithPointers (raw addresses
+// for code cuarray did not write). Contiguous makes the packed copy for
+// them, on the array's stream; of an array that is contiguous already it
+// returns a new reference to the same memory, not a copy, so the result
+// can always be UnsafeFree'd on its own. Steps are positive: a reversed
+// view (a negative step) is an error.
 //
 // At and SetAt read and write one element by its indices. Each is a copy
 // and a wait, microseconds on a GPU, so a loop of them is the slow way to

@@ -86,3 +86,44 @@ func ExampleWithPointers() {
 	fmt.Println(cuarray.Must(y.ToSlice()))
 	// Output: [1 2 3]
 }
+
+// Views share their parent's memory: a transpose, a permutation of axes, a
+// slice with a step, a broadcast. Operations take them as they are;
+// Contiguous packs one into a new row-major array.
+func Example_views() {
+	a := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
+	at := cuarray.Must(a.Transpose())
+	fmt.Println(at.Shape(), at.Strides(), at.IsContiguous())
+	fmt.Printf("%g\n", at)
+
+	odd := cuarray.Must(a.SliceAxis(1, 0, 3, 2)) // columns 0 and 2
+	fmt.Println(cuarray.Must(odd.ToSlice()))
+
+	bias := cuarray.Must(cuarray.FromSlice([]float32{10, 20, 30}))
+	rows := cuarray.Must(bias.BroadcastTo(2, 3)) // stride 0 along the rows
+	sum := cuarray.Must(cuarray.AddNew(a, rows))
+	fmt.Printf("%g\n", sum)
+
+	// Writing through a view writes the parent.
+	if err := cuarray.Fill(odd, 0); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(cuarray.Must(a.ToSlice()))
+
+	packed := cuarray.Must(cuarray.Contiguous(at))
+	fmt.Println(packed.IsContiguous(), cuarray.Must(packed.ToSlice()))
+
+	_, err := at.Reshape(6)
+	fmt.Println(err != nil)
+	// Output:
+	// [3 2] [1 3] false
+	// [[1 4]
+	//  [2 5]
+	//  [3 6]]
+	// [1 3 4 6]
+	// [[11 22 33]
+	//  [14 25 36]]
+	// [0 2 0 0 5 0]
+	// true [0 0 2 5 0 0]
+	// true
+}

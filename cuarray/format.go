@@ -294,6 +294,16 @@ func (a *Array[T]) body(format string, all, left bool) string {
 // their total), each with one copy on the buffer's last stream as copyTo
 // makes: so it waits for the work that wrote them, and nothing else.
 func (a *Array[T]) copySpans(op string, dst []T, spans []span) error {
+	if !a.contiguous() {
+		// A view is packed first (on its device's default stream, after
+		// the work queued on it), and its packed copy read.
+		c, err := Ops[T]{}.Contiguous(a)
+		if err != nil {
+			return err
+		}
+		defer c.UnsafeFree()
+		return c.copySpans(op, dst, spans)
+	}
 	b := a.buf
 	b.mu.Lock()
 	if b.block == nil {

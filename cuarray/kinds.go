@@ -85,6 +85,10 @@ func (a *Array[T]) Host() ([]T, error) {
 		return nil, fmt.Errorf("cuarray: Host: %s is device memory, which the host cannot address; use ToSlice or CopyTo, or make it with NewKind(Unified or Pinned): %w",
 			a, backend.ErrInvalidValue)
 	}
+	if !a.contiguous() {
+		return nil, fmt.Errorf("cuarray: Host: %s is a strided view (strides %v), whose elements are not in row-major order in memory; Contiguous makes a packed copy: %w",
+			a, a.x.strides, ErrShape)
+	}
 	if a.n == 0 {
 		return []T{}, nil
 	}

@@ -166,8 +166,31 @@ func (o Ops[T]) SoftmaxCrossEntropy(loss, dlogits, logits *Array[T], labels *Arr
 					op, dlogits, other.name, other.a, ErrShape)
 			}
 		}
+		if !dlogits.contiguous() {
+			// do writes back only its first operand (loss): the gradient
+			// is computed in a contiguous temporary and copied into the
+			// view here.
+			if err := dlogits.writable(op, "dlogits"); err != nil {
+				return err
+			}
+			tmp, err := o.fresh(op, dlogits, dlogits.shape(), func(t *Array[T]) error {
+				return o.SoftmaxCrossEntropy(loss, t, logits, labels, scale)
+			})
+			if err != nil {
+				return err
+			}
+			return o.writeBack(op, dlogits, tmp)
+		}
 		arrs = append(arrs, dlogits)
 		names += ",dlogits"
+	}
+	if !labels.contiguous() {
+		p, release, err := On[int32](o.s).packed(op, "labels", labels)
+		if err != nil {
+			return err
+		}
+		defer release()
+		labels = p
 	}
 	return o.do(op, names, true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
 		st, err := o.streamFor(op, dev) // do's stream, for its life
@@ -286,5 +309,5 @@ func overlaps[T Elem](a, b *Array[T]) bool {
 	}
 	var z T
 	size := uint64(unsafe.Sizeof(z))
-	return a.off < b.off+uint64(b.n)*size && b.off < a.off+uint64(a.n)*size
+	return a.off < b.off+uint64(b.extent())*size && b.off < a.off+uint64(a.extent())*size
 }

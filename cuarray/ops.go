@@ -148,7 +148,10 @@ func (o Ops[T]) Fill(dst *Array[T], v T) error {
 }
 
 // Copy copies src into dst; they must have the same shape. Copying an
-// array onto a partly overlapping view of itself is an error. dst and src
+// array onto a partly overlapping view of itself is an error, except
+// between strided views (views.go), which go through a temporary copy.
+// Either may be a strided view: a transposed or permuted src gives a
+// transposed copy, in one kernel; dst must not be a broadcast view. dst and src
 // may be on different devices: the copy then runs on dst's device (o's
 // stream must be of that device), peer to peer or staged through pinned
 // host memory, ordered after both arrays' queued work.
@@ -156,8 +159,16 @@ func (o Ops[T]) Copy(dst, src *Array[T]) error {
 	if err := sameShape("Copy", dst, src); err != nil {
 		return err
 	}
-	if dst != nil && src != nil && !dst.freed.Load() && !src.freed.Load() && dst.origin.dev != src.origin.dev {
-		return o.copyAcross(dst, src)
+	if dst != nil && src != nil && !dst.freed.Load() && !src.freed.Load() {
+		if dst.origin.dev != src.origin.dev {
+			if !dst.contiguous() || !src.contiguous() {
+				return o.copyAcrossViews(dst, src)
+			}
+			return o.copyAcross(dst, src)
+		}
+		if !dst.contiguous() || !src.contiguous() {
+			return o.copyViews(dst, src)
+		}
 	}
 	return o.do("Copy", "dst,src", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
 		return kernels.Copy[T](dev, s, p[0], p[1], dst.n)

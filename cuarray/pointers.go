@@ -156,6 +156,9 @@ type operand interface {
 	shapeOf() []int
 	dtype() kernels.DType
 	device() backend.Device
+	// contiguous and stridesOf are the array's layout (views.go).
+	contiguous() bool
+	stridesOf() []int
 	// byteSpan is the array's bytes in its buffer's block: [from, to).
 	byteSpan() (from, to uint64)
 	String() string
@@ -164,18 +167,19 @@ type operand interface {
 func (a *Array[T]) isNil() bool            { return a == nil }
 func (a *Array[T]) buffer() *buffer        { return a.buf }
 func (a *Array[T]) elems() int             { return a.n }
+func (a *Array[T]) stridesOf() []int       { return a.strides() }
 func (a *Array[T]) shapeOf() []int         { return a.shape() }
 func (a *Array[T]) dtype() kernels.DType   { return kernels.DTypeOf[T]() }
 func (a *Array[T]) device() backend.Device { return a.origin.dev }
 
 func (a *Array[T]) byteSpan() (from, to uint64) {
 	var z T
-	return a.off, a.off + uint64(a.n)*uint64(unsafe.Sizeof(z))
+	return a.off, a.off + uint64(a.extent())*uint64(unsafe.Sizeof(z))
 }
 
 func (a *Array[T]) freedError(verb string) error {
 	if a.freed.Load() {
-		return fmt.Errorf("cuarray: %s %s%s: %w", verb, a, a.sites, ErrFreed)
+		return fmt.Errorf("cuarray: %s %s%s: %w", verb, a, a.sites(), ErrFreed)
 	}
 	return nil
 }
@@ -239,6 +243,10 @@ func borrow(op string, s *Stream, fn func(bs backend.Stream, ptrs []backend.Ptr)
 		}
 		if err := g.op.check(op, fmt.Sprintf("argument %d", i)); err != nil {
 			return err
+		}
+		if !g.op.contiguous() {
+			return fmt.Errorf("cuarray: %s: argument %d %s is a strided view (strides %v): raw pointers address contiguous arrays only; pass Contiguous(view) (and Copy results back into the view): %w",
+				op, i, g.op, g.op.stridesOf(), ErrShape)
 		}
 		if dev == nil {
 			dev = g.op.device()

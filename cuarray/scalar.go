@@ -49,6 +49,10 @@ func (a *Array[T]) SetAt(v T, idx ...int) error {
 	if err != nil {
 		return err
 	}
+	if err := a.writable(fmt.Sprintf("SetAt%v", idx), "array"); err != nil {
+		e.UnsafeFree()
+		return err
+	}
 	return WithPointersAs("SetAt", nil, func(bs backend.Stream, p []backend.Ptr) error {
 		// CopyHtoD returns once v may be reused.
 		return bs.Device().CopyHtoD(p[0], unsafe.Pointer(&v), uint64(unsafe.Sizeof(v)), bs)
@@ -66,13 +70,14 @@ func (a *Array[T]) element(op string, idx []int) (*Array[T], error) {
 		return nil, fmt.Errorf("cuarray: %s%v of %s: %d indices for %d dimensions; give one index per dimension: %w",
 			op, idx, a, len(idx), len(shape), ErrShape)
 	}
+	st := a.strides()
 	off := 0
 	for d, i := range idx {
 		if i < 0 || i >= shape[d] {
 			return nil, fmt.Errorf("cuarray: %s%v of %s: index %d of dimension %d is out of range [0, %d): %w",
 				op, idx, a, i, d, shape[d], ErrShape)
 		}
-		off = off*shape[d] + i
+		off += i * st[d]
 	}
 	if err := scalarAllowed(op); err != nil {
 		return nil, fmt.Errorf("cuarray: %s%v of %s: %w; read many elements with ToSlice or CopyTo, or set %s=allow",

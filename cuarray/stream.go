@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -282,7 +283,23 @@ const maxOperands = 3
 // The locks are held until fn has queued its work, so a buffer's last
 // stream always has the newest work on it queued: an operation on another
 // stream, or a free, that comes later is ordered after it.
+//
+// Operands that are not contiguous (views.go) go through doViews, which
+// packs them into contiguous temporaries and calls doRaw: fn always sees
+// contiguous operands.
 func (o Ops[T]) do(op, names string, write bool, fn func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error, arrs ...*Array[T]) error {
+	for _, a := range arrs {
+		if a != nil && !a.contiguous() {
+			return o.doViews(op, names, write, fn, arrs...)
+		}
+	}
+	return o.doRaw(op, names, write, fn, arrs...)
+}
+
+// doRaw is do with the operands as they are: fn gets each one's element 0
+// and must read strided ones through their strides itself (copyStrided,
+// the binary operations' strided kernels).
+func (o Ops[T]) doRaw(op, names string, write bool, fn func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error, arrs ...*Array[T]) error {
 	for i, a := range arrs {
 		if a == nil || a.freed.Load() { // the role's name only on the error path
 			return a.check(op, role(names, i))
@@ -403,15 +420,22 @@ func checkOverlap[T Elem](op, names string, arrs []*Array[T]) error {
 		if a.buf != d.buf || a.n == 0 || d.n == 0 {
 			continue
 		}
-		if a.off == d.off && a.n == d.n {
+		if a.off == d.off && a.n == d.n && (a.contiguous() && d.contiguous() || sameLayout(a, d)) {
 			continue // in place
 		}
-		if a.off < d.off+uint64(d.n)*size && d.off < a.off+uint64(a.n)*size {
+		// Views are taken to cover every element from their element 0 to
+		// their last (extent): two that interleave count as overlapping.
+		if a.off < d.off+uint64(d.extent())*size && d.off < a.off+uint64(a.extent())*size {
 			return fmt.Errorf("cuarray: %s: %s %s and %s %s overlap in memory without being the same elements; use a copy or the same array: %w",
 				op, role(names, 0), d, role(names, i+1), a, ErrShape)
 		}
 	}
 	return nil
+}
+
+// sameLayout reports whether a and b have the same shape and strides.
+func sameLayout[T Elem](a, b *Array[T]) bool {
+	return slices.Equal(a.shape(), b.shape()) && slices.Equal(a.strides(), b.strides())
 }
 
 // role names operand i in messages: the i'th of the comma-separated names.

@@ -105,6 +105,10 @@ const (
 	kSubStrided
 	kMulStrided
 	kDivStrided
+
+	// Strided copies (views: copy_strided.go).
+	kCopyStrided
+	kTranspose
 	numKops
 )
 
@@ -152,6 +156,10 @@ var kops = [numKops]struct {
 	kSubStrided: {"sub_strided", allTypes, false},
 	kMulStrided: {"mul_strided", allTypes, false},
 	kDivStrided: {"div_strided", allTypes, false},
+
+	// Strided copies (views: copy_strided.go).
+	kCopyStrided: {"copy_strided", allTypes, false},
+	kTranspose:   {"transpose", allTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

@@ -335,6 +335,8 @@ void test_strided(const char* name, K k, F ref) {
       }
 }
 
+#include "harness_strided_copy.h"
+
 int main() {
   test_binary<float>("add_f32", gocuda_add_f32, [](float a, float b) { return a + b; });
   test_binary<double>("div_f64", gocuda_div_f64, [](double a, double b) { return a / b; });
@@ -439,6 +441,7 @@ int main() {
   test_strided<i64>("mul_strided_i64", gocuda_mul_strided_i64, [](i64 a, i64 b) { return mul_(a, b); });
   test_strided<u8>("div_strided_u8", gocuda_div_strided_u8, [](u8 a, u8 b) { return div_(a, b); });
   test_strided<c64>("sub_strided_c64", gocuda_sub_strided_c64, [](c64 a, c64 b) { return sub_(a, b); });
+  test_strided_copies();
   test_nn<float>("f32", gocuda_addrowvec_f32, gocuda_sumcols_f32_pass1, gocuda_sumcols_f32_pass2, gocuda_softmaxxent_f32, 1e-5);
   test_nn<double>("f64", gocuda_addrowvec_f64, gocuda_sumcols_f64_pass1, gocuda_sumcols_f64_pass2, gocuda_softmaxxent_f64, 1e-12);
 
