@@ -166,6 +166,7 @@ func BenchmarkTranspose(b *testing.B) {
 		})
 	}
 }
+
 // BenchmarkSmallOp is the host's cost of one small operation on 4096
 // float32s, the launch-bound case of a training step or a simulation tick
 // (issue 28): Add in place into a preallocated array, and the allocating
