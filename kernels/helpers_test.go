@@ -308,3 +308,8 @@ func runTyped(t *testing.T, cases []typed) {
 		t.Run(c.name, c.run)
 	}
 }
+
+// number is kernels.Elem less bool: the types with arithmetic.
+type number interface {
+	float32 | float64 | int32 | int64 | uint8 | complex64
+}

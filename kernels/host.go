@@ -103,6 +103,8 @@ func hostFill(dt DType, dst backend.Ptr, bits uint64, n int) {
 		fillOf[uint8](dst, bits, n)
 	case Complex64:
 		fillOf[complex64](dst, bits, n)
+	case Bool:
+		fillOf[bool](dst, bits, n)
 	}
 }
 
@@ -132,12 +134,12 @@ func hostBinary(k kop, dt DType, dst, a, b backend.Ptr, n int) {
 	}
 }
 
-func binaryOf[T Elem](k kop, dst, a, b backend.Ptr, n int) {
+func binaryOf[T number](k kop, dst, a, b backend.Ptr, n int) {
 	d, x, y := hostView[T](dst, n), hostView[T](a, n), hostView[T](b, n)
 	parallel(n, func(lo, hi int) { binarySlices(k, d[lo:hi], x[lo:hi], y[lo:hi]) })
 }
 
-func binarySlices[T Elem](k kop, d, x, y []T) {
+func binarySlices[T number](k kop, d, x, y []T) {
 	x, y = x[:len(d)], y[:len(d)]
 	switch k {
 	case kAdd:
@@ -186,12 +188,12 @@ func hostScalar(k kop, dt DType, dst, a backend.Ptr, bits uint64, n int) {
 	}
 }
 
-func scalarOf[T Elem](k kop, dst, a backend.Ptr, bits uint64, n int) {
+func scalarOf[T number](k kop, dst, a backend.Ptr, bits uint64, n int) {
 	d, x, s := hostView[T](dst, n), hostView[T](a, n), fromBitsHost[T](bits)
 	parallel(n, func(lo, hi int) { scalarSlices(k, d[lo:hi], x[lo:hi], s) })
 }
 
-func scalarSlices[T Elem](k kop, d, x []T, s T) {
+func scalarSlices[T number](k kop, d, x []T, s T) {
 	x = x[:len(d)]
 	switch k {
 	case kAddScalar:
@@ -228,7 +230,7 @@ func hostAxpy(dt DType, y, x backend.Ptr, bits uint64, n int) {
 	}
 }
 
-func axpyOf[T Elem](yp, xp backend.Ptr, bits uint64, n int) {
+func axpyOf[T number](yp, xp backend.Ptr, bits uint64, n int) {
 	y, x, alpha := hostView[T](yp, n), hostView[T](xp, n), fromBitsHost[T](bits)
 	parallel(n, func(lo, hi int) {
 		y, x := y[lo:hi], x[lo:hi]

@@ -17,24 +17,30 @@ import (
 // dst may be the same pointer as an input (in place), but must not
 // otherwise overlap one.
 
-// Fill sets dst[0:n] to v.
+// Fill sets dst[0:n] to v, for every Elem type, bool included.
 func Fill[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, v T, n int) error {
 	dt := DTypeOf[T]()
-	t, err := prepare("Fill", allTypes, dt, dev, s, n, ptrArg{"dst", dst})
+	t, err := prepare("Fill", everyType, dt, dev, s, n, ptrArg{"dst", dst})
 	if err != nil || n == 0 {
 		return err
 	}
 	bits := bitsOf(v)
 	if t.cu != nil {
-		return t.launch(kFill, 0, elementwiseGrid(n, dt, t.sms), dptr(dst), bits, int64(n))
+		// A bool is the byte 0 or 1: uint8's kernel fills it.
+		kdt := dt
+		if dt == Bool {
+			kdt = Uint8
+		}
+		return t.launchID(kernelID(kFill, kdt, 0), elementwiseGrid(n, dt, t.sms), threads, dptr(dst), bits, int64(n))
 	}
 	return t.enqueue(func() { hostFill(dt, dst, bits, n) })
 }
 
-// Copy copies src[0:n] to dst[0:n] (the device's own copy, dev.CopyDtoD).
+// Copy copies src[0:n] to dst[0:n] (the device's own copy, dev.CopyDtoD),
+// for every Elem type, bool included.
 func Copy[T Elem](dev backend.Device, s backend.Stream, dst, src backend.Ptr, n int) error {
 	dt := DTypeOf[T]()
-	t, err := prepare("Copy", allTypes, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"src", src})
+	t, err := prepare("Copy", everyType, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"src", src})
 	if err != nil || n == 0 {
 		return err
 	}
@@ -178,7 +184,7 @@ func Sum[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T,
 	dt := DTypeOf[T]()
 	raw, err := reduce("Sum", kSum, allTypes, dt, dev, s, x, 0, n)
 	if err != nil {
-		return 0, err
+		return *new(T), err
 	}
 	switch dt {
 	case Float32, Float64:
@@ -204,7 +210,7 @@ func SumInt64[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int
 func Max[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T, error) {
 	raw, err := reduce("Max", kMax, realTypes, DTypeOf[T](), dev, s, x, 0, n)
 	if err != nil {
-		return 0, err
+		return *new(T), err
 	}
 	return fromBits[T](raw[0]), nil
 }
@@ -213,7 +219,7 @@ func Max[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T,
 func Min[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T, error) {
 	raw, err := reduce("Min", kMin, realTypes, DTypeOf[T](), dev, s, x, 0, n)
 	if err != nil {
-		return 0, err
+		return *new(T), err
 	}
 	return fromBits[T](raw[0]), nil
 }
@@ -224,7 +230,7 @@ func Min[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T,
 func Dot[T Elem](dev backend.Device, s backend.Stream, x, y backend.Ptr, n int) (T, error) {
 	raw, err := reduce("Dot", kDot, floatTypes, DTypeOf[T](), dev, s, x, y, n)
 	if err != nil {
-		return 0, err
+		return *new(T), err
 	}
 	return fromFloat64[T](math.Float64frombits(raw[0])), nil
 }
@@ -408,6 +414,8 @@ func fromBits[T Elem](b uint64) T {
 		v = uint8(b)
 	case complex64:
 		v = complex(math.Float32frombits(uint32(b)), math.Float32frombits(uint32(b>>32)))
+	case bool:
+		v = b&1 != 0
 	}
 	return v.(T)
 }
