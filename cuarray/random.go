@@ -89,7 +89,9 @@ func (o Ops[T]) Randn(shape ...int) (*Array[T], error) {
 }
 
 // FillRand is the package-level FillRand on o's stream.
-func (o Ops[T]) FillRand(dst *Array[T]) error { return o.fillRandom("FillRand", dst, false, zero[T](), one[T]()) }
+func (o Ops[T]) FillRand(dst *Array[T]) error {
+	return o.fillRandom("FillRand", dst, false, zero[T](), one[T]())
+}
 
 // FillRandn is the package-level FillRandn on o's stream.
 func (o Ops[T]) FillRandn(dst *Array[T], mean, stddev T) error {
