@@ -242,66 +242,6 @@ func axpyOf[T number](yp, xp backend.Ptr, bits uint64, n int) {
 
 type float interface{ float32 | float64 }
 
-func hostUnary(k kop, dt DType, dst, x backend.Ptr, n int) {
-	switch dt {
-	case Float32:
-		unaryOf[float32](k, dst, x, n)
-	case Float64:
-		unaryOf[float64](k, dst, x, n)
-	}
-}
-
-func unaryOf[T float](k kop, dst, x backend.Ptr, n int) {
-	d, v := hostView[T](dst, n), hostView[T](x, n)
-	parallel(n, func(lo, hi int) { unarySlices(k, d[lo:hi], v[lo:hi]) })
-}
-
-// unarySlices computes in float64 and rounds to T. Sigmoid follows the GPU's
-// formula in T's precision, so that it gives 0, not a subnormal, where e**-x
-// overflows T.
-func unarySlices[T float](k kop, d, x []T) {
-	x = x[:len(d)]
-	switch k {
-	case kExp:
-		for i := range d {
-			d[i] = T(math.Exp(float64(x[i])))
-		}
-	case kLog:
-		for i := range d {
-			d[i] = T(math.Log(float64(x[i])))
-		}
-	case kTanh:
-		for i := range d {
-			d[i] = T(math.Tanh(float64(x[i])))
-		}
-	case kSqrt:
-		for i := range d {
-			d[i] = T(math.Sqrt(float64(x[i])))
-		}
-	case kAbs:
-		for i := range d {
-			d[i] = T(math.Abs(float64(x[i])))
-		}
-	case kNeg:
-		for i := range d {
-			d[i] = -x[i]
-		}
-	case kRelu:
-		for i, v := range x {
-			if v > 0 {
-				d[i] = v
-			} else {
-				d[i] = 0
-			}
-		}
-	case kSigmoid:
-		for i := range d {
-			e := T(math.Exp(-float64(x[i])))
-			d[i] = 1 / (1 + e)
-		}
-	}
-}
-
 func hostReluGrad(dt DType, dst, x, dy backend.Ptr, n int) {
 	switch dt {
 	case Float32:

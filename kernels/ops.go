@@ -116,48 +116,6 @@ func Axpy[T Elem](dev backend.Device, s backend.Stream, alpha T, x, y backend.Pt
 	return t.enqueue(func() { hostAxpy(dt, y, x, bits, n) })
 }
 
-// Exp sets dst = e**x elementwise, for float32 and float64.
-func Exp[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Exp", kExp, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Log sets dst = ln(x) elementwise (NaN for x < 0, -Inf for 0), for float32
-// and float64.
-func Log[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Log", kLog, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Tanh sets dst = tanh(x) elementwise, for float32 and float64.
-func Tanh[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Tanh", kTanh, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Sqrt sets dst = √x elementwise (NaN for x < 0), for float32 and float64.
-func Sqrt[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Sqrt", kSqrt, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Abs sets dst = |x| elementwise, for float32 and float64.
-func Abs[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Abs", kAbs, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Neg sets dst = -x elementwise, for float32 and float64.
-func Neg[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Neg", kNeg, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Relu sets dst = max(x, 0) elementwise (0 for NaN), for float32 and
-// float64.
-func Relu[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Relu", kRelu, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Sigmoid sets dst = 1 / (1 + e**-x) elementwise, for float32 and float64.
-func Sigmoid[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Sigmoid", kSigmoid, DTypeOf[T](), dev, s, dst, x, n)
-}
-
 // ReluGrad sets dst = dy where x > 0 and 0 elsewhere (Relu's backward
 // pass), for float32 and float64.
 func ReluGrad[T Elem](dev backend.Device, s backend.Stream, dst, x, dy backend.Ptr, n int) error {
@@ -300,17 +258,6 @@ func scalar(op string, k kop, types dtypeSet, dt DType, dev backend.Device, s ba
 		return t.launch(k, 0, elementwiseGrid(n, dt, t.sms), dptr(dst), dptr(a), bits, int64(n))
 	}
 	return t.enqueue(func() { hostScalar(k, dt, dst, a, bits, n) })
-}
-
-func unary(op string, k kop, dt DType, dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	t, err := prepare(op, kops[k].types, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"x", x})
-	if err != nil || n == 0 {
-		return err
-	}
-	if t.cu != nil {
-		return t.launch(k, 0, elementwiseGrid(n, dt, t.sms), dptr(dst), dptr(x), int64(n))
-	}
-	return t.enqueue(func() { hostUnary(k, dt, dst, x, n) })
 }
 
 // reduce returns a reduction's result as the kernels write it (see

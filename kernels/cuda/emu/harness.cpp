@@ -1,7 +1,8 @@
 // harness.cpp runs kernels.cu's kernels on the CPU (emu.h) and checks them
 // against plain loops: indexing, the vector path and its tail, unaligned
 // views, guards past the end, both passes of the reductions, the row
-// reductions, the strided binary kernels in each mode. It checks the CUDA
+// reductions, the strided binary kernels in each mode, and every kernel
+// generated from the table of elementwise operations (optable_check.h). It checks the CUDA
 // source's logic without a GPU or nvcc; it says nothing about speed, and
 // math functions are the C library's, not CUDA's. Run it with run.sh.
 #include "emu.h"
