@@ -195,6 +195,8 @@ func genOne[T kernels.Elem](r *rand.Rand, kind genKind) T {
 		default:
 			v = int64(r.Uint64())
 		}
+	case bool:
+		v = r.IntN(2) == 1
 	case uint8:
 		if kind == divisor {
 			v = uint8(r.IntN(8))
