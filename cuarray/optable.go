@@ -212,4 +212,3 @@ func overlapping(op, names string, ops []operand) error {
 	}
 	return nil
 }
-
