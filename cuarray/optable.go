@@ -55,6 +55,13 @@ func (o Ops[T]) sameTypeOp(op, names string, dst *Array[T], in []*Array[T], run 
 		}, arrs...)
 	}
 	if dst == nil {
+		// The kernel on no elements checks what it can before anything
+		// is allocated: the element type, the device and stream.
+		if err := o.dryRun(op, in[0].origin.dev, func(dev backend.Device, s backend.Stream) error {
+			return run(dev, s, [maxOperands]backend.Ptr{}, 0)
+		}); err != nil {
+			return nil, err
+		}
 		return o.fresh(op, in[0], in[0].shape(), queue)
 	}
 	if err := queue(dst); err != nil {
@@ -175,6 +182,11 @@ func mixedOp[U Elem](s *Stream, op, names string, dst *Array[U], in []operand, n
 		}
 		return dst, nil
 	}
+	if err := (Ops[U]{s: s}).dryRun(op, dev, func(dev backend.Device, bs backend.Stream) error {
+		return run(dev, bs, [4]backend.Ptr{}, 0)
+	}); err != nil {
+		return nil, err
+	}
 	if s == nil {
 		var err error
 		if s, err = defaultStreamLike(in[0].home()); err != nil {
@@ -209,6 +221,20 @@ func overlapping(op, names string, ops []operand) error {
 			return fmt.Errorf("cuarray: %s: %s %s and %s %s overlap in memory without being the same elements; use a copy or the same array: %w",
 				op, role(names, 0), d, role(names, i+1), a, ErrShape)
 		}
+	}
+	return nil
+}
+
+// dryRun runs an operation's kernel on no elements, on the stream the
+// operation would use: the kernels check the element type, device and
+// stream and queue nothing.
+func (o Ops[T]) dryRun(op string, dev backend.Device, run func(dev backend.Device, s backend.Stream) error) error {
+	s, err := o.streamFor(op, dev)
+	if err != nil {
+		return err
+	}
+	if err := run(dev, s.bs); err != nil {
+		return fmt.Errorf("cuarray: %w", err)
 	}
 	return nil
 }
