@@ -349,10 +349,12 @@ kernels/internal/optable: its GPU kernels (CUDA C), its host loops (Go) and
 its API are generated from one entry (` + "`go generate ./kernels`" + `). In package cuarray
 each is an Ops method and a package function of the same name:
 
-    y, err := cuarray.Sqrt[float32](nil, x)         // nil dst: a new array
-    _, err = cuarray.On[float32](s).Sqrt(y, x)      // on stream s, into y
-    mask, err := cuarray.Less[float32](nil, a, b)   // *Array[bool]
-    z, err := cuarray.Convert[int32, float32](nil, nil, x)
+` + "```go" + `
+y, err := cuarray.Sqrt[float32](nil, x)       // nil dst: a new array
+_, err = cuarray.On[float32](s).Sqrt(y, x)    // on stream s, into y
+mask, err := cuarray.Less[float32](nil, a, b) // an *Array[bool]
+z, err := cuarray.Convert[int32](nil, nil, x) // float32 → int32
+` + "```" + `
 
 Operands and dst have one shape (no broadcasting for these yet); dst may
 be an operand of the same type (in place). An element type an operation
