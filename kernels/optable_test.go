@@ -588,3 +588,36 @@ func TestTableTypesAreKernelsDTypes(t *testing.T) {
 	assert.Equal(t, names, table)
 	assert.True(t, slices.Contains(names, "bool"))
 }
+
+// BenchmarkTableExpFloat32 compares the generated host loop of Exp with a
+// plain Go loop over a slice, the bar it must stay within 3x of: run it
+// with -cpu 1 for one core (the host backend splits large arrays across
+// GOMAXPROCS goroutines). On the host backend kernels.Exp includes queuing
+// on the stream and waiting for it.
+func BenchmarkTableExpFloat32(b *testing.B) {
+	const n = 1 << 20
+	e := newEnv(b)
+	x := gen[float32](e.r, n, general)
+	dx := upload(b, e, x, false)
+	dst := alloc[float32](b, e, n, false)
+	b.Run("kernels.Exp", func(b *testing.B) {
+		b.SetBytes(8 * n)
+		for b.Loop() {
+			if err := kernels.Exp[float32](e.dev, e.s, dst.p, dx.p, n); err != nil {
+				b.Fatal(err)
+			}
+			if err := e.s.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("plain-loop", func(b *testing.B) {
+		b.SetBytes(8 * n)
+		d := make([]float32, n)
+		for b.Loop() {
+			for i, v := range x {
+				d[i] = float32(math.Exp(float64(v)))
+			}
+		}
+	})
+}
