@@ -38,7 +38,7 @@ func (o Ops[T]) Gemm(transA, transB bool, alpha T, a, b *Array[T], beta T, c *Ar
 
 // MatMul is the package-level MatMul on o's stream.
 func (o Ops[T]) MatMul(c, a, b *Array[T]) error {
-	return o.gemm("MatMul", false, false, 1, a, b, 0, c)
+	return o.gemm("MatMul", false, false, one[T](), a, b, zero[T](), c)
 }
 
 // Gemv is the package-level Gemv on o's stream.

@@ -247,7 +247,7 @@ func values[T cuarray.Elem](n, seed int) []T {
 	return out
 }
 
-func testBroadcastOps[T cuarray.Elem](t *testing.T) {
+func testBroadcastOps[T number](t *testing.T) {
 	ops := []struct {
 		name    string
 		inPlace func(dst, a, b *cuarray.Array[T]) error

@@ -113,7 +113,7 @@ func (o Ops[T]) ScaleNew(alpha T, x *Array[T]) (*Array[T], error) {
 // MatMulNew returns a·b for 2-D arrays a (m × k) and b (k × n): a new m × n
 // array, for float32 and float64.
 func (o Ops[T]) MatMulNew(a, b *Array[T]) (*Array[T], error) {
-	return o.gemmNew("MatMulNew", false, false, 1, a, b)
+	return o.gemmNew("MatMulNew", false, false, one[T](), a, b)
 }
 
 // GemmNew returns alpha·op(a)·op(b) for 2-D arrays, where op(x) is x, or
@@ -149,7 +149,7 @@ func (o Ops[T]) gemmNew(op string, transA, transB bool, alpha T, a, b *Array[T])
 			op, described("a", a, transA), described("b", b, transB), ac, br, ErrShape)
 	}
 	return o.fresh(op, a, []int{ar, bc}, func(c *Array[T]) error {
-		return o.gemm(op, transA, transB, alpha, a, b, 0, c)
+		return o.gemm(op, transA, transB, alpha, a, b, zero[T](), c)
 	})
 }
 

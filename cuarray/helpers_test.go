@@ -62,3 +62,8 @@ func read[T cuarray.Elem](t testing.TB, a *cuarray.Array[T]) []T {
 	require.NoError(t, err)
 	return out
 }
+
+// number is cuarray.Elem less bool: the types with arithmetic.
+type number interface {
+	float32 | float64 | int32 | int64 | uint8 | complex64
+}

@@ -60,12 +60,12 @@ func (o Ops[T]) Full(v T, shape ...int) (*Array[T], error) {
 
 // Zeros makes an array of shape with every element 0.
 func (o Ops[T]) Zeros(shape ...int) (*Array[T], error) {
-	return o.newFilled("Zeros", 0, shape)
+	return o.newFilled("Zeros", zero[T](), shape)
 }
 
 // Ones makes an array of shape with every element 1.
 func (o Ops[T]) Ones(shape ...int) (*Array[T], error) {
-	return o.newFilled("Ones", 1, shape)
+	return o.newFilled("Ones", one[T](), shape)
 }
 
 func (o Ops[T]) newFilled(op string, v T, shape []int) (*Array[T], error) {

@@ -159,6 +159,8 @@ type operand interface {
 	// contiguous and stridesOf are the array's layout (views.go).
 	contiguous() bool
 	stridesOf() []int
+	// home is the device, pool and memory kind the array was made with.
+	home() *home
 	// byteSpan is the array's bytes in its buffer's block: [from, to).
 	byteSpan() (from, to uint64)
 	String() string
@@ -171,6 +173,7 @@ func (a *Array[T]) stridesOf() []int       { return a.strides() }
 func (a *Array[T]) shapeOf() []int         { return a.shape() }
 func (a *Array[T]) dtype() kernels.DType   { return kernels.DTypeOf[T]() }
 func (a *Array[T]) device() backend.Device { return a.origin.dev }
+func (a *Array[T]) home() *home            { return a.origin }
 
 func (a *Array[T]) byteSpan() (from, to uint64) {
 	var z T

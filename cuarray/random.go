@@ -85,11 +85,13 @@ func (o Ops[T]) Rand(shape ...int) (*Array[T], error) {
 
 // Randn is the package-level Randn on o's stream.
 func (o Ops[T]) Randn(shape ...int) (*Array[T], error) {
-	return o.newRandom("Randn", shape, func(f Ops[T], a *Array[T]) error { return f.FillRandn(a, 0, 1) })
+	return o.newRandom("Randn", shape, func(f Ops[T], a *Array[T]) error { return f.FillRandn(a, zero[T](), one[T]()) })
 }
 
 // FillRand is the package-level FillRand on o's stream.
-func (o Ops[T]) FillRand(dst *Array[T]) error { return o.fillRandom("FillRand", dst, false, 0, 1) }
+func (o Ops[T]) FillRand(dst *Array[T]) error {
+	return o.fillRandom("FillRand", dst, false, zero[T](), one[T]())
+}
 
 // FillRandn is the package-level FillRandn on o's stream.
 func (o Ops[T]) FillRandn(dst *Array[T], mean, stddev T) error {

@@ -18,6 +18,9 @@ const (
 	Int64
 	Uint8
 	Complex64
+	// Bool is Go's bool, one byte holding 0 or 1: the result of the
+	// comparisons and the condition of Where.
+	Bool
 	numDTypes = iota + 1 // one past the last, for tables indexed by DType
 )
 
@@ -31,6 +34,7 @@ var dtypeInfo = [numDTypes]struct {
 	Int64:     {"int64", "i64", 8},
 	Uint8:     {"uint8", "u8", 1},
 	Complex64: {"complex64", "c64", 8},
+	Bool:      {"bool", "b8", 1},
 }
 
 // Valid reports whether d is one of the declared element types.
@@ -61,6 +65,11 @@ func (d DType) suffix() string { return dtypeInfo[d].suffix }
 // support a type (Exp on int32) returns an error wrapping
 // ErrUnsupportedDType that names the types it accepts.
 type Elem interface {
+	float32 | float64 | int32 | int64 | uint8 | complex64 | bool
+}
+
+// number is Elem less bool: the types arithmetic is defined on.
+type number interface {
 	float32 | float64 | int32 | int64 | uint8 | complex64
 }
 
@@ -80,6 +89,8 @@ func DTypeOf[T Elem]() DType {
 		return Uint8
 	case complex64:
 		return Complex64
+	case bool:
+		return Bool
 	}
 	panic("unreachable: Elem has no other types")
 }
@@ -97,6 +108,7 @@ func setOf(ds ...DType) dtypeSet {
 
 var (
 	allTypes     = setOf(Float32, Float64, Int32, Int64, Uint8, Complex64)
+	everyType    = allTypes | setOf(Bool) // what Fill and Copy take
 	floatTypes   = setOf(Float32, Float64)
 	realTypes    = setOf(Float32, Float64, Int32, Int64, Uint8)
 	integerTypes = setOf(Int32, Int64, Uint8)
@@ -133,6 +145,10 @@ func bitsOf[T Elem](v T) uint64 {
 		return uint64(x)
 	case complex64:
 		return uint64(math.Float32bits(real(x))) | uint64(math.Float32bits(imag(x)))<<32
+	case bool:
+		if x {
+			return 1
+		}
 	}
 	return 0
 }

@@ -19,7 +19,7 @@ func allTypes(f32, f64, i32, i64, u8, c64 func(*testing.T)) []typed {
 
 // refDiv is Div's rule: Go's division, except that an integer divided by
 // zero is 0.
-func refDiv[T kernels.Elem](a, b T) T {
+func refDiv[T number](a, b T) T {
 	if isInteger[T]() && b == 0 {
 		return 0
 	}
@@ -84,7 +84,7 @@ func TestBinary(t *testing.T) {
 		func(t *testing.T) { testBinary[uint8](t, e) }, func(t *testing.T) { testBinary[complex64](t, e) }))
 }
 
-func testBinary[T kernels.Elem](t *testing.T, e *env) {
+func testBinary[T number](t *testing.T, e *env) {
 	ops := []struct {
 		name string
 		run  binaryFn
@@ -127,7 +127,7 @@ func TestScalar(t *testing.T) {
 		func(t *testing.T) { testScalar[uint8](t, e) }, func(t *testing.T) { testScalar[complex64](t, e) }))
 }
 
-func testScalar[T kernels.Elem](t *testing.T, e *env) {
+func testScalar[T number](t *testing.T, e *env) {
 	type scalarFn = func(backend.Device, backend.Stream, backend.Ptr, backend.Ptr, T, int) error
 	ops := []struct {
 		name string
@@ -227,7 +227,7 @@ func TestAxpyScale(t *testing.T) {
 	})
 }
 
-func testAxpyScale[T kernels.Elem](t *testing.T, e *env) {
+func testAxpyScale[T number](t *testing.T, e *env) {
 	// A GPU fuses alpha*x + y: within an ulp or two of |alpha*x| + |y|.
 	rtol := rtolFor[T](3e-7, 5e-16)
 	if kernels.DTypeOf[T]() == kernels.Complex64 {

@@ -79,14 +79,6 @@ const (
 	kMulScalar
 	kDivScalar
 	kAxpy
-	kExp
-	kLog
-	kTanh
-	kSqrt
-	kAbs
-	kNeg
-	kRelu
-	kSigmoid
 	kReluGrad
 	kSum
 	kMax
@@ -130,14 +122,6 @@ var kops = [numKops]struct {
 	kMulScalar: {"muls", allTypes, false},
 	kDivScalar: {"divs", allTypes, false},
 	kAxpy:      {"axpy", inexactTypes, false},
-	kExp:       {"exp", floatTypes, false},
-	kLog:       {"log", floatTypes, false},
-	kTanh:      {"tanh", floatTypes, false},
-	kSqrt:      {"sqrt", floatTypes, false},
-	kAbs:       {"abs", floatTypes, false},
-	kNeg:       {"neg", floatTypes, false},
-	kRelu:      {"relu", floatTypes, false},
-	kSigmoid:   {"sigmoid", floatTypes, false},
 	kReluGrad:  {"relugrad", floatTypes, false},
 	kSum:       {"sum", allTypes, true},
 	kMax:       {"max", realTypes, true},
@@ -164,11 +148,13 @@ var kops = [numKops]struct {
 
 const spinKernel = "gocuda_spin"
 
-// Kernel IDs index a module's function cache: (family, dtype, pass), and
-// the spin kernel last.
+// Kernel IDs index a module's function cache: (family, dtype, pass), the
+// spin kernel, then the kernels generated from the table of elementwise
+// operations (optable.go, genKernelNames).
 const (
-	numKernels = int(numKops)*numDTypes*2 + 1
-	spinID     = numKernels - 1
+	spinID     = int(numKops) * numDTypes * 2
+	genBase    = spinID + 1
+	numKernels = genBase + numGenKernels
 )
 
 func kernelID(k kop, dt DType, pass int) int { return (int(k)*numDTypes+int(dt))*2 + pass }
@@ -194,6 +180,9 @@ var nameByID = func() (names [numKernels]string) {
 		}
 	}
 	names[spinID] = spinKernel
+	for i, name := range genKernelNames {
+		names[genKernelID(i)] = name
+	}
 	return names
 }()
 
@@ -214,7 +203,8 @@ func kernelNames() []string {
 			}
 		}
 	}
-	return append(names, spinKernel)
+	names = append(names, spinKernel)
+	return append(names, genKernelNames[:]...)
 }
 
 var entryRE = regexp.MustCompile(`(?m)^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([A-Za-z_$%][\w$]*)`)

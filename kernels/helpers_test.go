@@ -195,6 +195,8 @@ func genOne[T kernels.Elem](r *rand.Rand, kind genKind) T {
 		default:
 			v = int64(r.Uint64())
 		}
+	case bool:
+		v = r.IntN(2) == 1
 	case uint8:
 		if kind == divisor {
 			v = uint8(r.IntN(8))
@@ -307,4 +309,9 @@ func runTyped(t *testing.T, cases []typed) {
 	for _, c := range cases {
 		t.Run(c.name, c.run)
 	}
+}
+
+// number is kernels.Elem less bool: the types with arithmetic.
+type number interface {
+	float32 | float64 | int32 | int64 | uint8 | complex64
 }

@@ -103,6 +103,8 @@ func hostFill(dt DType, dst backend.Ptr, bits uint64, n int) {
 		fillOf[uint8](dst, bits, n)
 	case Complex64:
 		fillOf[complex64](dst, bits, n)
+	case Bool:
+		fillOf[bool](dst, bits, n)
 	}
 }
 
@@ -132,12 +134,12 @@ func hostBinary(k kop, dt DType, dst, a, b backend.Ptr, n int) {
 	}
 }
 
-func binaryOf[T Elem](k kop, dst, a, b backend.Ptr, n int) {
+func binaryOf[T number](k kop, dst, a, b backend.Ptr, n int) {
 	d, x, y := hostView[T](dst, n), hostView[T](a, n), hostView[T](b, n)
 	parallel(n, func(lo, hi int) { binarySlices(k, d[lo:hi], x[lo:hi], y[lo:hi]) })
 }
 
-func binarySlices[T Elem](k kop, d, x, y []T) {
+func binarySlices[T number](k kop, d, x, y []T) {
 	x, y = x[:len(d)], y[:len(d)]
 	switch k {
 	case kAdd:
@@ -186,12 +188,12 @@ func hostScalar(k kop, dt DType, dst, a backend.Ptr, bits uint64, n int) {
 	}
 }
 
-func scalarOf[T Elem](k kop, dst, a backend.Ptr, bits uint64, n int) {
+func scalarOf[T number](k kop, dst, a backend.Ptr, bits uint64, n int) {
 	d, x, s := hostView[T](dst, n), hostView[T](a, n), fromBitsHost[T](bits)
 	parallel(n, func(lo, hi int) { scalarSlices(k, d[lo:hi], x[lo:hi], s) })
 }
 
-func scalarSlices[T Elem](k kop, d, x []T, s T) {
+func scalarSlices[T number](k kop, d, x []T, s T) {
 	x = x[:len(d)]
 	switch k {
 	case kAddScalar:
@@ -228,7 +230,7 @@ func hostAxpy(dt DType, y, x backend.Ptr, bits uint64, n int) {
 	}
 }
 
-func axpyOf[T Elem](yp, xp backend.Ptr, bits uint64, n int) {
+func axpyOf[T number](yp, xp backend.Ptr, bits uint64, n int) {
 	y, x, alpha := hostView[T](yp, n), hostView[T](xp, n), fromBitsHost[T](bits)
 	parallel(n, func(lo, hi int) {
 		y, x := y[lo:hi], x[lo:hi]
@@ -239,66 +241,6 @@ func axpyOf[T Elem](yp, xp backend.Ptr, bits uint64, n int) {
 }
 
 type float interface{ float32 | float64 }
-
-func hostUnary(k kop, dt DType, dst, x backend.Ptr, n int) {
-	switch dt {
-	case Float32:
-		unaryOf[float32](k, dst, x, n)
-	case Float64:
-		unaryOf[float64](k, dst, x, n)
-	}
-}
-
-func unaryOf[T float](k kop, dst, x backend.Ptr, n int) {
-	d, v := hostView[T](dst, n), hostView[T](x, n)
-	parallel(n, func(lo, hi int) { unarySlices(k, d[lo:hi], v[lo:hi]) })
-}
-
-// unarySlices computes in float64 and rounds to T. Sigmoid follows the GPU's
-// formula in T's precision, so that it gives 0, not a subnormal, where e**-x
-// overflows T.
-func unarySlices[T float](k kop, d, x []T) {
-	x = x[:len(d)]
-	switch k {
-	case kExp:
-		for i := range d {
-			d[i] = T(math.Exp(float64(x[i])))
-		}
-	case kLog:
-		for i := range d {
-			d[i] = T(math.Log(float64(x[i])))
-		}
-	case kTanh:
-		for i := range d {
-			d[i] = T(math.Tanh(float64(x[i])))
-		}
-	case kSqrt:
-		for i := range d {
-			d[i] = T(math.Sqrt(float64(x[i])))
-		}
-	case kAbs:
-		for i := range d {
-			d[i] = T(math.Abs(float64(x[i])))
-		}
-	case kNeg:
-		for i := range d {
-			d[i] = -x[i]
-		}
-	case kRelu:
-		for i, v := range x {
-			if v > 0 {
-				d[i] = v
-			} else {
-				d[i] = 0
-			}
-		}
-	case kSigmoid:
-		for i := range d {
-			e := T(math.Exp(-float64(x[i])))
-			d[i] = 1 / (1 + e)
-		}
-	}
-}
 
 func hostReluGrad(dt DType, dst, x, dy backend.Ptr, n int) {
 	switch dt {

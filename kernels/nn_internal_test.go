@@ -59,16 +59,16 @@ func TestSumColsPlanFillsTheGPUWithinItsLimits(t *testing.T) {
 
 // A kernel the embedded PTX lacks (PTX older than kernels.cu) is an error
 // that names the kernel and says how to regenerate the PTX, not a crash.
-// gocuda_exp_i32 is never in the PTX, so the test stays meaningful once
-// the PTX is current. It needs a GPU: GOCUDA_BACKEND=cuda.
+// gocuda_axpy_i32 is never in the PTX (Axpy takes the inexact types), so
+// the test stays meaningful once the PTX is current. It needs a GPU: GOCUDA_BACKEND=cuda.
 func TestMissingKernelGivesClearError(t *testing.T) {
 	m, err := moduleFor(cudaDevice(t).Context())
 	if errors.Is(err, ErrNoPTX) {
 		t.Skip("the embedded PTX is the placeholder")
 	}
 	require.NoError(t, err)
-	_, err = m.function(kernelID(kExp, Int32, 0))
+	_, err = m.function(kernelID(kAxpy, Int32, 0))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "kernel gocuda_exp_i32 is missing from the embedded kernels")
+	assert.Contains(t, err.Error(), "kernel gocuda_axpy_i32 is missing from the embedded kernels")
 	assert.Contains(t, err.Error(), "scripts/gen-ptx.sh")
 }

@@ -17,24 +17,30 @@ import (
 // dst may be the same pointer as an input (in place), but must not
 // otherwise overlap one.
 
-// Fill sets dst[0:n] to v.
+// Fill sets dst[0:n] to v, for every Elem type, bool included.
 func Fill[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, v T, n int) error {
 	dt := DTypeOf[T]()
-	t, err := prepare("Fill", allTypes, dt, dev, s, n, ptrArg{"dst", dst})
+	t, err := prepare("Fill", everyType, dt, dev, s, n, ptrArg{"dst", dst})
 	if err != nil || n == 0 {
 		return err
 	}
 	bits := bitsOf(v)
 	if t.cu != nil {
-		return t.launch(kFill, 0, elementwiseGrid(n, dt, t.sms), dptr(dst), bits, int64(n))
+		// A bool is the byte 0 or 1: uint8's kernel fills it.
+		kdt := dt
+		if dt == Bool {
+			kdt = Uint8
+		}
+		return t.launchID(kernelID(kFill, kdt, 0), elementwiseGrid(n, dt, t.sms), threads, dptr(dst), bits, int64(n))
 	}
 	return t.enqueue(func() { hostFill(dt, dst, bits, n) })
 }
 
-// Copy copies src[0:n] to dst[0:n] (the device's own copy, dev.CopyDtoD).
+// Copy copies src[0:n] to dst[0:n] (the device's own copy, dev.CopyDtoD),
+// for every Elem type, bool included.
 func Copy[T Elem](dev backend.Device, s backend.Stream, dst, src backend.Ptr, n int) error {
 	dt := DTypeOf[T]()
-	t, err := prepare("Copy", allTypes, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"src", src})
+	t, err := prepare("Copy", everyType, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"src", src})
 	if err != nil || n == 0 {
 		return err
 	}
@@ -110,48 +116,6 @@ func Axpy[T Elem](dev backend.Device, s backend.Stream, alpha T, x, y backend.Pt
 	return t.enqueue(func() { hostAxpy(dt, y, x, bits, n) })
 }
 
-// Exp sets dst = e**x elementwise, for float32 and float64.
-func Exp[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Exp", kExp, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Log sets dst = ln(x) elementwise (NaN for x < 0, -Inf for 0), for float32
-// and float64.
-func Log[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Log", kLog, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Tanh sets dst = tanh(x) elementwise, for float32 and float64.
-func Tanh[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Tanh", kTanh, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Sqrt sets dst = √x elementwise (NaN for x < 0), for float32 and float64.
-func Sqrt[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Sqrt", kSqrt, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Abs sets dst = |x| elementwise, for float32 and float64.
-func Abs[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Abs", kAbs, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Neg sets dst = -x elementwise, for float32 and float64.
-func Neg[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Neg", kNeg, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Relu sets dst = max(x, 0) elementwise (0 for NaN), for float32 and
-// float64.
-func Relu[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Relu", kRelu, DTypeOf[T](), dev, s, dst, x, n)
-}
-
-// Sigmoid sets dst = 1 / (1 + e**-x) elementwise, for float32 and float64.
-func Sigmoid[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	return unary("Sigmoid", kSigmoid, DTypeOf[T](), dev, s, dst, x, n)
-}
-
 // ReluGrad sets dst = dy where x > 0 and 0 elsewhere (Relu's backward
 // pass), for float32 and float64.
 func ReluGrad[T Elem](dev backend.Device, s backend.Stream, dst, x, dy backend.Ptr, n int) error {
@@ -178,7 +142,7 @@ func Sum[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T,
 	dt := DTypeOf[T]()
 	raw, err := reduce("Sum", kSum, allTypes, dt, dev, s, x, 0, n)
 	if err != nil {
-		return 0, err
+		return *new(T), err
 	}
 	switch dt {
 	case Float32, Float64:
@@ -204,7 +168,7 @@ func SumInt64[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int
 func Max[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T, error) {
 	raw, err := reduce("Max", kMax, realTypes, DTypeOf[T](), dev, s, x, 0, n)
 	if err != nil {
-		return 0, err
+		return *new(T), err
 	}
 	return fromBits[T](raw[0]), nil
 }
@@ -213,7 +177,7 @@ func Max[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T,
 func Min[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T, error) {
 	raw, err := reduce("Min", kMin, realTypes, DTypeOf[T](), dev, s, x, 0, n)
 	if err != nil {
-		return 0, err
+		return *new(T), err
 	}
 	return fromBits[T](raw[0]), nil
 }
@@ -224,7 +188,7 @@ func Min[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T,
 func Dot[T Elem](dev backend.Device, s backend.Stream, x, y backend.Ptr, n int) (T, error) {
 	raw, err := reduce("Dot", kDot, floatTypes, DTypeOf[T](), dev, s, x, y, n)
 	if err != nil {
-		return 0, err
+		return *new(T), err
 	}
 	return fromFloat64[T](math.Float64frombits(raw[0])), nil
 }
@@ -294,17 +258,6 @@ func scalar(op string, k kop, types dtypeSet, dt DType, dev backend.Device, s ba
 		return t.launch(k, 0, elementwiseGrid(n, dt, t.sms), dptr(dst), dptr(a), bits, int64(n))
 	}
 	return t.enqueue(func() { hostScalar(k, dt, dst, a, bits, n) })
-}
-
-func unary(op string, k kop, dt DType, dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
-	t, err := prepare(op, kops[k].types, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"x", x})
-	if err != nil || n == 0 {
-		return err
-	}
-	if t.cu != nil {
-		return t.launch(k, 0, elementwiseGrid(n, dt, t.sms), dptr(dst), dptr(x), int64(n))
-	}
-	return t.enqueue(func() { hostUnary(k, dt, dst, x, n) })
 }
 
 // reduce returns a reduction's result as the kernels write it (see
@@ -408,6 +361,8 @@ func fromBits[T Elem](b uint64) T {
 		v = uint8(b)
 	case complex64:
 		v = complex(math.Float32frombits(uint32(b)), math.Float32frombits(uint32(b>>32)))
+	case bool:
+		v = b&1 != 0
 	}
 	return v.(T)
 }

@@ -81,7 +81,7 @@ func TestSum(t *testing.T) {
 		func(t *testing.T) { testSum[uint8](t, e) }, func(t *testing.T) { testSum[complex64](t, e) }))
 }
 
-func testSum[T kernels.Elem](t *testing.T, e *env) {
+func testSum[T number](t *testing.T, e *env) {
 	dt := kernels.DTypeOf[T]()
 	for _, n := range testSizes() {
 		for _, off := range []bool{false, true} {

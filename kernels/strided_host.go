@@ -28,7 +28,7 @@ func hostStrided(k kop, dt DType, dst, a, b backend.Ptr, l *stridedLayout) {
 // in at a time.
 const gatherChunk = 512
 
-func stridedOf[T Elem](k kop, dstp, ap, bp backend.Ptr, l *stridedLayout) {
+func stridedOf[T number](k kop, dstp, ap, bp backend.Ptr, l *stridedLayout) {
 	nd := len(l.shape)
 	cols := l.shape[nd-1]
 	sa, sb := l.sa[nd-1], l.sb[nd-1]

@@ -58,7 +58,7 @@ func TestStrided(t *testing.T) {
 		func(t *testing.T) { testStrided[uint8](t, e) }, func(t *testing.T) { testStrided[complex64](t, e) }))
 }
 
-func testStrided[T kernels.Elem](t *testing.T, e *env) {
+func testStrided[T number](t *testing.T, e *env) {
 	ops := []struct {
 		name string
 		run  stridedFn

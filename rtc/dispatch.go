@@ -95,6 +95,8 @@ func sliceType(dt kernels.DType) reflect.Type {
 		return reflect.TypeFor[[]uint8]()
 	case kernels.Complex64:
 		return reflect.TypeFor[[]complex64]()
+	case kernels.Bool:
+		return reflect.TypeFor[[]bool]()
 	}
 	return nil
 }
@@ -115,6 +117,8 @@ func hostSlice(g cuarray.Arg, p backend.Ptr) reflect.Value {
 		return reflect.ValueOf(sliceAt[uint8](p, g.Len()))
 	case kernels.Complex64:
 		return reflect.ValueOf(sliceAt[complex64](p, g.Len()))
+	case kernels.Bool:
+		return reflect.ValueOf(sliceAt[bool](p, g.Len()))
 	}
 	panic(fmt.Sprintf("rtc: no arrays of %s", g.DType())) // cuarray.Elem is only those
 }

@@ -2,8 +2,10 @@
 // and embedded in package kernels (kernels/ptx/kernels.ptx).
 //
 // Every exported kernel is extern "C" and named gocuda_<op>_<dtype>, with
-// dtype one of f32, f64, i32, i64, u8, c64 (Go's float32, float64, int32,
-// int64, uint8, complex64); reductions come in two kernels, _pass1 and _pass2.
+// dtype one of f32, f64, i32, i64, u8, c64, b8 (Go's float32, float64, int32,
+// int64, uint8, complex64, bool); reductions come in two kernels, _pass1 and
+// _pass2. The elementwise operations of the table (kernels/internal/optable)
+// are generated into ops_gen.cuh, included at the end.
 // The Go side (kernels/gpu.go) builds the same names, and a test checks that
 // this file's PTX defines every one of them.
 //
@@ -314,35 +316,6 @@ struct ExpF {
   __device__ __forceinline__ float operator()(float x) const { return expf(x); }
   __device__ __forceinline__ double operator()(double x) const { return exp(x); }
 };
-struct LogF {
-  __device__ __forceinline__ float operator()(float x) const { return logf(x); }
-  __device__ __forceinline__ double operator()(double x) const { return log(x); }
-};
-struct TanhF {
-  __device__ __forceinline__ float operator()(float x) const { return tanhf(x); }
-  __device__ __forceinline__ double operator()(double x) const { return tanh(x); }
-};
-struct SqrtF {
-  __device__ __forceinline__ float operator()(float x) const { return sqrtf(x); }
-  __device__ __forceinline__ double operator()(double x) const { return sqrt(x); }
-};
-struct AbsF {
-  __device__ __forceinline__ float operator()(float x) const { return fabsf(x); }
-  __device__ __forceinline__ double operator()(double x) const { return fabs(x); }
-};
-struct NegF {
-  template <class T>
-  __device__ __forceinline__ T operator()(T x) const { return -x; }
-};
-// Relu(NaN) is 0: the comparison is false.
-struct ReluF {
-  template <class T>
-  __device__ __forceinline__ T operator()(T x) const { return x > (T)0 ? x : (T)0; }
-};
-struct SigmoidF {
-  __device__ __forceinline__ float operator()(float x) const { return 1.0f / (1.0f + expf(-x)); }
-  __device__ __forceinline__ double operator()(double x) const { return 1.0 / (1.0 + exp(-x)); }
-};
 // ReluGrad: dst = dy where x > 0, else 0.
 struct ReluGradF {
   template <class T>
@@ -529,15 +502,9 @@ AXPY(float, f32)
 AXPY(double, f64)
 AXPY(c64, c64)
 
-#define UNARY_FLOAT(T, S)                                                                          \
-  KERNEL gocuda_exp_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, ExpF()); }                    \
-  KERNEL gocuda_log_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, LogF()); }                    \
-  KERNEL gocuda_tanh_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, TanhF()); }                  \
-  KERNEL gocuda_sqrt_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, SqrtF()); }                  \
-  KERNEL gocuda_abs_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, AbsF()); }                    \
-  KERNEL gocuda_neg_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, NegF()); }                    \
-  KERNEL gocuda_relu_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, ReluF()); }                  \
-  KERNEL gocuda_sigmoid_##S(T* dst, const T* x, i64 n) { map1(dst, x, n, SigmoidF()); }            \
+// Exp, Log, Tanh, Sqrt, Abs, Neg, Relu and Sigmoid come from the table
+// (ops_gen.cuh) since it took them over.
+#define UNARY_FLOAT(T, S) \
   KERNEL gocuda_relugrad_##S(T* dst, const T* x, const T* dy, i64 n) { map2(dst, x, dy, n, ReluGradF()); }
 
 UNARY_FLOAT(float, f32)
@@ -889,3 +856,5 @@ NN(float, f32, double)
 NN(double, f64, double)
 
 #include "strided_copy.cuh"
+// The table's elementwise operations (kernels/internal/optable, generated).
+#include "ops_gen.cuh"

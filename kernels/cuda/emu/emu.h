@@ -24,6 +24,9 @@ struct alignas(16) uint4 { unsigned x, y, z, w; };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 inline float __int_as_float(int u) { float f; memcpy(&f, &u, 4); return f; }
+// rsqrt is CUDA's; the C library has none.
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 inline double __longlong_as_double(long long u) { double f; memcpy(&f, &u, 8); return f; }
 std::barrier<>* emu_block_barrier;
 inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }

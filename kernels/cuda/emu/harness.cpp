@@ -1,9 +1,11 @@
 // harness.cpp runs kernels.cu's kernels on the CPU (emu.h) and checks them
 // against plain loops: indexing, the vector path and its tail, unaligned
 // views, guards past the end, both passes of the reductions, the row
-// reductions, the strided binary kernels in each mode. It checks the CUDA
-// source's logic without a GPU or nvcc; it says nothing about speed, and
-// math functions are the C library's, not CUDA's. Run it with run.sh.
+// reductions, the strided binary kernels in each mode, and every kernel
+// generated from the table of elementwise operations (optable_check.h). It
+// checks the CUDA source's logic without a GPU or nvcc; it says nothing
+// about speed, and math functions are the C library's, not CUDA's. Run it
+// with run.sh.
 #include "emu.h"
 #include "kernels_emu.cu"
 #include <cstdio>
@@ -336,8 +338,10 @@ void test_strided(const char* name, K k, F ref) {
 }
 
 #include "harness_strided_copy.h"
+#include "optable_check.h"
 
 int main() {
+  check_generated_ops();
   test_binary<float>("add_f32", gocuda_add_f32, [](float a, float b) { return a + b; });
   test_binary<double>("div_f64", gocuda_div_f64, [](double a, double b) { return a / b; });
   test_binary<int>("div_i32", gocuda_div_i32, [](int a, int b) { return b == 0 ? 0 : b == -1 ? (int)(0u - (unsigned)a) : a / b; });

@@ -11,7 +11,8 @@ trap 'rm -rf "$work"' EXIT
 # The global-timer read is PTX inline assembly; the emulation does not run
 # the spin kernel, so the read becomes a constant.
 sed 's/asm volatile(.*);/t = 0;/' "$here/../kernels.cu" >"$work/kernels_emu.cu"
-cp "$here/emu.h" "$here/harness.cpp" "$work/"
-cp "$here"/../*.cuh "$here"/harness_*.h "$work/" # kernels.cu's includes, the harness's parts
+# kernels.cu's includes (the area headers, the table's ops_gen.cuh and optable.cuh)
+# and the harness's parts (harness_*.h, the table's checks).
+cp "$here"/*.h "$here/harness.cpp" "$here"/../*.cuh "$work/"
 g++ -std=c++20 -O1 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-variable -o "$work/harness" "$work/harness.cpp"
 "$work/harness"

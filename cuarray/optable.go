@@ -1,0 +1,240 @@
+package cuarray
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/kernels"
+)
+
+// The runtime of the operations generated from the table of elementwise
+// operations (ops_gen.go; kernels/internal/optable): one shape for all of
+// them, Op(dst, operands...) (*Array, error), where a nil dst makes the
+// result on o's stream (or, for the zero Ops, on the default stream of the
+// operands' device, from their pool and memory kind) and a dst is written
+// and returned. Operands and dst have one shape; no broadcasting.
+//
+// Comparisons, Where and Convert mix element types (bool results and
+// conditions, a conversion's two types), which do cannot (its arrays are
+// all *Array[T]): they go through borrow, WithPointers' core, which locks
+// and orders arrays of any types.
+
+// unaryOp runs a same-type operation of one operand.
+func (o Ops[T]) unaryOp(op string, k func(dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error, dst, x *Array[T]) (*Array[T], error) {
+	return o.sameTypeOp(op, "dst,x", dst, []*Array[T]{x}, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
+		return k(dev, s, p[0], p[1], n)
+	})
+}
+
+// binaryOp runs a same-type operation of two operands.
+func (o Ops[T]) binaryOp(op string, k func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error, dst, a, b *Array[T]) (*Array[T], error) {
+	return o.sameTypeOp(op, "dst,a,b", dst, []*Array[T]{a, b}, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
+		return k(dev, s, p[0], p[1], p[2], n)
+	})
+}
+
+// clampOp runs Clamp's shape: one operand and two scalars.
+func (o Ops[T]) clampOp(op string, k func(dev backend.Device, s backend.Stream, dst, x backend.Ptr, lo, hi T, n int) error, dst, x *Array[T], lo, hi T) (*Array[T], error) {
+	return o.sameTypeOp(op, "dst,x", dst, []*Array[T]{x}, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
+		return k(dev, s, p[0], p[1], lo, hi, n)
+	})
+}
+
+func (o Ops[T]) sameTypeOp(op, names string, dst *Array[T], in []*Array[T], run func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error) (*Array[T], error) {
+	if err := o.precheck(op, names[len("dst,"):], in...); err != nil {
+		return nil, err
+	}
+	if err := oneShape(op, names, dst, in); err != nil {
+		return nil, err
+	}
+	queue := func(dst *Array[T]) error {
+		arrs := append([]*Array[T]{dst}, in...)
+		return o.do(op, names, true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+			return run(dev, s, p, dst.n)
+		}, arrs...)
+	}
+	if dst == nil {
+		// The kernel on no elements checks what it can before anything
+		// is allocated: the element type, the device and stream.
+		if err := o.dryRun(op, in[0].origin.dev, func(dev backend.Device, s backend.Stream) error {
+			return run(dev, s, [maxOperands]backend.Ptr{}, 0)
+		}); err != nil {
+			return nil, err
+		}
+		return o.fresh(op, in[0], in[0].shape(), queue)
+	}
+	if err := queue(dst); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// oneShape checks that the operands, and dst when it is not nil, have the
+// first operand's shape.
+func oneShape[T Elem](op, names string, dst *Array[T], in []*Array[T]) error {
+	ops := make([]operand, 0, len(in)+1)
+	if dst != nil {
+		ops = append(ops, dst)
+	} else {
+		names = names[len("dst,"):]
+	}
+	for _, a := range in {
+		ops = append(ops, a)
+	}
+	return shapesMatch(op, names, ops)
+}
+
+func shapesMatch(op, names string, ops []operand) error {
+	for i, a := range ops[1:] {
+		if !slices.Equal(a.shapeOf(), ops[0].shapeOf()) {
+			return fmt.Errorf("cuarray: %s: %s %s and %s %s differ in shape; the operands and dst of %s need one shape (no broadcasting; Reshape or copy first): %w",
+				op, role(names, 0), ops[0], role(names, i+1), a, op, ErrShape)
+		}
+	}
+	return nil
+}
+
+// compareOp runs a comparison: bool results of two operands of T.
+func compareOp[T Elem](o Ops[T], op string, k func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error, dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
+	return mixedOp(o.s, op, "dst,a,b", dst, []operand{a, b}, a.Len, func(dev backend.Device, s backend.Stream, p [4]backend.Ptr, n int) error {
+		return k(dev, s, p[0], p[1], p[2], n)
+	})
+}
+
+// whereOp runs Where: a bool condition and two operands of T.
+func (o Ops[T]) whereOp(op string, k func(dev backend.Device, s backend.Stream, dst, cond, a, b backend.Ptr, n int) error, dst *Array[T], cond *Array[bool], a, b *Array[T]) (*Array[T], error) {
+	return mixedOp(o.s, op, "dst,cond,a,b", dst, []operand{cond, a, b}, a.Len, func(dev backend.Device, s backend.Stream, p [4]backend.Ptr, n int) error {
+		return k(dev, s, p[0], p[1], p[2], p[3], n)
+	})
+}
+
+// Convert sets dst = x converted elementwise to U, on stream s (nil: the
+// default stream of x's device), and returns dst; a nil dst makes the
+// result, of x's shape, on s (or from x's device, pool and memory kind).
+// dst must have x's shape. Every pair of element types converts: numbers
+// as Go converts them, except float → integer, which truncates toward zero
+// and saturates (NaN → 0; see kernels.Convert and docs/operations.md);
+// anything → bool is x != 0; bool → a number is 0 or 1.
+func Convert[U, T Elem](s *Stream, dst *Array[U], x *Array[T]) (*Array[U], error) {
+	op := "Convert " + kernels.DTypeOf[T]().String() + " to " + kernels.DTypeOf[U]().String()
+	return mixedOp(s, op, "dst,x", dst, []operand{x}, x.Len, func(dev backend.Device, bs backend.Stream, p [4]backend.Ptr, n int) error {
+		return kernels.Convert[U, T](dev, bs, p[0], p[1], n)
+	})
+}
+
+// mixedOp is sameTypeOp for operands of several element types: it checks
+// them, makes dst if it is nil, and runs the kernel through doMixed. n is
+// the first operand's length, read once it is checked.
+func mixedOp[U Elem](s *Stream, op, names string, dst *Array[U], in []operand, n func() int, run func(dev backend.Device, s backend.Stream, p [4]backend.Ptr, n int) error) (*Array[U], error) {
+	for i, a := range in {
+		if err := a.check(op, role(names, i+1)); err != nil {
+			return nil, err
+		}
+	}
+	ops := in
+	if dst != nil {
+		if err := dst.check(op, "dst"); err != nil {
+			return nil, err
+		}
+		ops = append([]operand{dst}, in...)
+	} else {
+		names = names[len("dst,"):]
+	}
+	if err := shapesMatch(op, names, ops); err != nil {
+		return nil, err
+	}
+	dev := in[0].device()
+	for i, a := range in[1:] {
+		if d := a.device(); d != dev {
+			return nil, fmt.Errorf("cuarray: %s: %s is on device %d, %s on device %d; copy one first: %w",
+				op, role(names, len(ops)-len(in)), dev.Ordinal(), role(names, len(ops)-len(in)+i+1), d.Ordinal(), ErrDevice)
+		}
+	}
+	if dst != nil {
+		if dst.origin.dev != dev {
+			return nil, fmt.Errorf("cuarray: %s: dst is on device %d, the operands on device %d; copy one first: %w",
+				op, dst.origin.dev.Ordinal(), dev.Ordinal(), ErrDevice)
+		}
+		if err := overlapping(op, names, ops); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := (Ops[U]{s: s}).streamFor(op, dev); err != nil {
+		return nil, err
+	}
+	count := n()
+	queue := func(d *Array[U]) error {
+		args := make([]Arg, 0, 4)
+		args = append(args, Out(d))
+		for _, a := range in {
+			args = append(args, Arg{op: a, acc: Read})
+		}
+		return borrow(op, s, func(bs backend.Stream, p []backend.Ptr) error {
+			var q [4]backend.Ptr
+			copy(q[:], p)
+			return run(dev, bs, q, count)
+		}, args)
+	}
+	if dst != nil {
+		if err := queue(dst); err != nil {
+			return nil, err
+		}
+		return dst, nil
+	}
+	if err := (Ops[U]{s: s}).dryRun(op, dev, func(dev backend.Device, bs backend.Stream) error {
+		return run(dev, bs, [4]backend.Ptr{}, 0)
+	}); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		var err error
+		if s, err = defaultStreamLike(in[0].home()); err != nil {
+			return nil, fmt.Errorf("cuarray: %s: %w", op, err)
+		}
+	}
+	d, err := newArray[U](op, s, in[0].shapeOf())
+	if err != nil {
+		return nil, err
+	}
+	if err := queue(d); err != nil {
+		d.UnsafeFree()
+		return nil, err
+	}
+	return d, nil
+}
+
+// overlapping rejects a dst (ops[0]) that shares memory with an operand
+// without being exactly its elements.
+func overlapping(op, names string, ops []operand) error {
+	d := ops[0]
+	df, dt := d.byteSpan()
+	for i, a := range ops[1:] {
+		if a.buffer() != d.buffer() {
+			continue
+		}
+		af, at := a.byteSpan()
+		if af == at || df == dt || (af == df && at == dt) {
+			continue
+		}
+		if af < dt && df < at {
+			return fmt.Errorf("cuarray: %s: %s %s and %s %s overlap in memory without being the same elements; use a copy or the same array: %w",
+				op, role(names, 0), d, role(names, i+1), a, ErrShape)
+		}
+	}
+	return nil
+}
+
+// dryRun runs an operation's kernel on no elements, on the stream the
+// operation would use: the kernels check the element type, device and
+// stream and queue nothing.
+func (o Ops[T]) dryRun(op string, dev backend.Device, run func(dev backend.Device, s backend.Stream) error) error {
+	s, err := o.streamFor(op, dev)
+	if err != nil {
+		return err
+	}
+	if err := run(dev, s.bs); err != nil {
+		return fmt.Errorf("cuarray: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package optable
+
+import "strings"
+
+// Kind is the shape of an operation: its operands and its result type.
+type Kind int
+
+const (
+	// Unary: dst T = f(x T). Kernel (T* dst, const T* x, i64 n).
+	Unary Kind = iota
+	// Binary: dst T = f(a T, b T). Kernel (T* dst, const T* a, const T* b, i64 n).
+	Binary
+	// Compare: dst bool = f(a T, b T). Kernel (bool* dst, const T* a, const T* b, i64 n).
+	Compare
+	// Where: dst T = cond ? a : b. Kernel (T* dst, const bool* cond, const T* a, const T* b, i64 n).
+	Where
+	// Clamp: dst T = f(x T) with scalars lo and hi of T (as their Go bits).
+	// Kernel (T* dst, const T* x, u64 lo, u64 hi, i64 n).
+	Clamp
+)
+
+// Op is one entry of the table.
+type Op struct {
+	Name   string // the Go name, in package kernels and cuarray: "Exp"
+	Kernel string // the kernels' family: gocuda_<Kernel>_<suffix>
+	Kind   Kind
+	// Doc completes "Name sets dst = ": a formula and its rules, for the
+	// generated doc comments and docs/operations.md.
+	Doc string
+	// Names are the operation's names elsewhere (NumPy, PyTorch, Julia /
+	// CUDA.jl), for docs/operations.md.
+	Names string
+	// Legacy: cuarray's API for it predates the table (Ops.Exp(dst, x)
+	// error and ExpNew); only the kernels side is generated.
+	Legacy bool
+	Impls  []Impl
+}
+
+// Impl is an operation's body for some element types.
+type Impl struct {
+	Types string // suffixes, space-separated: "f32 f64"
+	C     string // CUDA C expression; T is the input element type
+	Go    string // Go expression
+}
+
+// Type is an element type, a column of the table.
+type Type struct {
+	Suffix string // in kernel names: "f32"
+	Go     string // "float32"
+	C      string // "float"
+	DType  string // kernels' DType constant: "Float32"
+	Size   int
+	Float  bool // float32, float64
+	Int    bool // int32, int64, uint8
+	Cplx   bool
+	Bool   bool
+}
+
+// Types are the element types, in kernels.DType order.
+var Types = []Type{
+	{Suffix: "f32", Go: "float32", C: "float", DType: "Float32", Size: 4, Float: true},
+	{Suffix: "f64", Go: "float64", C: "double", DType: "Float64", Size: 8, Float: true},
+	{Suffix: "i32", Go: "int32", C: "int", DType: "Int32", Size: 4, Int: true},
+	{Suffix: "i64", Go: "int64", C: "i64", DType: "Int64", Size: 8, Int: true},
+	{Suffix: "u8", Go: "uint8", C: "u8", DType: "Uint8", Size: 1, Int: true},
+	{Suffix: "c64", Go: "complex64", C: "c64", DType: "Complex64", Size: 8, Cplx: true},
+	{Suffix: "b8", Go: "bool", C: "bool", DType: "Bool", Size: 1, Bool: true},
+}
+
+// TypeOf is the Type of a suffix; ok is false for an unknown one.
+func TypeOf(suffix string) (Type, bool) {
+	for _, t := range Types {
+		if t.Suffix == suffix {
+			return t, true
+		}
+	}
+	return Type{}, false
+}
+
+// Case is one operation on one element type: one kernel, one host loop.
+type Case struct {
+	Op   *Op
+	Type Type
+	Impl Impl
+}
+
+// Cases lists op's element types in Types order, each with its body.
+func (op *Op) Cases() []Case {
+	var cs []Case
+	for _, t := range Types {
+		for _, im := range op.Impls {
+			if hasWord(im.Types, t.Suffix) {
+				cs = append(cs, Case{Op: op, Type: t, Impl: im})
+			}
+		}
+	}
+	return cs
+}
+
+func hasWord(list, w string) bool {
+	for _, f := range strings.Fields(list) {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}
+
+// KernelName is the exported name of a case's kernel.
+func (c Case) KernelName() string { return "gocuda_" + c.Op.Kernel + "_" + c.Type.Suffix }
+
+// ConvertKernelName is the exported name of the conversion from one type
+// to another: gocuda_convert_f32_i32 converts float32 to int32.
+func ConvertKernelName(from, to Type) string {
+	return "gocuda_convert_" + from.Suffix + "_" + to.Suffix
+}
+
+// Out is the result's element type of a case.
+func (c Case) Out() Type {
+	if c.Op.Kind == Compare {
+		t, _ := TypeOf("b8")
+		return t
+	}
+	return c.Type
+}
+
+// Convert returns the C and Go expressions converting x of type from to
+// type to. The rules: numbers convert as in Go (integers wrap, int → float
+// rounds to nearest), except float → integer, which truncates toward zero
+// and saturates (NaN → 0, below the range → its minimum, above → its
+// maximum: CUDA's cvt.rzi.sat, where Go leaves out-of-range values
+// undefined); anything → bool is x != 0 (NaN → true); bool → number is 0 or
+// 1; → complex64 has imaginary part 0; complex64 → a real type converts the
+// real part as float32 would be.
+func Convert(from, to Type) (c, g string) {
+	cx, gx := "x", "x"
+	if from.Cplx {
+		switch {
+		case to.Cplx:
+			return "x", "x"
+		case to.Bool:
+			return "(x.re != 0 || x.im != 0)", "x != 0"
+		}
+		from, _ = TypeOf("f32")
+		cx, gx = "x.re", "real(x)"
+	}
+	switch {
+	case from.Suffix == to.Suffix:
+		return cx, gx
+	case to.Bool:
+		return "(" + cx + " != 0)", gx + " != 0"
+	case from.Bool && to.Cplx:
+		return "c64{(float)" + cx + ", 0.0f}", "complex(float32(b2u8(" + gx + ")), 0)"
+	case from.Bool:
+		return "(" + to.C + ")" + cx, to.Go + "(b2u8(" + gx + "))"
+	case to.Cplx:
+		return "c64{(float)" + cx + ", 0.0f}", "complex(float32(" + gx + "), 0)"
+	case from.Float && to.Int:
+		return "sat_" + to.Suffix + "((double)" + cx + ")", "sat" + strings.ToUpper(to.Suffix) + "(float64(" + gx + "))"
+	}
+	return "(" + to.C + ")" + cx, to.Go + "(" + gx + ")"
+}

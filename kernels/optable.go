@@ -1,0 +1,268 @@
+package kernels
+
+//go:generate go run ./internal/optable/gen
+
+import (
+	"math"
+
+	"github.com/gocuda/gocuda/backend"
+)
+
+// The runtime of the generated operations (ops_gen.go, from the table in
+// internal/optable): their dispatch, the adapters from typed host loops to
+// device pointers, and the Go helpers their bodies call.
+
+// genKind is a generated operation's shape (optable.Kind).
+type genKind uint8
+
+const (
+	genUnary   genKind = iota // dst T = f(x T)
+	genBinary                 // dst T = f(a T, b T)
+	genCompare                // dst bool = f(a T, b T)
+	genWhere                  // dst T = cond ? a : b
+	genClamp                  // dst T = f(x T) with scalars lo, hi
+)
+
+// hostFn runs one generated operation on the host backend: dst and the
+// inputs are host-backend addresses of n elements; s1 and s2 are scalar
+// bits (Clamp's bounds).
+type hostFn func(dst backend.Ptr, in [3]backend.Ptr, n int, s1, s2 uint64)
+
+// genOp is one generated operation.
+type genOp struct {
+	name   string
+	kind   genKind
+	types  dtypeSet
+	kernel [numDTypes]int // by input DType, an index of genKernelNames
+	host   [numDTypes]hostFn
+}
+
+// genConversion is one conversion's kernel and host loop.
+type genConversion struct {
+	kernel int
+	host   hostFn
+}
+
+// genKernelID is the kernel ID (see kernelID) of generated kernel i: they
+// follow the families' kernels and the spin kernel.
+func genKernelID(i int) int { return genBase + i }
+
+// operands is the pointer arguments of a generated operation of kind k on
+// dt, and each one's element type: dst first.
+func operands(k genKind, dt DType, dst backend.Ptr, in [3]backend.Ptr) ([4]ptrArg, [4]DType, int) {
+	switch k {
+	case genBinary:
+		return [4]ptrArg{{"dst", dst}, {"a", in[0]}, {"b", in[1]}}, [4]DType{dt, dt, dt}, 3
+	case genCompare:
+		return [4]ptrArg{{"dst", dst}, {"a", in[0]}, {"b", in[1]}}, [4]DType{Bool, dt, dt}, 3
+	case genWhere:
+		return [4]ptrArg{{"dst", dst}, {"cond", in[0]}, {"a", in[1]}, {"b", in[2]}}, [4]DType{dt, Bool, dt, dt}, 4
+	}
+	return [4]ptrArg{{"dst", dst}, {"x", in[0]}}, [4]DType{dt, dt}, 2
+}
+
+// runGen checks and queues generated operation g on dt.
+func runGen(g *genOp, dt DType, dev backend.Device, s backend.Stream, dst backend.Ptr, in [3]backend.Ptr, n int, s1, s2 uint64) error {
+	t, err := prepare(g.name, g.types, dt, dev, s, n)
+	if err != nil || n == 0 {
+		return err
+	}
+	ptrs, dts, np := operands(g.kind, dt, dst, in)
+	widest := dt
+	for i := range np {
+		if err := t.checkTyped(ptrs[i], dts[i], n); err != nil {
+			return err
+		}
+		if dts[i].Size() > widest.Size() {
+			widest = dts[i]
+		}
+	}
+	if t.cu != nil {
+		args := make([]any, 0, 6)
+		for i := range np {
+			args = append(args, dptr(ptrs[i].p))
+		}
+		if g.kind == genClamp {
+			args = append(args, s1, s2)
+		}
+		args = append(args, int64(n))
+		return t.launchID(genKernelID(g.kernel[dt]), elementwiseGrid(n, widest, t.sms), threads, args...)
+	}
+	h := g.host[dt]
+	return t.enqueue(func() { h(dst, in, n, s1, s2) })
+}
+
+// Convert sets dst[0:n] = U(x[0:n]), for every pair of element types:
+// numbers convert as in Go (integers wrap, integer → float rounds to
+// nearest even), except float → integer, which truncates toward zero and
+// saturates as CUDA's cvt.rzi.sat does (NaN → 0, below the range → the
+// type's minimum, above → its maximum; Go leaves those undefined); any
+// type → bool is x != 0 (NaN → true); bool → a number is 0 or 1; a real →
+// complex64 has imaginary part 0; complex64 → a real type converts the
+// real part as float32 does. docs/operations.md has the table.
+func Convert[U, T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
+	from, to := DTypeOf[T](), DTypeOf[U]()
+	t, err := prepare("Convert", everyType, from, dev, s, n)
+	if err != nil || n == 0 {
+		return err
+	}
+	if err := t.checkTyped(ptrArg{"dst", dst}, to, n); err != nil {
+		return err
+	}
+	if err := t.checkTyped(ptrArg{"x", x}, from, n); err != nil {
+		return err
+	}
+	c := genConvert[from][to]
+	if t.cu != nil {
+		widest := from
+		if to.Size() > from.Size() {
+			widest = to
+		}
+		return t.launchID(genKernelID(c.kernel), elementwiseGrid(n, widest, t.sms), threads, dptr(dst), dptr(x), int64(n))
+	}
+	return t.enqueue(func() { c.host(dst, [3]backend.Ptr{x}, n, 0, 0) })
+}
+
+// checkTyped is checkPtr for an argument of n elements of dt, which may
+// differ from the operation's (a comparison's bool dst, Where's cond).
+func (t *target) checkTyped(a ptrArg, dt DType, n int) error {
+	size := dt.Size()
+	t.declare(a.name, a.p, uint64(n)*uint64(size))
+	if a.p == 0 {
+		return t.errorf("pointer %s is nil: %w", a.name, backend.ErrInvalidValue)
+	}
+	if uintptr(a.p)%uintptr(size) != 0 {
+		return t.errorf("pointer %s = %#x is not %d-byte aligned, as %s elements must be: %w",
+			a.name, uintptr(a.p), size, dt, backend.ErrInvalidValue)
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Adapters: a typed loop over slices as a hostFn, split across cores.
+
+func unaryHost[O, I any](f func(d []O, x []I)) hostFn {
+	return func(dst backend.Ptr, in [3]backend.Ptr, n int, _, _ uint64) {
+		d, x := hostView[O](dst, n), hostView[I](in[0], n)
+		parallel(n, func(lo, hi int) { f(d[lo:hi], x[lo:hi]) })
+	}
+}
+
+func binaryHost[O, I any](f func(d []O, x, y []I)) hostFn {
+	return func(dst backend.Ptr, in [3]backend.Ptr, n int, _, _ uint64) {
+		d, x, y := hostView[O](dst, n), hostView[I](in[0], n), hostView[I](in[1], n)
+		parallel(n, func(lo, hi int) { f(d[lo:hi], x[lo:hi], y[lo:hi]) })
+	}
+}
+
+func whereHost[T any](f func(d []T, c []bool, x, y []T)) hostFn {
+	return func(dst backend.Ptr, in [3]backend.Ptr, n int, _, _ uint64) {
+		d, c, x, y := hostView[T](dst, n), hostView[bool](in[0], n), hostView[T](in[1], n), hostView[T](in[2], n)
+		parallel(n, func(lo, hi int) { f(d[lo:hi], c[lo:hi], x[lo:hi], y[lo:hi]) })
+	}
+}
+
+func clampHost[T Elem](f func(d, x []T, lo, hi T)) hostFn {
+	return func(dst backend.Ptr, in [3]backend.Ptr, n int, s1, s2 uint64) {
+		d, x, lo, hi := hostView[T](dst, n), hostView[T](in[0], n), fromBitsHost[T](s1), fromBitsHost[T](s2)
+		parallel(n, func(l, h int) { f(d[l:h], x[l:h], lo, hi) })
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Helpers of the Go bodies; kernels/cuda/optable.cuh has their C twins.
+
+func b2u8(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// absInt is |x|, wrapping for the most negative value as -x does.
+func absInt[T int32 | int64](x T) T {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// signOf is NumPy's sign: -1, 0 or 1, NaN for NaN, 0 for ±0.
+func signOf[T float32 | float64 | int32 | int64](x T) T {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	case x == 0:
+		return 0
+	}
+	return x // NaN
+}
+
+func reluOf[T float](x T) T {
+	if x > 0 {
+		return x
+	}
+	return 0
+}
+
+// minimumOf and maximumOf are np.minimum and np.maximum: NaN if either is
+// (a's NaN when both are), a when a and b compare equal (so -0 and +0 give
+// a).
+func minimumOf[T realNumber](a, b T) T {
+	if a <= b || a != a {
+		return a
+	}
+	return b
+}
+
+func maximumOf[T realNumber](a, b T) T {
+	if a >= b || a != a {
+		return a
+	}
+	return b
+}
+
+func selectOf[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
+}
+
+// Saturating float → integer conversions (CUDA's cvt.rzi.sat): NaN → 0,
+// truncation toward zero within the range, the nearest bound outside it.
+func satI32(x float64) int32 {
+	switch {
+	case x != x:
+		return 0
+	case x <= math.MinInt32:
+		return math.MinInt32
+	case x >= math.MaxInt32:
+		return math.MaxInt32
+	}
+	return int32(x)
+}
+
+func satI64(x float64) int64 {
+	switch {
+	case x != x:
+		return 0
+	case x <= math.MinInt64:
+		return math.MinInt64
+	case x >= 0x1p63: // MaxInt64 rounds up to 2^63 as a float64
+		return math.MaxInt64
+	}
+	return int64(x)
+}
+
+func satU8(x float64) uint8 {
+	switch {
+	case x != x || x <= 0:
+		return 0
+	case x >= math.MaxUint8:
+		return math.MaxUint8
+	}
+	return uint8(x)
+}
