@@ -105,6 +105,18 @@ const (
 	kSubStrided
 	kMulStrided
 	kDivStrided
+
+	// Reductions over axes (reduce_axes.go): pass 1 reduces, pass 2
+	// combines the chunks of a split reduced axis.
+	kRSum
+	kRProd
+	kRMean
+	kRMax
+	kRMin
+	kRArgMax
+	kRArgMin
+	kRAny
+	kRAll
 	numKops
 )
 
@@ -152,6 +164,17 @@ var kops = [numKops]struct {
 	kSubStrided: {"sub_strided", allTypes, false},
 	kMulStrided: {"mul_strided", allTypes, false},
 	kDivStrided: {"div_strided", allTypes, false},
+
+	// Reductions over axes (reduce_axes.go).
+	kRSum:    {"rsum", allTypes, true},
+	kRProd:   {"rprod", allTypes, true},
+	kRMean:   {"rmean", allTypes, true},
+	kRMax:    {"rmax", realTypes, true},
+	kRMin:    {"rmin", realTypes, true},
+	kRArgMax: {"rargmax", realTypes, true},
+	kRArgMin: {"rargmin", realTypes, true},
+	kRAny:    {"rany", allTypes, true},
+	kRAll:    {"rall", allTypes, true},
 }
 
 const spinKernel = "gocuda_spin"
