@@ -239,12 +239,27 @@ func argFns[T realNumber](isMax bool, x []T, d []int64) reduceFns[arg[T]] {
 		ident: arg[T]{i: -1},
 		row: func(acc *arg[T], off, n, stride, r0 int) {
 			a := *acc
-			for i := range n {
-				if v := x[off+i*stride]; better(isMax, a, v) {
-					a = arg[T]{v, r0 + i}
+			i := 0
+			if a.i < 0 && n > 0 {
+				a, i = arg[T]{x[off], r0}, 1
+			}
+			if a.v != a.v {
+				*acc = a // a NaN is final
+				return
+			}
+			// The common case in one tight loop: strictly better, or the
+			// first NaN, which ends the row.
+			bv, bi := a.v, a.i
+			for ; i < n; i++ {
+				v := x[off+i*stride]
+				if isMax && v > bv || !isMax && v < bv {
+					bv, bi = v, r0+i
+				} else if v != v {
+					bv, bi = v, r0+i
+					break
 				}
 			}
-			*acc = a
+			*acc = arg[T]{bv, bi}
 		},
 		col: func(acc []arg[T], off, r int) {
 			for j, v := range x[off : off+len(acc)] {
