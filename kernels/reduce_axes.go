@@ -171,7 +171,7 @@ func ReduceScratch[T Elem](dev backend.Device, op ReduceOp, shape, strides, axes
 	if err != nil || on.GPU == nil {
 		return 0
 	}
-	l := p.launch(op, DTypeOf[T](), max(on.GPU.Info().MultiProcessors, 1), math.MaxInt)
+	l := p.launch(op, DTypeOf[T](), 0, max(on.GPU.Info().MultiProcessors, 1), math.MaxInt)
 	if l.chunks <= 1 {
 		return 0
 	}
@@ -256,6 +256,7 @@ const (
 	rmodeRowWarp  = 1 // reduced: one contiguous dimension; a warp an output (and chunk)
 	rmodeRowBlock = 2 // the same, a block an output (and chunk)
 	rmodeCol      = 3 // kept: innermost contiguous; a thread a column, 32-column tiles
+	rmodeColVec   = 4 // rmodeCol with a 16-byte vector of columns a thread (colVec)
 )
 
 // reduceDims is the most kept, and the most reduced, dimensions a GPU
@@ -279,7 +280,7 @@ const (
 
 // launch picks pass 1's mode, grid and split for sms multiprocessors and
 // scratchBytes of scratch.
-func (p *reducePlan) launch(op ReduceOp, dt DType, sms, scratchBytes int) reduceLaunch {
+func (p *reducePlan) launch(op ReduceOp, dt DType, x backend.Ptr, sms, scratchBytes int) reduceLaunch {
 	wave := sms * blocksPerSM
 	acc := reduceAccBytes(op, dt)
 	maxChunks := scratchBytes / acc / p.nout
@@ -297,17 +298,43 @@ func (p *reducePlan) launch(op ReduceOp, dt DType, sms, scratchBytes int) reduce
 		return reduceLaunch{rmodeRowBlock, clampGrid(units, wave), chunks}
 	case len(p.oshape) >= 1 && p.ostr[len(p.ostr)-1] == 1 && len(p.oshape) <= reduceDims && len(p.rshape) <= reduceDims:
 		inner := p.oshape[len(p.oshape)-1]
-		tiles := p.nout / inner * ((inner + 31) / 32)
+		mode, width := rmodeCol, 32
+		if p.colVec(dt, x) {
+			mode, width = rmodeColVec, 32*16/dt.Size()
+		}
+		tiles := p.nout / inner * ((inner + width - 1) / width)
 		chunks := 1
 		if tiles < wave {
 			chunks = max(1, min(wave/tiles, p.nred/reduceMinRowsPerChunk, maxChunks))
 		}
 		if chunks == 1 {
-			return reduceLaunch{rmodeCol, clampGrid(tiles, wave), 1}
+			return reduceLaunch{mode, clampGrid(tiles, wave), 1}
 		}
-		return reduceLaunch{rmodeCol, uint32(tiles * chunks), chunks}
+		return reduceLaunch{mode, uint32(tiles * chunks), chunks}
 	}
 	return reduceLaunch{rmodeGeneral, clampGrid((p.nout+threads-1)/threads, wave), 1}
+}
+
+// colVec reports whether the column mode can read 16-byte vectors of
+// columns: elements of 4 or 8 bytes, one reduced dimension, and every
+// vector a lane reads 16-byte aligned (x, each row's start and the
+// innermost kept dimension whole vectors).
+func (p *reducePlan) colVec(dt DType, x backend.Ptr) bool {
+	size := dt.Size()
+	if size < 4 || len(p.rshape) > 1 || x%16 != 0 {
+		return false
+	}
+	k := 16 / size
+	last := len(p.oshape) - 1
+	if p.oshape[last]%k != 0 {
+		return false
+	}
+	for _, st := range p.ostr[:last] {
+		if st%k != 0 {
+			return false
+		}
+	}
+	return len(p.rstr) == 0 || p.rstr[0]%k == 0
 }
 
 // reduceAccBytes is the size of one partial result of op on dt in scratch:
@@ -358,7 +385,7 @@ func (t *target) gpuReduceAxes(op ReduceOp, dst, x backend.Ptr, p *reducePlan, s
 			p.shape, p.strides, len(p.oshape), len(p.rshape), reduceDims, backend.ErrNotSupported)
 	}
 	k := reduceOpInfo[op].k
-	l := p.launch(op, t.dt, t.sms, scratch.Bytes)
+	l := p.launch(op, t.dt, x, t.sms, scratch.Bytes)
 	if err := t.launch(k, 0, l.grid, p.args(dst, scratch.Ptr, x, l)...); err != nil {
 		return err
 	}

@@ -17,6 +17,11 @@
 //     takes a tile of 32 consecutive outputs (a warp reads 32 consecutive
 //     elements of a reduced row: coalesced) and one of `chunks` runs of the
 //     reduced index, which its 8 warps split;
+//   RMODE_COL_VEC: RMODE_COL with one reduced dimension, elements of 4 or 8
+//     bytes and every row of a tile 16-byte aligned (Go checks the pointer,
+//     the strides and that the innermost kept dimension is a whole number
+//     of vectors): each lane owns a 16-byte vector of K columns, so a tile
+//     is 32*K columns and a warp reads 512 contiguous bytes of a row;
 //   RMODE_GENERAL: anything else, a thread an output.
 // With chunks > 1 pass 1 writes each chunk's accumulator to
 // partials[chunk * nout + o] and pass 2 combines them in chunk order, a
@@ -34,6 +39,7 @@
 #define RMODE_ROW_WARP 1
 #define RMODE_ROW_BLOCK 2
 #define RMODE_COL 3
+#define RMODE_COL_VEC 4
 
 struct RLayout {
   i64 od[RDIMS], os[RDIMS], rd[RDIMS], rs[RDIMS];
@@ -210,6 +216,60 @@ __device__ __forceinline__ typename R::Acc row_fold(const T* row, i64 lo, i64 hi
   return acc;
 }
 
+// RMODE_COL_VEC: lane tx of warp ty folds columns c .. c+K-1 of its tile
+// from rows r0+ty, r0+ty+H, ...; the H partials of each column are then
+// combined in warp order, one of the K columns at a time through part.
+template <class T, class R>
+__device__ __forceinline__ void col_vec(typename R::Out* dst, typename R::Acc* partials, const T* x, i64 nout, i64 nred,
+                                        i64 chunks, const RLayout& L) {
+  typedef typename R::Acc A;
+  constexpr int K = 16 / sizeof(T), W = 32, H = THREADS / 32;
+  __shared__ A part[H][W];
+  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+  const i64 inner = L.od[RDIMS - 1], ct = (inner + W * K - 1) / (W * K), tiles = nout / inner * ct;
+  const i64 gtiles = gridDim.x / chunks, chunk = blockIdx.x / gtiles;
+  const i64 per = (nred + chunks - 1) / chunks;
+  const i64 r0 = chunk * per, r1 = r0 + per < nred ? r0 + per : nred;
+  const i64 rsv = L.rs[RDIMS - 1] / K;  // the reduced stride in vectors
+  i64 gd[RDIMS], gs[RDIMS];
+#pragma unroll
+  for (int k = 0; k < RDIMS; k++) {
+    gd[k] = k == 0 ? 1 : L.od[k - 1];
+    gs[k] = k == 0 ? 0 : L.os[k - 1];
+  }
+  for (i64 tile = blockIdx.x % gtiles; tile < tiles; tile += gtiles) {  // uniform across the block
+    const i64 g = tile / ct, c = (tile % ct) * W * K + (i64)tx * K;
+    A acc[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) acc[k] = R::ident();
+    if (c < inner) {  // inner is a multiple of K: all K columns are there
+      const Vec<T>* col = reinterpret_cast<const Vec<T>*>(x + rl_offset(g, gd, gs) + c);
+#pragma unroll 4
+      for (i64 r = r0 + ty; r < r1; r += H) {
+        const Vec<T> e = vload(col + r * rsv);
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = R::combine(acc[k], R::lift(e.e[k], r));
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+      part[ty][tx] = acc[k];
+      __syncthreads();
+      if (ty == 0 && c < inner) {
+        A s = part[0][tx];
+#pragma unroll
+        for (int j = 1; j < H; j++) s = R::combine(s, part[j][tx]);
+        const i64 o = g * inner + c + k;
+        if (chunks == 1)
+          dst[o] = R::finish(s, nred);
+        else
+          partials[chunk * nout + o] = s;
+      }
+      __syncthreads();  // part is rewritten for the next column
+    }
+  }
+}
+
 template <class T, class R>
 __device__ __forceinline__ void raxes1(typename R::Out* dst, typename R::Acc* partials, const T* x, i64 nout, i64 nred,
                                        int mode, i64 chunks, const RLayout& L) {
@@ -238,6 +298,8 @@ __device__ __forceinline__ void raxes1(typename R::Out* dst, typename R::Acc* pa
           partials[c * nout + o] = acc;
       }
     }
+  } else if (mode == RMODE_COL_VEC) {
+    col_vec<T, R>(dst, partials, x, nout, nred, chunks, L);
   } else if (mode == RMODE_COL) {
     constexpr int W = 32, H = THREADS / 32;
     __shared__ A part[H][W];
