@@ -311,11 +311,45 @@
 // expression, CuPy's ElementwiseKernel) are package rtc's: its launches
 // are WithPointersAs borrowings, with the same guarantees.
 //
+// # Reductions
+//
+// SumAxes, ProdAxes, MeanAxes, MaxAxes, MinAxes, ArgMaxAxes, ArgMinAxes,
+// AnyAxes and AllAxes reduce an array over any set of axes into an array,
+// as NumPy's sum(x, axis=..., keepdims=...): the reduced axes are dropped
+// from the shape, or kept as dimensions of 1 with keep (so the result
+// broadcasts back against x). No axes means every axis; negative axes
+// count from the end; an axis out of range or named twice is an error
+// wrapping ErrShape.
+//
+//	x := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
+//	cols := cuarray.Must(cuarray.SumAxes(nil, x, []int{0}, false))   // [3]: [5 7 9]
+//	rows := cuarray.Must(cuarray.MeanAxes(nil, x, []int{-1}, true))  // [2 1]: [[2] [5]]
+//	best := cuarray.Must(cuarray.ArgMaxAxes(nil, x, []int{1}, false)) // int64 [2]: [2 2]
+//
+// Result types follow NumPy where Go allows: integer sums and products are
+// int64 (SumAxesInt64, ProdAxesInt64), integer means float64
+// (MeanAxesFloat64), floats and complex64 keep their type, ArgMax and
+// ArgMin give int64 indices, Any and All give uint8 0 or 1 (bool once the
+// array type has one). Go cannot write "int64 for integers, T otherwise"
+// in one signature, so the integer forms carry their type in the name and
+// each form refuses the types the other takes, naming it. float32
+// accumulates in float64 and complex64 in complex128. NaN propagates as in
+// NumPy: a sum, product, mean, maximum or minimum with a NaN in it is NaN,
+// and ArgMax and ArgMin give the first NaN's index; ties give the first
+// index. Of no elements Sum is 0, Prod 1, Mean NaN, Any false and All
+// true; Max, Min, ArgMax and ArgMin are an error wrapping kernels.ErrEmpty.
+// Results are deterministic.
+//
+// The whole-array Sum, Max and Min return a Go value and wait for it;
+// the Axes forms return a device array and do not wait. An integer Sum
+// whose value does not fit the element type is an error wrapping
+// ErrOverflow, never a wrapped value: SumInt64 returns the int64.
+//
 // # Operations
 //
 // Fill, Copy (equal shapes), Add, Sub, Mul, Div and their Scalar forms,
-// Axpy, Scale, Exp, Log, Tanh, Relu, and the reductions Sum, Max, Min and
-// Dot, on the kernels package: see its documentation for which element
+// Axpy, Scale, Exp, Log, Tanh, Relu, the reductions Sum, SumInt64, Max,
+// Min and Dot, and the reductions over axes (above), on the kernels package: see its documentation for which element
 // types each takes and for the arithmetic's rules. Add, Sub, Mul and Div
 // broadcast (above); the other elementwise operations need operands of
 // equal length. The destination may be an input of its shape (in place) but

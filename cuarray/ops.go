@@ -254,8 +254,14 @@ func (o Ops[T]) Tanh(dst, x *Array[T]) error { return o.unary("Tanh", kernels.Ta
 func (o Ops[T]) Relu(dst, x *Array[T]) error { return o.unary("Relu", kernels.Relu[T], dst, x) }
 
 // Sum returns the sum of x's elements (see kernels.Sum for accumulation),
-// waiting for the work queued before it on the stream.
+// waiting for the work queued before it on the stream. An integer array's
+// sum is computed in int64; one that does not fit T is an error wrapping
+// ErrOverflow (SumInt64 returns it), never a wrapped value.
 func (o Ops[T]) Sum(x *Array[T]) (T, error) {
+	switch kernels.DTypeOf[T]() {
+	case kernels.Int32, kernels.Int64, kernels.Uint8:
+		return o.sumExact(x)
+	}
 	return o.reduce("Sum", kernels.Sum[T], x)
 }
 

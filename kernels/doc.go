@@ -90,4 +90,17 @@
 // [n m] + [m]) reaches the kernels. They simplify the layout first, so that
 // a row or a column broadcast over a matrix moves 16-byte vectors as Add
 // does, and any number of dimensions works.
+//
+// # Reductions over axes
+//
+// ReduceAxes reduces an operand given by shape and strides over any set of
+// axes (Sum, Prod, Mean, Max, Min, ArgMax, ArgMin, Any, All) into a
+// contiguous array over the kept axes. ReduceOutput says the result's type:
+// integer sums and products are int64, integer means float64, ArgMax and
+// ArgMin int64, Any and All uint8; float32 accumulates in float64. NaN
+// propagates as NumPy's does, ties give the first index, and the result is
+// deterministic. On a GPU it reads 16-byte vectors along a contiguous axis
+// and down a strided one, and splits the reduced axis across blocks (with a
+// second, fixed-order pass) when the outputs are too few to fill the GPU,
+// in scratch the caller lends (ReduceScratch says how much).
 package kernels

@@ -101,6 +101,17 @@ const (
 	// Strided copies (views: copy_strided.go).
 	kCopyStrided
 	kTranspose
+	// Reductions over axes (reduce_axes.go): pass 1 reduces, pass 2
+	// combines the chunks of a split reduced axis.
+	kRSum
+	kRProd
+	kRMean
+	kRMax
+	kRMin
+	kRArgMax
+	kRArgMin
+	kRAny
+	kRAll
 	numKops
 )
 
@@ -144,6 +155,16 @@ var kops = [numKops]struct {
 	// Strided copies (views: copy_strided.go).
 	kCopyStrided: {"copy_strided", allTypes, false},
 	kTranspose:   {"transpose", allTypes, false},
+	// Reductions over axes (reduce_axes.go).
+	kRSum:    {"rsum", allTypes, true},
+	kRProd:   {"rprod", allTypes, true},
+	kRMean:   {"rmean", allTypes, true},
+	kRMax:    {"rmax", realTypes, true},
+	kRMin:    {"rmin", realTypes, true},
+	kRArgMax: {"rargmax", realTypes, true},
+	kRArgMin: {"rargmin", realTypes, true},
+	kRAny:    {"rany", allTypes, true},
+	kRAll:    {"rall", allTypes, true},
 }
 
 const spinKernel = "gocuda_spin"

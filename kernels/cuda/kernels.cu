@@ -858,3 +858,4 @@ NN(double, f64, double)
 #include "strided_copy.cuh"
 // The table's elementwise operations (kernels/internal/optable, generated).
 #include "ops_gen.cuh"
+#include "reduce_axes.cuh"

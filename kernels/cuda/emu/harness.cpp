@@ -339,6 +339,7 @@ void test_strided(const char* name, K k, F ref) {
 
 #include "harness_strided_copy.h"
 #include "optable_check.h"
+#include "reduce_axes.inc"
 
 int main() {
   check_generated_ops();
@@ -458,6 +459,7 @@ int main() {
     r = div_(c64{2, 0}, c64{INFINITY, 0});
     CHECK(r.re == 0 && r.im == 0, "2/inf = (%g, %g)", r.re, r.im);
   }
+  test_reduce_axes();
   printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
   return failures != 0;
 }

@@ -1,0 +1,416 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/internal/devstream"
+)
+
+// ReduceOp is a reduction over a set of axes (ReduceAxes).
+type ReduceOp uint8
+
+// The reductions ReduceAxes runs.
+const (
+	ReduceSum    ReduceOp = iota + 1 // Σ; integers give int64, floats their own type
+	ReduceProd                       // Π; as ReduceSum
+	ReduceMean                       // Σ / count; integers give float64
+	ReduceMax                        // the largest; NaN if any is NaN
+	ReduceMin                        // the smallest; NaN if any is NaN
+	ReduceArgMax                     // int64 index of the first largest (of the first NaN)
+	ReduceArgMin                     // int64 index of the first smallest (of the first NaN)
+	ReduceAny                        // uint8 1 if any element is nonzero, else 0
+	ReduceAll                        // uint8 1 if every element is nonzero, else 0
+	numReduceOps
+)
+
+var reduceOpInfo = [numReduceOps]struct {
+	name  string
+	k     kop
+	types dtypeSet
+}{
+	ReduceSum:    {"Sum", kRSum, allTypes},
+	ReduceProd:   {"Prod", kRProd, allTypes},
+	ReduceMean:   {"Mean", kRMean, allTypes},
+	ReduceMax:    {"Max", kRMax, realTypes},
+	ReduceMin:    {"Min", kRMin, realTypes},
+	ReduceArgMax: {"ArgMax", kRArgMax, realTypes},
+	ReduceArgMin: {"ArgMin", kRArgMin, realTypes},
+	ReduceAny:    {"Any", kRAny, everyType},
+	ReduceAll:    {"All", kRAll, everyType},
+}
+
+// Valid reports whether op is one of the declared reductions.
+func (op ReduceOp) Valid() bool { return op >= ReduceSum && op < numReduceOps }
+
+// String is the reduction's name, "Sum" for ReduceSum.
+func (op ReduceOp) String() string {
+	if !op.Valid() {
+		return fmt.Sprintf("ReduceOp(%d)", uint8(op))
+	}
+	return reduceOpInfo[op].name
+}
+
+// ReduceOutput is the element type op writes for inputs of element type
+// dt, or an error wrapping ErrUnsupportedDType when op does not take dt:
+//
+//	Sum, Prod   int32, int64, uint8 → int64; float32, float64, complex64 → the same
+//	Mean        int32, int64, uint8 → float64; float32, float64, complex64 → the same
+//	Max, Min    the real types → the same
+//	ArgMax/Min  the real types → int64
+//	Any, All    every type, bool included → bool
+//
+// Integer sums and products are exact in int64 until they pass its range,
+// where they wrap. float32 sums, products and means accumulate in float64,
+// complex64 ones in complex128, and round once at the end.
+func ReduceOutput(op ReduceOp, dt DType) (DType, error) {
+	if !op.Valid() {
+		return 0, fmt.Errorf("kernels: ReduceAxes: %s is not a reduction: %w", op, backend.ErrInvalidValue)
+	}
+	info := reduceOpInfo[op]
+	if !info.types.has(dt) {
+		return 0, fmt.Errorf("kernels: %s does not take %s; it takes %s: %w", info.name, dt, info.types, ErrUnsupportedDType)
+	}
+	switch op {
+	case ReduceSum, ReduceProd:
+		if integerTypes.has(dt) {
+			return Int64, nil
+		}
+	case ReduceMean:
+		if integerTypes.has(dt) {
+			return Float64, nil
+		}
+	case ReduceArgMax, ReduceArgMin:
+		return Int64, nil
+	case ReduceAny, ReduceAll:
+		return Bool, nil
+	}
+	return dt, nil
+}
+
+// ReduceAxes reduces x over axes into dst. x has shape and strides (in
+// elements, ≥ 0, one a dimension: a strided view works as is); axes are
+// distinct indices into shape in increasing order. dst is contiguous and
+// row-major over the axes not reduced, in their order, with element type
+// ReduceOutput(op, T): dst[i] for each combination i of the kept indices
+// is the reduction of the elements that share them. No axes reduces
+// nothing (each output is its one input, converted); every axis gives one
+// value.
+//
+// ArgMax and ArgMin give the index within the reduced elements, counted
+// row-major over the reduced axes (with one axis, the index along it);
+// ties give the first index. NaN propagates as in NumPy: Max, Min, ArgMax
+// and ArgMin give NaN (its first index); sums, products and means are NaN
+// when an element is. An empty reduction gives 0 for Sum, 1 for Prod, NaN
+// for Mean, 0 for Any and 1 for All; for Max, Min, ArgMax and ArgMin it is
+// an error wrapping ErrEmpty (when there is an output to write). Any and
+// All count an element as true when it is nonzero (NaN is nonzero).
+//
+// The result is deterministic: each output is reduced in an order fixed by
+// the shape, strides and device. On a GPU the reduction of a matrix along
+// its contiguous rows reads 16-byte vectors, one down a strided axis gives
+// each thread its own columns; when the outputs are too few to fill the
+// GPU the reduced axis is split across blocks, whose partial results a
+// second kernel combines in a fixed order, in scratch (ReduceScratch says
+// how much helps; with less, ReduceAxes runs unsplit, slower, never
+// wrong). The caller must not reuse scratch before s has run ReduceAxes.
+// It is queued on s and returns at once.
+func ReduceAxes[T Elem](dev backend.Device, s backend.Stream, op ReduceOp, dst, x backend.Ptr, shape, strides, axes []int, scratch Scratch) error {
+	dt := DTypeOf[T]()
+	name := "ReduceAxes " + op.String()
+	out, err := ReduceOutput(op, dt)
+	if err != nil {
+		return err
+	}
+	if dt == Bool {
+		// A bool is a byte of 0 or 1, and Any and All ask only whether it
+		// is nonzero: uint8's kernels and loops answer that.
+		dt = Uint8
+	}
+	p, err := planReduce(shape, strides, axes)
+	if err != nil {
+		return opErrorf(name, dt, "%w", err)
+	}
+	t, err := prepare(name, reduceOpInfo[op].types, dt, dev, s, 0)
+	if err != nil || p.nout == 0 {
+		return err
+	}
+	if p.nred == 0 && (op == ReduceMax || op == ReduceMin || op == ReduceArgMax || op == ReduceArgMin) {
+		return t.errorf("shape %v over axes %v: the reduced axes are empty, and %s of no elements has no value: %w", shape, axes, op, ErrEmpty)
+	}
+	if err := t.checkSpanAs(ptrArg{"dst", dst}, uint64(p.nout)*uint64(out.Size()), out); err != nil {
+		return err
+	}
+	if p.nred > 0 {
+		if err := t.checkSpan(ptrArg{"x", x}, uint64(p.extent)*uint64(dt.Size())); err != nil {
+			return err
+		}
+	}
+	if scratch.Ptr%16 != 0 || scratch.Bytes < 0 {
+		return t.errorf("scratch %#x, %d bytes: it must be 16-byte aligned and not negative: %w", uint64(scratch.Ptr), scratch.Bytes, backend.ErrInvalidValue)
+	}
+	if t.cu == nil {
+		return t.enqueue(func() { hostReduceAxes(op, dt, dst, x, &p) })
+	}
+	if scratch.Ptr == 0 {
+		scratch.Bytes = 0
+	}
+	return t.gpuReduceAxes(op, dst, x, &p, scratch)
+}
+
+// ReduceScratch is the scratch, in bytes, with which ReduceAxes of op over
+// axes of an array of T of shape and strides runs fastest on dev: 0 when
+// it needs none (the host backend, outputs enough to fill the GPU), or
+// when the arguments are wrong (ReduceAxes reports that).
+func ReduceScratch[T Elem](dev backend.Device, op ReduceOp, shape, strides, axes []int) int {
+	if _, err := ReduceOutput(op, DTypeOf[T]()); err != nil {
+		return 0
+	}
+	p, err := planReduce(shape, strides, axes)
+	if err != nil || p.nout == 0 || p.nred == 0 {
+		return 0
+	}
+	on, err := devstream.Device(dev)
+	if err != nil || on.GPU == nil {
+		return 0
+	}
+	l := p.launch(op, DTypeOf[T](), 0, max(on.GPU.Info().MultiProcessors, 1), math.MaxInt)
+	if l.chunks <= 1 {
+		return 0
+	}
+	return l.chunks * p.nout * reduceAccBytes(op, DTypeOf[T]())
+}
+
+// reducePlan is a reduction's layout after simplification: the kept and
+// the reduced dimensions, each outermost first, with dimensions of 1
+// dropped and neighbours (in their own list) merged where x's strides
+// allow, so that a contiguous array reduced over trailing or leading axes
+// is one kept and one reduced dimension.
+type reducePlan struct {
+	nout, nred     int
+	oshape, ostr   []int // kept
+	rshape, rstr   []int // reduced
+	extent         int   // elements x spans: 1 + Σ (d-1)·stride
+	shape, strides []int // as given, for messages
+}
+
+func planReduce(shape, strides, axes []int) (reducePlan, error) {
+	p := reducePlan{shape: shape, strides: strides}
+	if len(strides) != len(shape) {
+		return p, fmt.Errorf("shape %v has %d dimensions, strides %v %d; each dimension needs a stride: %w", shape, len(shape), strides, len(strides), backend.ErrInvalidValue)
+	}
+	reduced := make([]bool, len(shape))
+	for i, a := range axes {
+		if a < 0 || a >= len(shape) {
+			return p, fmt.Errorf("shape %v, axes %v: axis %d is out of range; axes must be in [0, %d): %w", shape, axes, a, len(shape), backend.ErrInvalidValue)
+		}
+		if i > 0 && a <= axes[i-1] {
+			return p, fmt.Errorf("shape %v, axes %v: axes must be distinct and increasing: %w", shape, axes, backend.ErrInvalidValue)
+		}
+		reduced[a] = true
+	}
+	p.nout, p.nred, p.extent = 1, 1, 1
+	for i, d := range shape {
+		if d < 0 || strides[i] < 0 {
+			return p, fmt.Errorf("shape %v, strides %v: dimension %d is negative; dimensions and strides must be ≥ 0: %w", shape, strides, i, backend.ErrInvalidValue)
+		}
+		if n := p.nout * p.nred; d != 0 && n > math.MaxInt/d {
+			return p, fmt.Errorf("shape %v: the product of the dimensions overflows int: %w", shape, backend.ErrInvalidValue)
+		}
+		if reduced[i] {
+			p.nred *= d
+		} else {
+			p.nout *= d
+		}
+	}
+	if p.nout == 0 || p.nred == 0 {
+		return p, nil
+	}
+	for i := len(shape) - 1; i >= 0; i-- {
+		d, st := shape[i], strides[i]
+		if d == 1 {
+			continue
+		}
+		if st != 0 && d-1 > (math.MaxInt-p.extent)/st {
+			return p, fmt.Errorf("shape %v, strides %v: x's extent overflows int: %w", shape, strides, backend.ErrInvalidValue)
+		}
+		p.extent += (d - 1) * st
+		sh, str := &p.oshape, &p.ostr
+		if reduced[i] {
+			sh, str = &p.rshape, &p.rstr
+		}
+		if k := len(*sh) - 1; k >= 0 && st == (*str)[k]*(*sh)[k] {
+			(*sh)[k] *= d
+			continue
+		}
+		*sh = append(*sh, d)
+		*str = append(*str, st)
+	}
+	slices.Reverse(p.oshape)
+	slices.Reverse(p.ostr)
+	slices.Reverse(p.rshape)
+	slices.Reverse(p.rstr)
+	return p, nil
+}
+
+// Modes of the GPU kernels' first pass (reduce_axes.cuh's RMODE_*).
+const (
+	rmodeGeneral  = 0 // a thread an output, any layout
+	rmodeRowWarp  = 1 // reduced: one contiguous dimension; a warp an output (and chunk)
+	rmodeRowBlock = 2 // the same, a block an output (and chunk)
+	rmodeCol      = 3 // kept: innermost contiguous; a thread a column, 32-column tiles
+	rmodeColVec   = 4 // rmodeCol with a 16-byte vector of columns a thread (colVec)
+)
+
+// reduceDims is the most kept, and the most reduced, dimensions a GPU
+// launch takes after simplification (a contiguous array of up to 8
+// dimensions always fits).
+const reduceDims = 4
+
+// reduceLaunch is pass 1's shape.
+type reduceLaunch struct {
+	mode   int
+	grid   uint32
+	chunks int
+}
+
+// reduceMinPerChunk is the fewest elements of a reduced row one chunk of
+// pass 1 takes, and reduceMinRowsPerChunk the fewest rows of a column.
+const (
+	reduceMinPerChunk     = 4096
+	reduceMinRowsPerChunk = 64
+)
+
+// launch picks pass 1's mode, grid and split for sms multiprocessors and
+// scratchBytes of scratch.
+func (p *reducePlan) launch(op ReduceOp, dt DType, x backend.Ptr, sms, scratchBytes int) reduceLaunch {
+	wave := sms * blocksPerSM
+	acc := reduceAccBytes(op, dt)
+	maxChunks := scratchBytes / acc / p.nout
+	switch {
+	case len(p.rshape) == 1 && p.rstr[0] == 1 && len(p.oshape) <= reduceDims:
+		// Along the contiguous axis: a warp an output when the outputs
+		// fill the GPU's warps, else a block an output, and the rows split
+		// into chunks when even that leaves blocks idle.
+		warps := wave * (threads / 32)
+		if p.nout >= warps {
+			return reduceLaunch{rmodeRowWarp, clampGrid((p.nout+threads/32-1)/(threads/32), wave), 1}
+		}
+		chunks := max(1, min(wave/p.nout, p.nred/reduceMinPerChunk, maxChunks))
+		units := p.nout * chunks
+		return reduceLaunch{rmodeRowBlock, clampGrid(units, wave), chunks}
+	case len(p.oshape) >= 1 && p.ostr[len(p.ostr)-1] == 1 && len(p.oshape) <= reduceDims && len(p.rshape) <= reduceDims:
+		inner := p.oshape[len(p.oshape)-1]
+		mode, width := rmodeCol, 32
+		if p.colVec(dt, x) {
+			mode, width = rmodeColVec, 32*16/dt.Size()
+		}
+		tiles := p.nout / inner * ((inner + width - 1) / width)
+		chunks := 1
+		if tiles < wave {
+			chunks = max(1, min(wave/tiles, p.nred/reduceMinRowsPerChunk, maxChunks))
+		}
+		if chunks == 1 {
+			return reduceLaunch{mode, clampGrid(tiles, wave), 1}
+		}
+		return reduceLaunch{mode, uint32(tiles * chunks), chunks}
+	}
+	return reduceLaunch{rmodeGeneral, clampGrid((p.nout+threads-1)/threads, wave), 1}
+}
+
+// colVec reports whether the column mode can read 16-byte vectors of
+// columns: elements of 4 or 8 bytes, one reduced dimension, and every
+// vector a lane reads 16-byte aligned (x, each row's start and the
+// innermost kept dimension whole vectors).
+func (p *reducePlan) colVec(dt DType, x backend.Ptr) bool {
+	size := dt.Size()
+	if size < 4 || len(p.rshape) > 1 || x%16 != 0 {
+		return false
+	}
+	k := 16 / size
+	last := len(p.oshape) - 1
+	if p.oshape[last]%k != 0 {
+		return false
+	}
+	for _, st := range p.ostr[:last] {
+		if st%k != 0 {
+			return false
+		}
+	}
+	return len(p.rstr) == 0 || p.rstr[0]%k == 0
+}
+
+// reduceAccBytes is the size of one partial result of op on dt in scratch:
+// the accumulator (float64, int64 or complex128 for sums, products and
+// means; the element for Max and Min; 16 bytes of value and index for
+// ArgMax and ArgMin; one byte for Any and All), rounded up to 8.
+func reduceAccBytes(op ReduceOp, dt DType) int {
+	switch op {
+	case ReduceMax, ReduceMin:
+		return 8
+	case ReduceArgMax, ReduceArgMin:
+		return 16
+	case ReduceAny, ReduceAll:
+		return 8
+	}
+	if dt == Complex64 {
+		return 16
+	}
+	return 8
+}
+
+// reduceArgs is pass 1's arguments: dst, partials, x, nout, nred, mode,
+// chunks, then the kept shape and strides and the reduced shape and
+// strides, each right-aligned in reduceDims values (dimensions of 1 and
+// stride 0 in front).
+func (p *reducePlan) args(dst, partials, x backend.Ptr, l reduceLaunch) []any {
+	args := make([]any, 0, 7+4*reduceDims)
+	args = append(args, dptr(dst), dptr(partials), dptr(x), int64(p.nout), int64(p.nred), int32(l.mode), int64(l.chunks))
+	pad := func(vals []int, fillv int64) {
+		for i := range reduceDims {
+			v := fillv
+			if j := i - (reduceDims - len(vals)); j >= 0 {
+				v = int64(vals[j])
+			}
+			args = append(args, v)
+		}
+	}
+	pad(p.oshape, 1)
+	pad(p.ostr, 0)
+	pad(p.rshape, 1)
+	pad(p.rstr, 0)
+	return args
+}
+
+func (t *target) gpuReduceAxes(op ReduceOp, dst, x backend.Ptr, p *reducePlan, scratch Scratch) error {
+	if len(p.oshape) > reduceDims || len(p.rshape) > reduceDims {
+		return t.errorf("shape %v, strides %v: %d kept and %d reduced dimensions after merging; a GPU reduction takes at most %d of each (copy the array contiguous first): %w",
+			p.shape, p.strides, len(p.oshape), len(p.rshape), reduceDims, backend.ErrNotSupported)
+	}
+	k := reduceOpInfo[op].k
+	l := p.launch(op, t.dt, x, t.sms, scratch.Bytes)
+	if err := t.launch(k, 0, l.grid, p.args(dst, scratch.Ptr, x, l)...); err != nil {
+		return err
+	}
+	if l.chunks == 1 {
+		return nil
+	}
+	return t.launch(k, 1, clampGrid((p.nout+threads-1)/threads, t.sms*blocksPerSM),
+		dptr(dst), dptr(scratch.Ptr), int64(p.nout), int64(p.nred), int64(l.chunks))
+}
+
+// checkSpanAs is checkSpan for an argument whose elements are of type dt
+// rather than the operation's.
+func (t *target) checkSpanAs(a ptrArg, bytes uint64, dt DType) error {
+	saved := t.dt
+	t.dt = dt
+	err := t.checkSpan(a, bytes)
+	t.dt = saved
+	if err != nil {
+		// Name the operation's own type in the message, as every error does.
+		return err
+	}
+	return nil
+}
