@@ -329,8 +329,8 @@
 // Result types follow NumPy where Go allows: integer sums and products are
 // int64 (SumAxesInt64, ProdAxesInt64), integer means float64
 // (MeanAxesFloat64), floats and complex64 keep their type, ArgMax and
-// ArgMin give int64 indices, Any and All give uint8 0 or 1 (bool once the
-// array type has one). Go cannot write "int64 for integers, T otherwise"
+// ArgMin give int64 indices, Any and All give bool (and take bool arrays,
+// such as a comparison's result). Go cannot write "int64 for integers, T otherwise"
 // in one signature, so the integer forms carry their type in the name and
 // each form refuses the types the other takes, naming it. float32
 // accumulates in float64 and complex64 in complex128. NaN propagates as in
