@@ -105,6 +105,14 @@ const (
 	kSubStrided
 	kMulStrided
 	kDivStrided
+
+	// Scans and sorting (scansort.go, cuda/scan_sort.cuh).
+	kScanRows     // pass 1: chunk partials; pass 2: scan along a contiguous axis
+	kScanCols     // the same down a strided axis
+	kRadix        // pass 1: digit histograms; pass 2: stable scatter
+	kRadixOffsets // the digit counts' exclusive scan (int32 counts, one kernel)
+	kSortRows     // a block sorts a row in shared memory
+	kTake         // TopK of a long row: values and indices of its argsort's first k
 	numKops
 )
 
@@ -152,6 +160,14 @@ var kops = [numKops]struct {
 	kSubStrided: {"sub_strided", allTypes, false},
 	kMulStrided: {"mul_strided", allTypes, false},
 	kDivStrided: {"div_strided", allTypes, false},
+
+	// Scans and sorting (scansort.go, cuda/scan_sort.cuh).
+	kScanRows:     {"scanrows", realTypes, true},
+	kScanCols:     {"scancols", realTypes, true},
+	kRadix:        {"radix", realTypes, true},
+	kRadixOffsets: {"radixoffsets", setOf(Int32), false},
+	kSortRows:     {"sortrows", realTypes, false},
+	kTake:         {"take", realTypes, false},
 }
 
 const spinKernel = "gocuda_spin"
