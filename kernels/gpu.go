@@ -110,7 +110,7 @@ const (
 	kScanRows     // pass 1: chunk partials; pass 2: scan along a contiguous axis
 	kScanCols     // the same down a strided axis
 	kRadix        // pass 1: digit histograms; pass 2: stable scatter
-	kRadixOffsets // the digit counts' exclusive scan (int32 counts, one kernel)
+	kRadixOffsets // the digit counts' exclusive scan (int64 counts, one kernel)
 	kSortRows     // a block sorts a row in shared memory
 	kTake         // TopK of a long row: values and indices of its argsort's first k
 	numKops
@@ -165,7 +165,7 @@ var kops = [numKops]struct {
 	kScanRows:     {"scanrows", realTypes, true},
 	kScanCols:     {"scancols", realTypes, true},
 	kRadix:        {"radix", realTypes, true},
-	kRadixOffsets: {"radixoffsets", setOf(Int32), false},
+	kRadixOffsets: {"radixoffsets", setOf(Int64), false},
 	kSortRows:     {"sortrows", realTypes, false},
 	kTake:         {"take", realTypes, false},
 }

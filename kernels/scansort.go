@@ -128,8 +128,8 @@ func checkDims(op string, dt DType, dims ...int) (int, error) {
 }
 
 func (t *target) checkScratch(sc Scratch) error {
-	if sc.Bytes < 0 || sc.Ptr%256 != 0 || (sc.Ptr == 0 && sc.Bytes > 0) {
-		return t.errorf("scratch %#x, %d bytes: it must be 256-byte aligned and not negative: %w", uint64(sc.Ptr), sc.Bytes, backend.ErrInvalidValue)
+	if sc.Bytes < 0 || sc.Ptr%8 != 0 || (sc.Ptr == 0 && sc.Bytes > 0) {
+		return t.errorf("scratch %#x, %d bytes: it must be 8-byte aligned and not negative: %w", uint64(sc.Ptr), sc.Bytes, backend.ErrInvalidValue)
 	}
 	return nil
 }

@@ -21,12 +21,12 @@ const (
 // With chunks > 1 pass 1 reduces each chunk into scratch and pass 2 scans
 // each chunk from the reduction of the chunks before it.
 type scanPlan struct {
-	cols              bool // strided: threads own columns
-	chunks, chunkLen  int
-	items             int
-	grid              uint32
-	scratch           int
-	colBlocks         int
+	cols             bool // strided: threads own columns
+	chunks, chunkLen int
+	items            int
+	grid             uint32
+	scratch          int
+	colBlocks        int
 }
 
 func scanPlanFor(outer, n, inner, sms int) scanPlan {
@@ -114,7 +114,7 @@ type radixPlan struct {
 	keys0, keys1          int // scratch offsets: key buffers
 	vals0, vals1          int // value (index) buffers
 	idx                   int // TopK: the row's int64 argsort
-	counts                int // 256 digit counts a block
+	counts                int // 256 digit counts (int64) a block
 	scratch               int // bytes in all; 0 when a block sorts a row
 }
 
@@ -149,7 +149,7 @@ func radixPlanFor(dt DType, n, sms int, indices, topk bool) radixPlan {
 	if topk {
 		p.idx = take(n * 8)
 	}
-	p.counts = take(radixDigits * p.blocks * 4)
+	p.counts = take(radixDigits * p.blocks * 8)
 	p.scratch = off
 	return p
 }
@@ -163,7 +163,7 @@ func (t *target) gpuSort(values, indices, x backend.Ptr, rows, n, k int, desc bo
 		return t.launch(kSortRows, 0, clampGrid(rows, 1<<30), dptr(values), dptr(indices), dptr(x),
 			int64(rows), int64(n), int64(k), flags)
 	}
-	directSort := indices == 0 && k == n    // Sort
+	directSort := indices == 0 && k == n   // Sort
 	directArgsort := values == 0 && k == n // Argsort
 	p := radixPlanFor(t.dt, n, t.sms, !directSort, !directSort && !directArgsort)
 	if p.scratch > scratch.Bytes {
@@ -258,7 +258,7 @@ func (t *target) radix(p radixPlan, x, keysOut, idxOut backend.Ptr, n int, flags
 		if err := t.launch(kRadix, 0, grid, dptr(counts), dptr(kin), int64(n), shift, int64(p.tilesPerBlock), f); err != nil {
 			return err
 		}
-		if err := t.launchID(kernelID(kRadixOffsets, Int32, 0), 1, threads, dptr(counts), int32(p.blocks)); err != nil {
+		if err := t.launchID(kernelID(kRadixOffsets, Int64, 0), 1, threads, dptr(counts), int32(p.blocks)); err != nil {
 			return err
 		}
 		if err := t.launch(kRadix, 1, grid, dptr(kout), dptr(vout), dptr(kin), dptr(vin), dptr(counts),

@@ -11,6 +11,7 @@ trap 'rm -rf "$work"' EXIT
 # The global-timer read is PTX inline assembly; the emulation does not run
 # the spin kernel, so the read becomes a constant.
 sed 's/asm volatile(.*);/t = 0;/' "$here/../kernels.cu" >"$work/kernels_emu.cu"
-cp "$here/emu.h" "$here/harness.cpp" "$work/"
+cp "$here"/*.h "$here"/*.cpp "$work/"
+cp "$here"/../*.cuh "$work/" 2>/dev/null || true # the areas kernels.cu includes
 g++ -std=c++20 -O1 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-variable -o "$work/harness" "$work/harness.cpp"
 "$work/harness"
