@@ -264,6 +264,20 @@
 // trailing underscore (add_), Julia with ! (mul!), and gonum writes into
 // a destination (the receiver) throughout.
 //
+// # Scans and sorting
+//
+// Cumsum, Cumprod, Cummax and Cummin run along any axis; Sort, Argsort
+// (int64 indices) and TopK along the last. They take the destination
+// first, nil to have it made, and return it:
+//
+//	c, err := cuarray.Cumsum(nil, m, -1)           // along each row
+//	idx, err := cuarray.Argsort(nil, x, false)     // stable, NaN last
+//	vals, is, err := cuarray.TopK(nil, nil, x, 5, true)
+//
+// Sorting is stable, puts NaN after every number (before, descending) and
+// keeps -0 and +0 equal; float32 scans accumulate in float64, integer
+// scans wrap in their type. docs/scansort.md has the details.
+//
 // # Printing
 //
 // fmt prints an array's values (Array.Format), as NumPy and Julia do:

@@ -112,6 +112,13 @@ const (
 	kRArgMin
 	kRAny
 	kRAll
+	// Scans and sorting (scansort.go, cuda/scan_sort.cuh).
+	kScanRows     // pass 1: chunk partials; pass 2: scan along a contiguous axis
+	kScanCols     // the same down a strided axis
+	kRadix        // pass 1: digit histograms; pass 2: stable scatter
+	kRadixOffsets // the digit counts' exclusive scan (int64 counts, one kernel)
+	kSortRows     // a block sorts a row in shared memory
+	kTopKTake     // TopK of a long row: values and indices of its argsort's first k
 	numKops
 )
 
@@ -165,6 +172,13 @@ var kops = [numKops]struct {
 	kRArgMin: {"rargmin", realTypes, true},
 	kRAny:    {"rany", allTypes, true},
 	kRAll:    {"rall", allTypes, true},
+	// Scans and sorting (scansort.go, cuda/scan_sort.cuh).
+	kScanRows:     {"scanrows", realTypes, true},
+	kScanCols:     {"scancols", realTypes, true},
+	kRadix:        {"radix", realTypes, true},
+	kRadixOffsets: {"radixoffsets", setOf(Int64), false},
+	kSortRows:     {"sortrows", realTypes, false},
+	kTopKTake:     {"topktake", realTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

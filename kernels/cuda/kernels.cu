@@ -859,3 +859,4 @@ NN(double, f64, double)
 // The table's elementwise operations (kernels/internal/optable, generated).
 #include "ops_gen.cuh"
 #include "reduce_axes.cuh"
+#include "scan_sort.cuh"

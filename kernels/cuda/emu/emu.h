@@ -74,3 +74,16 @@ void emu_launch(unsigned grid, unsigned block, K kernel) {
     for (auto& t : ts) t.join();
   }
 }
+// Warp votes and syncs (scan_sort.cuh's radix ranking): every lane of the
+// warp takes part, as the kernels call them with the full mask.
+inline unsigned __ballot_sync(unsigned, int pred) {
+  const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  emu_warps[w].buf[lane][0] = pred != 0;
+  emu_warps[w].bar->arrive_and_wait();
+  unsigned m = 0;
+  for (unsigned l = 0; l < 32; l++) m |= (unsigned)emu_warps[w].buf[l][0] << l;
+  emu_warps[w].bar->arrive_and_wait();
+  return m;
+}
+inline void __syncwarp(unsigned = 0xffffffffu) { emu_warps[threadIdx.x >> 5].bar->arrive_and_wait(); }
+inline int __popc(unsigned v) { return __builtin_popcount(v); }

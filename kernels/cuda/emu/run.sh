@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 # the spin kernel, so the read becomes a constant.
 sed 's/asm volatile(.*);/t = 0;/' "$here/../kernels.cu" >"$work/kernels_emu.cu"
 # kernels.cu's includes (the area headers, the table's ops_gen.cuh and optable.cuh)
-# and the harness's parts (harness_*.h, *.inc, the table's checks).
-cp "$here"/*.h "$here"/*.inc "$here/harness.cpp" "$here"/../*.cuh "$work/"
+# and the harness's parts (harness_*.h and .cpp, *.inc, the table's checks).
+cp "$here"/*.h "$here"/*.inc "$here"/*.cpp "$here"/../*.cuh "$work/"
 g++ -std=c++20 -O1 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-variable -o "$work/harness" "$work/harness.cpp"
 "$work/harness"

@@ -1,0 +1,552 @@
+// scan_sort.cuh: scans along an axis and sorting (issue 30), included at the
+// end of kernels.cu. The Go side is kernels/scansort.go and scansort_gpu.go.
+//
+// Scans (gocuda_scanrows_*, gocuda_scancols_*) see their operand as
+// outer × n × inner and run along n. A contiguous axis (inner == 1) is cut
+// into chunks of whole SCAN_TILE tiles; a block scans a chunk tile by tile
+// (a coalesced load into shared memory, a sequential run of SCAN_ITEMS a
+// thread, a block-wide exclusive scan of the threads' totals, a coalesced
+// store) with a running carry. A strided axis gives each thread a column
+// and a chunk of rows. When a row or column has several chunks, pass 1
+// reduces each chunk to a partial and pass 2 starts each chunk from the
+// reduction of the partials before it (read in order: deterministic).
+// float32 accumulates in double, integers in their own width (wrapping as
+// Go does), uint8 in unsigned and truncated.
+//
+// Sorting keys are the elements' bits made unsigned and order-preserving:
+// floats with the sign bit flipped (all bits, for negatives), every NaN the
+// largest key and -0 the key of +0, so that NaNs sort last (first when
+// descending) and -0 and +0 keep their order; signed integers with the sign
+// bit flipped; descending order inverts the key. The buffers hold the
+// elements' own bits and the key is computed at each use, so every value
+// comes out with the bits it went in with.
+//
+// gocuda_sortrows_* sorts a row of up to SORTROWS_CAP4 (4-byte and 1-byte
+// types) or SORTROWS_CAP8 (8-byte) elements in one block: a bitonic sort in
+// shared memory of (key, index) pairs, which is stable because no two pairs
+// are equal. Longer rows take the LSD radix sort, 8-bit digits, one pass a
+// key byte, each pass three kernels: gocuda_radix_*_pass1 (each block's
+// digit histogram of its run of tiles), gocuda_radixoffsets_i64 (the
+// exclusive scan of the counts, digit-major, into every block's first
+// position for each digit) and gocuda_radix_*_pass2 (the scatter: within a
+// tile each warp ranks its keys with ballots, warps' counts are scanned per
+// digit, and keys land in tile, warp, item, lane order, which is input
+// order: stable). Nothing here needs atomics.
+
+#define SCAN_ITEMS 8
+#define SCAN_TILE (THREADS * SCAN_ITEMS)
+#define SCAN_PAD(i) ((i) + ((i) >> 5))
+#define SCAN_SUM 0
+#define SCAN_PROD 1
+#define SCAN_MAX 2
+#define SCAN_MIN 3
+
+#define RADIX_DESC 1
+#define RADIX_IOTA 2
+#define RADIX_VIN64 4
+#define RADIX_VOUT64 8
+#define RADIX_VALUES 16
+#define RADIX_NOKEYS 32
+#define RADIX_ITEMS 16
+#define RADIX_TILE (THREADS * RADIX_ITEMS)
+#define RADIX_WARPS (THREADS / 32)
+
+#define SORTROWS_CAP4 4096
+#define SORTROWS_CAP8 2048
+
+static_assert(THREADS == 256, "the radix kernels give a thread each of the 256 digits");
+
+// ---------------------------------------------------------------------------
+// Scan arithmetic on the accumulator types.
+
+__device__ __forceinline__ double sc_add(double a, double b) { return a + b; }
+__device__ __forceinline__ int sc_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
+__device__ __forceinline__ i64 sc_add(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
+__device__ __forceinline__ unsigned sc_add(unsigned a, unsigned b) { return a + b; }
+__device__ __forceinline__ double sc_mul(double a, double b) { return a * b; }
+__device__ __forceinline__ int sc_mul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ i64 sc_mul(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
+__device__ __forceinline__ unsigned sc_mul(unsigned a, unsigned b) { return a * b; }
+
+// sc_op: a NaN, once reached, stays for max and min (b != b only for a
+// float NaN).
+template <class A>
+__device__ __forceinline__ A sc_op(int op, A a, A b) {
+  switch (op) {
+    case SCAN_SUM:
+      return sc_add(a, b);
+    case SCAN_PROD:
+      return sc_mul(a, b);
+    case SCAN_MAX:
+      return (b > a || b != b) ? b : a;
+    default:
+      return (b < a || b != b) ? b : a;
+  }
+}
+
+// The identity of each operation: -0.0 for a float sum, so that a sum of
+// -0 stays -0.
+template <class A>
+struct ScanLim;
+template <>
+struct ScanLim<double> {
+  static __device__ __forceinline__ double lo() { return -__longlong_as_double(0x7ff0000000000000LL); }
+  static __device__ __forceinline__ double hi() { return __longlong_as_double(0x7ff0000000000000LL); }
+  static __device__ __forceinline__ double zero() { return __longlong_as_double((i64)0x8000000000000000ULL); }
+};
+template <>
+struct ScanLim<int> {
+  static __device__ __forceinline__ int lo() { return (int)0x80000000u; }
+  static __device__ __forceinline__ int hi() { return 0x7fffffff; }
+  static __device__ __forceinline__ int zero() { return 0; }
+};
+template <>
+struct ScanLim<i64> {
+  static __device__ __forceinline__ i64 lo() { return (i64)0x8000000000000000ULL; }
+  static __device__ __forceinline__ i64 hi() { return 0x7fffffffffffffffLL; }
+  static __device__ __forceinline__ i64 zero() { return 0; }
+};
+template <>
+struct ScanLim<unsigned> {
+  static __device__ __forceinline__ unsigned lo() { return 0; }
+  static __device__ __forceinline__ unsigned hi() { return 0xffffffffu; }
+  static __device__ __forceinline__ unsigned zero() { return 0; }
+};
+template <class A>
+__device__ __forceinline__ A sc_ident(int op) {
+  switch (op) {
+    case SCAN_SUM:
+      return ScanLim<A>::zero();
+    case SCAN_PROD:
+      return (A)1;
+    case SCAN_MAX:
+      return ScanLim<A>::lo();
+    default:
+      return ScanLim<A>::hi();
+  }
+}
+
+// block_reduce_sc: thread 0 gets the block's reduction, warps in order.
+template <class A>
+__device__ A block_reduce_sc(A v, int op, A* red) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const A y = __shfl_down_sync(FULL_MASK, v, o);
+    if (lane + o < 32) v = sc_op(op, v, y);
+  }
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    v = red[0];
+    for (int w = 1; w < THREADS / 32; w++) v = sc_op(op, v, red[w]);
+  }
+  __syncthreads();
+  return v;
+}
+
+// block_scan_excl returns the reduction of the values of the threads
+// before this one (the identity for thread 0) and, in *total, of all.
+template <class A>
+__device__ A block_scan_excl(A v, int op, A* wt, A* total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  A incl = v;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const A y = __shfl_sync(FULL_MASK, incl, (lane - o) & 31);
+    if (lane >= o) incl = sc_op(op, y, incl);
+  }
+  A excl = __shfl_sync(FULL_MASK, incl, (lane - 1) & 31);
+  if (lane == 31) wt[warp] = incl;
+  __syncthreads();
+  A before = sc_ident<A>(op), all = sc_ident<A>(op);
+  for (int w = 0; w < THREADS / 32; w++) {
+    if (w < warp) before = sc_op(op, before, wt[w]);
+    all = sc_op(op, all, wt[w]);
+  }
+  __syncthreads();
+  *total = all;
+  return lane == 0 ? before : sc_op(op, before, excl);
+}
+
+// Pass 1 along a contiguous axis: partials[r*c + ch] is the reduction of
+// chunk ch of row r.
+template <class T, class A>
+__device__ void scan_rows_pass1(u64* partials, const T* x, i64 rows, i64 n, i64 L, i64 c, int op) {
+  __shared__ A red[THREADS / 32];
+  for (i64 w = blockIdx.x; w < rows * c; w += gridDim.x) {
+    const i64 r = w / c, lo = (w % c) * L, hi = lo + L < n ? lo + L : n;
+    const T* p = x + r * n;
+    A acc = sc_ident<A>(op);
+    for (i64 i = lo + threadIdx.x; i < hi; i += THREADS) acc = sc_op(op, acc, (A)p[i]);
+    acc = block_reduce_sc(acc, op, red);
+    if (threadIdx.x == 0) *(A*)(partials + w) = acc;
+  }
+}
+
+template <class T, class A>
+__device__ void scan_rows_pass2(T* dst, const T* x, const u64* partials, i64 rows, i64 n, i64 L, i64 c, int op) {
+  __shared__ T tile[SCAN_PAD(SCAN_TILE)];
+  __shared__ A wt[THREADS / 32];
+  const int base = threadIdx.x * SCAN_ITEMS;
+  for (i64 w = blockIdx.x; w < rows * c; w += gridDim.x) {
+    const i64 r = w / c, ch = w % c, lo = ch * L, hi = lo + L < n ? lo + L : n;
+    const T* p = x + r * n;
+    T* d = dst + r * n;
+    A carry = sc_ident<A>(op);
+    for (i64 j = 0; j < ch; j++) carry = sc_op(op, carry, *(const A*)(partials + r * c + j));
+    for (i64 t0 = lo; t0 < hi; t0 += SCAN_TILE) {
+      const int cnt = hi - t0 < SCAN_TILE ? (int)(hi - t0) : SCAN_TILE;
+      for (int i = threadIdx.x; i < cnt; i += THREADS) tile[SCAN_PAD(i)] = p[t0 + i];
+      __syncthreads();
+      A local = sc_ident<A>(op);
+#pragma unroll
+      for (int k = 0; k < SCAN_ITEMS; k++)
+        if (base + k < cnt) local = sc_op(op, local, (A)tile[SCAN_PAD(base + k)]);
+      A total;
+      A run = sc_op(op, carry, block_scan_excl(local, op, wt, &total));
+#pragma unroll
+      for (int k = 0; k < SCAN_ITEMS; k++) {
+        if (base + k < cnt) {
+          run = sc_op(op, run, (A)tile[SCAN_PAD(base + k)]);
+          tile[SCAN_PAD(base + k)] = (T)run;
+        }
+      }
+      __syncthreads();
+      for (int i = threadIdx.x; i < cnt; i += THREADS) d[t0 + i] = tile[SCAN_PAD(i)];
+      carry = sc_op(op, carry, total);
+      __syncthreads();
+    }
+  }
+}
+
+// Down a strided axis: a thread owns column col (of outer*inner), chunk
+// ch of its n elements inner apart.
+template <class T, class A>
+__device__ void scan_cols(T* dst, const T* x, u64* partials, bool pass1, i64 outer, i64 n, i64 inner, i64 L, i64 c,
+                          int op) {
+  const i64 cols = outer * inner, colBlocks = (cols + THREADS - 1) / THREADS;
+  for (i64 w = blockIdx.x; w < colBlocks * c; w += gridDim.x) {
+    const i64 ch = w / colBlocks, col = (w % colBlocks) * THREADS + threadIdx.x;
+    if (col >= cols) continue;
+    const i64 off = (col / inner) * n * inner + col % inner;
+    const i64 lo = ch * L, hi = lo + L < n ? lo + L : n;
+    const T* p = x + off;
+    A acc = sc_ident<A>(op);
+    if (pass1) {
+#pragma unroll 4
+      for (i64 j = lo; j < hi; j++) acc = sc_op(op, acc, (A)p[j * inner]);
+      *(A*)(partials + ch * cols + col) = acc;
+      continue;
+    }
+    for (i64 j = 0; j < ch; j++) acc = sc_op(op, acc, *(const A*)(partials + j * cols + col));
+    T* d = dst + off;
+#pragma unroll 4
+    for (i64 j = lo; j < hi; j++) {
+      acc = sc_op(op, acc, (A)p[j * inner]);
+      d[j * inner] = (T)acc;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Sort keys. S is the storage (the element's bits), K the key.
+
+template <class T>
+struct RK;
+template <>
+struct RK<float> {
+  typedef unsigned S;
+  typedef unsigned K;
+  static const int BITS = 32;
+  static __device__ __forceinline__ K key(S b) {
+    if ((b & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
+    if (b == 0x80000000u) b = 0;
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  }
+};
+template <>
+struct RK<double> {
+  typedef u64 S;
+  typedef u64 K;
+  static const int BITS = 64;
+  static __device__ __forceinline__ K key(S b) {
+    if ((b & 0x7fffffffffffffffULL) > 0x7ff0000000000000ULL) return ~0ULL;
+    if (b == 0x8000000000000000ULL) b = 0;
+    return (b & 0x8000000000000000ULL) ? ~b : (b | 0x8000000000000000ULL);
+  }
+};
+template <>
+struct RK<int> {
+  typedef unsigned S;
+  typedef unsigned K;
+  static const int BITS = 32;
+  static __device__ __forceinline__ K key(S b) { return b ^ 0x80000000u; }
+};
+template <>
+struct RK<i64> {
+  typedef u64 S;
+  typedef u64 K;
+  static const int BITS = 64;
+  static __device__ __forceinline__ K key(S b) { return b ^ 0x8000000000000000ULL; }
+};
+template <>
+struct RK<u8> {
+  typedef u8 S;
+  typedef unsigned K;
+  static const int BITS = 8;
+  static __device__ __forceinline__ K key(S b) { return b; }
+};
+
+template <class T>
+__device__ __forceinline__ typename RK<T>::K sort_key(typename RK<T>::S b, bool desc) {
+  typedef typename RK<T>::K K;
+  K k = RK<T>::key(b);
+  if (desc) k = ~k;
+  if constexpr (RK<T>::BITS < 32) k &= ((K)1 << RK<T>::BITS) - 1;
+  return k;
+}
+
+template <class T>
+__device__ __forceinline__ unsigned radix_digit(typename RK<T>::S b, int shift, bool desc) {
+  if (shift >= RK<T>::BITS) return 0;  // the identity pass
+  return (unsigned)(sort_key<T>(b, desc) >> shift) & 255u;
+}
+
+// warp_peers is the mask of the warp's lanes that are valid and hold
+// digit d (8 ballots, one a bit).
+__device__ __forceinline__ unsigned warp_peers(unsigned d, bool valid) {
+  unsigned m = __ballot_sync(FULL_MASK, valid);
+#pragma unroll
+  for (int b = 0; b < 8; b++) {
+    const bool bit = (d >> b) & 1;
+    const unsigned v = __ballot_sync(FULL_MASK, bit);
+    m &= bit ? v : ~v;
+  }
+  return m;
+}
+
+// The run of tiles block b owns: [start, end) of the n keys.
+__device__ __forceinline__ void radix_range(i64 n, i64 tpb, i64* start, i64* end) {
+  *start = (i64)blockIdx.x * tpb * RADIX_TILE;
+  const i64 e = *start + tpb * RADIX_TILE;
+  *end = e < n ? e : n;
+}
+
+template <class T>
+__device__ void radix_hist(u64* counts, const T* xin, i64 n, int shift, i64 tpb, int flags) {
+  typedef typename RK<T>::S S;
+  __shared__ unsigned wcount[RADIX_WARPS][256];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const bool desc = flags & RADIX_DESC;
+  const S* x = (const S*)xin;
+  for (int d = threadIdx.x; d < RADIX_WARPS * 256; d += THREADS) wcount[d / 256][d % 256] = 0;
+  __syncthreads();
+  i64 start, end;
+  radix_range(n, tpb, &start, &end);
+  for (i64 b = start; b < end; b += THREADS) {
+    const i64 i = b + threadIdx.x;
+    const bool ok = i < end;
+    const unsigned d = ok ? radix_digit<T>(x[i], shift, desc) : 0;
+    const unsigned peers = warp_peers(d, ok);
+    if (ok && (peers & ((1u << lane) - 1)) == 0) wcount[warp][d] += __popc(peers);
+    __syncwarp();
+  }
+  __syncthreads();
+  unsigned total = 0;
+  for (int w = 0; w < RADIX_WARPS; w++) total += wcount[w][threadIdx.x];
+  counts[(i64)blockIdx.x * 256 + threadIdx.x] = total;
+}
+
+// counts[b*256 + d] becomes the first position of digit d's keys of block
+// b: all keys of smaller digits, then block b's predecessors' keys of d.
+KERNEL gocuda_radixoffsets_i64(u64* counts, int blocks) {
+  __shared__ u64 start[256];
+  const int d = threadIdx.x;
+  u64 total = 0;
+  for (int b = 0; b < blocks; b++) total += counts[(i64)b * 256 + d];
+  start[d] = total;
+  __syncthreads();
+  if (d == 0) {
+    u64 run = 0;
+    for (int i = 0; i < 256; i++) {
+      const u64 c = start[i];
+      start[i] = run;
+      run += c;
+    }
+  }
+  __syncthreads();
+  u64 run = start[d];
+  for (int b = 0; b < blocks; b++) {
+    const u64 c = counts[(i64)b * 256 + d];
+    counts[(i64)b * 256 + d] = run;
+    run += c;
+  }
+}
+
+template <class T>
+__device__ void radix_scatter(T* koutT, void* vout, const T* kinT, const void* vin, const u64* counts, i64 n, int shift,
+                              i64 tpb, int flags) {
+  typedef typename RK<T>::S S;
+  __shared__ unsigned wcount[RADIX_WARPS][256];
+  __shared__ u64 base[256];
+  __shared__ unsigned ttotal[256];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const bool desc = flags & RADIX_DESC;
+  const S* kin = (const S*)kinT;
+  S* kout = (S*)koutT;
+  base[threadIdx.x] = counts[(i64)blockIdx.x * 256 + threadIdx.x];
+  i64 start, end;
+  radix_range(n, tpb, &start, &end);
+  for (i64 ts = start; ts < end; ts += RADIX_TILE) {
+    for (int d = threadIdx.x; d < RADIX_WARPS * 256; d += THREADS) wcount[d / 256][d % 256] = 0;
+    __syncthreads();
+    S raw[RADIX_ITEMS];
+    u64 val[RADIX_ITEMS];
+    unsigned dig[RADIX_ITEMS], rank[RADIX_ITEMS];
+    const i64 wbase = ts + (i64)warp * 32 * RADIX_ITEMS;
+#pragma unroll
+    for (int k = 0; k < RADIX_ITEMS; k++) {
+      const i64 i = wbase + k * 32 + lane;
+      const bool ok = i < end;
+      raw[k] = ok ? kin[i] : (S)0;
+      val[k] = 0;
+      if (ok && (flags & RADIX_VALUES)) {
+        if (flags & RADIX_IOTA)
+          val[k] = (u64)i;
+        else if (flags & RADIX_VIN64)
+          val[k] = ((const u64*)vin)[i];
+        else
+          val[k] = ((const unsigned*)vin)[i];
+      }
+      dig[k] = ok ? radix_digit<T>(raw[k], shift, desc) : 0;
+      const unsigned peers = warp_peers(dig[k], ok);
+      const unsigned before = __popc(peers & ((1u << lane) - 1));
+      const unsigned have = ok ? wcount[warp][dig[k]] : 0;
+      __syncwarp();
+      if (ok && before == 0) wcount[warp][dig[k]] = have + __popc(peers);
+      __syncwarp();
+      rank[k] = ok ? have + before : 0xffffffffu;
+    }
+    __syncthreads();
+    {
+      unsigned run = 0;
+      for (int w = 0; w < RADIX_WARPS; w++) {
+        const unsigned c = wcount[w][threadIdx.x];
+        wcount[w][threadIdx.x] = run;
+        run += c;
+      }
+      ttotal[threadIdx.x] = run;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < RADIX_ITEMS; k++) {
+      if (rank[k] == 0xffffffffu) continue;
+      const u64 pos = base[dig[k]] + wcount[warp][dig[k]] + rank[k];
+      if (!(flags & RADIX_NOKEYS)) kout[pos] = raw[k];
+      if (flags & RADIX_VALUES) {
+        if (flags & RADIX_VOUT64)
+          ((u64*)vout)[pos] = val[k];
+        else
+          ((unsigned*)vout)[pos] = (unsigned)val[k];
+      }
+    }
+    __syncthreads();
+    base[threadIdx.x] += ttotal[threadIdx.x];
+    __syncthreads();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// A row a block: bitonic sort of (key, index) pairs in shared memory.
+
+template <class T>
+__device__ __forceinline__ bool sr_before(const typename RK<T>::S* raw, const unsigned* idx, int a, int b, i64 n,
+                                          bool desc) {
+  const unsigned ia = idx[a], ib = idx[b];
+  if (ia >= n || ib >= n) return ia < ib;  // padding sorts after every element
+  const typename RK<T>::K ka = sort_key<T>(raw[a], desc), kb = sort_key<T>(raw[b], desc);
+  return ka < kb || (ka == kb && ia < ib);
+}
+
+template <class T>
+__device__ void sort_rows(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k, int flags) {
+  typedef typename RK<T>::S S;
+  constexpr int CAP = sizeof(T) == 8 ? SORTROWS_CAP8 : SORTROWS_CAP4;
+  __shared__ S sraw[CAP];
+  __shared__ unsigned sidx[CAP];
+  const bool desc = flags & RADIX_DESC;
+  int P = 1;
+  while (P < n) P <<= 1;
+  for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const S* row = (const S*)x + r * n;
+    for (int i = threadIdx.x; i < P; i += THREADS) {
+      sidx[i] = i;
+      if (i < n) sraw[i] = row[i];
+    }
+    __syncthreads();
+    for (int kk = 2; kk <= P; kk <<= 1) {
+      for (int j = kk >> 1; j > 0; j >>= 1) {
+        for (int i = threadIdx.x; i < P; i += THREADS) {
+          const int l = i ^ j;
+          if (l <= i) continue;
+          const bool up = (i & kk) == 0;
+          if (up ? sr_before<T>(sraw, sidx, l, i, n, desc) : sr_before<T>(sraw, sidx, i, l, n, desc)) {
+            const S tr = sraw[i];
+            sraw[i] = sraw[l];
+            sraw[l] = tr;
+            const unsigned ti = sidx[i];
+            sidx[i] = sidx[l];
+            sidx[l] = ti;
+          }
+        }
+        __syncthreads();
+      }
+    }
+    for (int i = threadIdx.x; i < k; i += THREADS) {
+      if (dstv != nullptr) ((S*)dstv)[r * k + i] = sraw[i];
+      if (dsti != nullptr) dsti[r * k + i] = sidx[i];
+    }
+    __syncthreads();
+  }
+}
+
+#define SCANSORT(T, S, A)                                                                                        \
+  KERNEL gocuda_scanrows_##S##_pass1(u64* partials, const T* x, i64 rows, i64 n, i64 L, i64 c, int op) {         \
+    scan_rows_pass1<T, A>(partials, x, rows, n, L, c, op);                                                       \
+  }                                                                                                              \
+  KERNEL gocuda_scanrows_##S##_pass2(T* dst, const T* x, const u64* partials, i64 rows, i64 n, i64 L, i64 c,     \
+                                     int op) {                                                                   \
+    scan_rows_pass2<T, A>(dst, x, partials, rows, n, L, c, op);                                                  \
+  }                                                                                                              \
+  KERNEL gocuda_scancols_##S##_pass1(u64* partials, const T* x, i64 outer, i64 n, i64 inner, i64 L, i64 c,       \
+                                     int op) {                                                                   \
+    scan_cols<T, A>((T*)nullptr, x, partials, true, outer, n, inner, L, c, op);                                  \
+  }                                                                                                              \
+  KERNEL gocuda_scancols_##S##_pass2(T* dst, const T* x, const u64* partials, i64 outer, i64 n, i64 inner, i64 L, \
+                                     i64 c, int op) {                                                            \
+    scan_cols<T, A>(dst, x, (u64*)partials, false, outer, n, inner, L, c, op);                                   \
+  }                                                                                                              \
+  KERNEL gocuda_radix_##S##_pass1(u64* counts, const T* x, i64 n, int shift, i64 tpb, int flags) {               \
+    radix_hist<T>(counts, x, n, shift, tpb, flags);                                                              \
+  }                                                                                                              \
+  KERNEL gocuda_radix_##S##_pass2(T* kout, void* vout, const T* kin, const void* vin, const u64* counts, i64 n,  \
+                                  int shift, i64 tpb, int flags) {                                               \
+    radix_scatter<T>(kout, vout, kin, vin, counts, n, shift, tpb, flags);                                        \
+  }                                                                                                              \
+  KERNEL gocuda_sortrows_##S(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k, int flags) {                \
+    sort_rows<T>(dstv, dsti, x, rows, n, k, flags);                                                              \
+  }                                                                                                              \
+  KERNEL gocuda_topktake_##S(T* vals, i64* idxo, const T* x, const i64* idx, i64 k) {                                \
+    for (i64 j = global_tid(); j < k; j += global_stride()) {                                                    \
+      const i64 i = idx[j];                                                                                      \
+      if (vals != nullptr) vals[j] = x[i];                                                                       \
+      if (idxo != nullptr) idxo[j] = i;                                                                          \
+    }                                                                                                            \
+  }
+
+SCANSORT(float, f32, double)
+SCANSORT(double, f64, double)
+SCANSORT(int, i32, int)
+SCANSORT(i64, i64, i64)
+SCANSORT(u8, u8, unsigned)

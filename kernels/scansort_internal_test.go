@@ -1,0 +1,87 @@
+package kernels
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The GPU launch plans, checked here where no GPU runs them: chunks cover
+// each line exactly once, grids fill the GPU without exceeding the work,
+// and the radix sort's scratch regions are aligned and disjoint.
+
+func TestScanPlanCoversEveryElementOnce(t *testing.T) {
+	for _, c := range []struct{ outer, n, inner, sms int }{
+		{1, 1, 1, 132}, {4096, 4096, 1, 132}, {1, 1 << 24, 1, 132}, {3, 5000, 1, 1}, {7, 2049, 1, 132},
+		{1, 4096, 4096, 132}, {1, 37, 300, 1}, {2, 20, 5, 132}, {64, 3, 1 << 20, 132}, {1, 100000, 2, 132},
+	} {
+		t.Run(fmt.Sprintf("%dx%dx%d", c.outer, c.n, c.inner), func(t *testing.T) {
+			p := scanPlanFor(c.outer, c.n, c.inner, c.sms)
+			require.GreaterOrEqual(t, p.chunks, 1)
+			assert.GreaterOrEqual(t, p.chunks*p.chunkLen, c.n, "chunks cover the line")
+			assert.Less(t, (p.chunks-1)*p.chunkLen, c.n, "no empty chunk")
+			assert.Equal(t, c.inner > 1, p.cols)
+			if !p.cols {
+				assert.Zero(t, p.chunkLen%scanTile, "whole tiles a chunk")
+				assert.Equal(t, c.outer*p.chunks, p.items)
+			} else {
+				assert.Equal(t, p.colBlocks*p.chunks, p.items)
+			}
+			if p.chunks > 1 {
+				// A partial a chunk of each row, or of each column.
+				assert.Equal(t, p.chunks*c.outer*c.inner*scanAccSize, p.scratch)
+			} else {
+				assert.Zero(t, p.scratch, "one chunk needs no partials")
+			}
+			assert.LessOrEqual(t, int(p.grid), max(p.items, 1))
+		})
+	}
+	// The H100 shapes of the issue: 4096 × 4096 along rows is one pass, a
+	// block a row; down the columns it splits the rows into chunks.
+	rows := scanPlanFor(4096, 4096, 1, 132)
+	assert.Equal(t, 1, rows.chunks)
+	cols := scanPlanFor(1, 4096, 4096, 132)
+	assert.Greater(t, cols.chunks, 1)
+}
+
+func TestRadixPlanScratchIsAlignedAndDisjoint(t *testing.T) {
+	for _, dt := range []DType{Float32, Float64, Int32, Int64, Uint8} {
+		for _, n := range []int{1, sortRowsCap(dt), sortRowsCap(dt) + 1, 1 << 24, 123457} {
+			for _, mode := range []struct{ indices, topk bool }{{false, false}, {true, false}, {true, true}} {
+				p := radixPlanFor(dt, n, 132, mode.indices, mode.topk)
+				if n <= sortRowsCap(dt) {
+					assert.Zero(t, p.scratch, "%s n=%d sorts in one block", dt, n)
+					continue
+				}
+				tiles := (n + radixTile - 1) / radixTile
+				assert.GreaterOrEqual(t, p.blocks*p.tilesPerBlock, tiles)
+				assert.Less(t, (p.blocks-1)*p.tilesPerBlock, tiles, "no block without tiles")
+				assert.LessOrEqual(t, p.blocks, 132*blocksPerSM)
+				assert.Equal(t, dt.Size(), p.passes)
+				type region struct{ off, bytes int }
+				regions := []region{{p.keys0, n * dt.Size()}, {p.counts, radixDigits * p.blocks * 8}}
+				if mode.indices {
+					regions = append(regions, region{p.keys1, n * dt.Size()}, region{p.vals0, n * p.valBytes}, region{p.vals1, n * p.valBytes})
+				}
+				if mode.topk {
+					regions = append(regions, region{p.idx, n * 8})
+				}
+				for i, a := range regions {
+					assert.Zero(t, a.off%scratchAlign)
+					assert.LessOrEqual(t, a.off+a.bytes, p.scratch)
+					for _, b := range regions[i+1:] {
+						assert.True(t, a.off+a.bytes <= b.off || b.off+b.bytes <= a.off, "%s n=%d: regions %v and %v overlap", dt, n, a, b)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestScanOpNames(t *testing.T) {
+	assert.Equal(t, "Cumsum", CumSum.String())
+	assert.Equal(t, "Cummin", CumMin.String())
+	assert.Equal(t, "ScanOp(9)", ScanOp(9).String())
+}
