@@ -887,3 +887,4 @@ __device__ __forceinline__ void softmax_xent(T* loss, T* dx, const T* x, const i
 
 NN(float, f32, double)
 NN(double, f64, double)
+#include "index.cuh"

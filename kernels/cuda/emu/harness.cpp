@@ -335,6 +335,8 @@ void test_strided(const char* name, K k, F ref) {
       }
 }
 
+#include "index_checks.h"
+
 int main() {
   test_binary<float>("add_f32", gocuda_add_f32, [](float a, float b) { return a + b; });
   test_binary<double>("div_f64", gocuda_div_f64, [](double a, double b) { return a / b; });
@@ -451,6 +453,7 @@ int main() {
     r = div_(c64{2, 0}, c64{INFINITY, 0});
     CHECK(r.re == 0 && r.im == 0, "2/inf = (%g, %g)", r.re, r.im);
   }
+  test_index();
   printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
   return failures != 0;
 }

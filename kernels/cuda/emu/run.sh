@@ -12,5 +12,6 @@ trap 'rm -rf "$work"' EXIT
 # the spin kernel, so the read becomes a constant.
 sed 's/asm volatile(.*);/t = 0;/' "$here/../kernels.cu" >"$work/kernels_emu.cu"
 cp "$here/emu.h" "$here/harness.cpp" "$work/"
+cp "$here"/*.h "$here"/../*.cuh "$work/" # area headers (index.cuh) and their checks
 g++ -std=c++20 -O1 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-variable -o "$work/harness" "$work/harness.cpp"
 "$work/harness"
