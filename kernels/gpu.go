@@ -105,6 +105,15 @@ const (
 	kSubStrided
 	kMulStrided
 	kDivStrided
+
+	// Construction and indexing (index.go).
+	kArange
+	kLinspace
+	kEye
+	kConcat
+	kTake
+	kScatter
+	kScatterAdd
 	numKops
 )
 
@@ -152,6 +161,15 @@ var kops = [numKops]struct {
 	kSubStrided: {"sub_strided", allTypes, false},
 	kMulStrided: {"mul_strided", allTypes, false},
 	kDivStrided: {"div_strided", allTypes, false},
+
+	// Construction and indexing (index.go).
+	kArange:     {"arange", realTypes, false},
+	kLinspace:   {"linspace", realTypes, false},
+	kEye:        {"eye", allTypes, false},
+	kConcat:     {"concat", allTypes, false},
+	kTake:       {"take", allTypes, false},
+	kScatter:    {"scatter", allTypes, false},
+	kScatterAdd: {"scatteradd", allTypes, false},
 }
 
 const spinKernel = "gocuda_spin"
