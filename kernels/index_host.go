@@ -151,6 +151,16 @@ func wrapIndex(raw int64, dim int, bad *int64) int {
 	return int(w)
 }
 
+// clampIndex is Take's row for an out-of-range raw index: the nearest
+// valid one, with raw recorded in bad.
+func clampIndex(raw int64, dim int, bad *int64) int {
+	wrapIndex(raw, dim, bad)
+	if raw < 0 {
+		return 0
+	}
+	return dim - 1
+}
+
 func indexOf[T Elem](k kop, dstp, srcp, idxp backend.Ptr, l IndexLayout, bad *int64) {
 	inner, dim, nidx := l.Inner, l.Dim, l.Indices
 	idx := hostView[int64](idxp, nidx)
@@ -158,18 +168,30 @@ func indexOf[T Elem](k kop, dstp, srcp, idxp backend.Ptr, l IndexLayout, bad *in
 	gathered := l.Outer * nidx * inner
 	if k == kTake {
 		dst, src := hostView[T](dstp, gathered), hostView[T](srcp, indexed)
-		// Rows (o, j) of inner elements, a goroutine a range of them.
+		// Rows (o, j) of inner elements, a goroutine a range of them; o and
+		// j are counted, not divided out, and the in-range test is one
+		// unsigned comparison: the loop is within a small factor of a
+		// plain Go gather.
 		parallel(gathered, func(lo, hi int) {
-			for t := (lo + inner - 1) / inner; t*inner < hi; t++ {
-				o, j := t/nidx, t%nidx
-				w := wrapIndex(idx[j], dim, bad)
-				if w < 0 { // clamp: never out of bounds
-					w = 0
-					if idx[j] >= 0 {
-						w = dim - 1
-					}
+			t := (lo + inner - 1) / inner
+			o, j := t/nidx, t%nidx
+			for ; t*inner < hi; t++ {
+				w := idx[j]
+				if w < 0 {
+					w += int64(dim)
 				}
-				copy(dst[t*inner:(t+1)*inner], src[(o*dim+w)*inner:(o*dim+w+1)*inner])
+				if uint64(w) >= uint64(dim) {
+					w = int64(clampIndex(idx[j], dim, bad))
+				}
+				at := (o*dim + int(w)) * inner
+				if inner == 1 {
+					dst[t] = src[at]
+				} else {
+					copy(dst[t*inner:(t+1)*inner], src[at:at+inner])
+				}
+				if j++; j == nidx {
+					j, o = 0, o+1
+				}
 			}
 		})
 		return
