@@ -90,4 +90,15 @@
 // [n m] + [m]) reaches the kernels. They simplify the layout first, so that
 // a row or a column broadcast over a matrix moves 16-byte vectors as Add
 // does, and any number of dimensions works.
+//
+// # Construction and indexing
+//
+// Arange and Linspace fill ranges with NumPy's arithmetic, Eye an identity
+// with its diagonal offset, Concat lays row-major parts side by side (an
+// array joined along an axis). Take, Scatter and ScatterAdd index along an
+// axis given as an IndexLayout (outer × dim × inner) with int64 indices: a
+// negative index counts from the end once, and one still out of range
+// never reads or writes out of bounds; checked, the operation waits for the
+// stream and returns an error wrapping ErrIndex. ScatterAdd uses atomic adds
+// on a GPU (not deterministic for floats; exact for integers).
 package kernels
