@@ -377,6 +377,27 @@
 // allocating forms (above) as it wraps the constructors. Fill, Copy (see
 // Ops.Clone), Gemv and the neural-network layers have in-place forms only.
 //
+// # Construction and indexing
+//
+// Arange, Linspace and Eye make ranges and identities as NumPy's functions
+// of those names (float32 ranges are NumPy's bits); Concat joins arrays
+// along an existing axis and Stack along a new one; Take gathers along an
+// axis with an *Array[int64] of indices of any shape, Scatter and
+// ScatterAdd write back along one (ScatterAdd adds every value an index
+// repeats: atomics on a GPU, so float sums are not bit-reproducible there,
+// integer sums are exact). Each takes its destination first, nil to make
+// it:
+//
+//	r := cuarray.Must(cuarray.Arange[float32](nil, 0, 6, 1))
+//	m := cuarray.Must(r.Reshape(2, 3))
+//	cols, err := cuarray.Take(nil, m, idx, 1) // m[:, idx]
+//
+// A negative index counts from the end once. An index still out of range
+// never reads or writes outside the arrays; the kernel records it and the
+// operation, which waits for its stream to read that back, returns an
+// error wrapping kernels.ErrIndex. docs/indexing.md has the details and an
+// example.
+//
 // # Random numbers
 //
 // Rand and Randn make float32 or float64 arrays of numbers uniform in

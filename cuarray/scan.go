@@ -72,7 +72,7 @@ func (o Ops[T]) scan(k kernels.ScanOp, dst, x *Array[T], axis int) (*Array[T], e
 		return nil, err
 	}
 	shape := x.shape()
-	ax, err := normAxis(op, x, axis)
+	ax, err := normAxis(op, axis, int(x.ndim), "x "+x.String())
 	if err != nil {
 		return nil, err
 	}
@@ -114,22 +114,6 @@ func realOnly[T Elem](op string) error {
 		return fmt.Errorf("cuarray: %s does not take %s; it takes float32, float64, int32, int64, uint8: %w", op, dt, kernels.ErrUnsupportedDType)
 	}
 	return nil
-}
-
-// normAxis checks axis against x's dimensions and makes a negative one
-// count from the end.
-func normAxis[T Elem](op string, x *Array[T], axis int) (int, error) {
-	nd := int(x.ndim)
-	if axis < -nd || axis >= nd {
-		if nd == 0 {
-			return 0, fmt.Errorf("cuarray: %s: x %s has no axes; axis %d needs an array of at least one dimension (Reshape it): %w", op, x, axis, ErrShape)
-		}
-		return 0, fmt.Errorf("cuarray: %s: axis %d is out of range for x %s; it must be in [%d, %d): %w", op, axis, x, -nd, nd, ErrShape)
-	}
-	if axis < 0 {
-		axis += nd
-	}
-	return axis, nil
 }
 
 // withScratch runs f with bytes of device scratch taken from pl on s and

@@ -97,10 +97,20 @@
 // axes (Sum, Prod, Mean, Max, Min, ArgMax, ArgMin, Any, All) into a
 // contiguous array over the kept axes. ReduceOutput says the result's type:
 // integer sums and products are int64, integer means float64, ArgMax and
-// ArgMin int64, Any and All uint8; float32 accumulates in float64. NaN
+// ArgMin int64, Any and All bool; float32 accumulates in float64. NaN
 // propagates as NumPy's does, ties give the first index, and the result is
 // deterministic. On a GPU it reads 16-byte vectors along a contiguous axis
 // and down a strided one, and splits the reduced axis across blocks (with a
 // second, fixed-order pass) when the outputs are too few to fill the GPU,
 // in scratch the caller lends (ReduceScratch says how much).
+// # Construction and indexing
+//
+// Arange and Linspace fill ranges with NumPy's arithmetic, Eye an identity
+// with its diagonal offset, Concat lays row-major parts side by side (an
+// array joined along an axis). Take, Scatter and ScatterAdd index along an
+// axis given as an IndexLayout (outer × dim × inner) with int64 indices: a
+// negative index counts from the end once, and one still out of range
+// never reads or writes out of bounds; checked, the operation waits for the
+// stream and returns an error wrapping ErrIndex. ScatterAdd uses atomic adds
+// on a GPU (not deterministic for floats; exact for integers).
 package kernels

@@ -119,6 +119,14 @@ const (
 	kRadixOffsets // the digit counts' exclusive scan (int64 counts, one kernel)
 	kSortRows     // a block sorts a row in shared memory
 	kTopKTake     // TopK of a long row: values and indices of its argsort's first k
+	// Construction and indexing (index.go).
+	kArange
+	kLinspace
+	kEye
+	kConcat
+	kTake
+	kScatter
+	kScatterAdd
 	numKops
 )
 
@@ -179,6 +187,14 @@ var kops = [numKops]struct {
 	kRadixOffsets: {"radixoffsets", setOf(Int64), false},
 	kSortRows:     {"sortrows", realTypes, false},
 	kTopKTake:     {"topktake", realTypes, false},
+	// Construction and indexing (index.go).
+	kArange:     {"arange", realTypes, false},
+	kLinspace:   {"linspace", realTypes, false},
+	kEye:        {"eye", allTypes, false},
+	kConcat:     {"concat", allTypes, false},
+	kTake:       {"take", allTypes, false},
+	kScatter:    {"scatter", allTypes, false},
+	kScatterAdd: {"scatteradd", allTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

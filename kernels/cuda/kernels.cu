@@ -860,3 +860,4 @@ NN(double, f64, double)
 #include "ops_gen.cuh"
 #include "reduce_axes.cuh"
 #include "scan_sort.cuh"
+#include "index.cuh"

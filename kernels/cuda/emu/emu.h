@@ -87,3 +87,21 @@ inline unsigned __ballot_sync(unsigned, int pred) {
 }
 inline void __syncwarp(unsigned = 0xffffffffu) { emu_warps[threadIdx.x >> 5].bar->arrive_and_wait(); }
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
+// Round-to-nearest arithmetic intrinsics (no contraction on the host: g++
+// for x86-64 has no FMA without -mfma) and atomics on real threads through
+// std::atomic_ref, for the construction and indexing kernels (index.cuh).
+#include <atomic>
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+template <class V>
+V atomicAdd(V* p, V v) { return std::atomic_ref<V>(*p).fetch_add(v); }
+inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) {
+  std::atomic_ref<unsigned>(*p).compare_exchange_strong(cmp, v);
+  return cmp;  // the old value, whether or not the swap happened
+}
+inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) {
+  return std::atomic_ref<unsigned long long>(*p).exchange(v);
+}

@@ -341,6 +341,7 @@ void test_strided(const char* name, K k, F ref) {
 #include "optable_check.h"
 #include "reduce_axes.inc"
 #include "harness_scansort.cpp"
+#include "index_checks.h"
 
 int main() {
   check_generated_ops();
@@ -462,6 +463,7 @@ int main() {
     CHECK(r.re == 0 && r.im == 0, "2/inf = (%g, %g)", r.re, r.im);
   }
   test_reduce_axes();
+  test_index();
   printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
   return failures != 0;
 }
