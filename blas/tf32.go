@@ -1,6 +1,7 @@
 package blas
 
 import (
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -18,10 +19,7 @@ var (
 	// tf32Knob is GOCUDA_TF32 as parsed, read once; a value that does not
 	// parse leaves it off (the knob's error is reported where the backend
 	// or a pool is made, and by doctor).
-	tf32Knob = sync.OnceValue(func() bool {
-		c, _ := config.FromEnv()
-		return c.TF32
-	})
+	tf32Knob = sync.OnceValue(func() bool { return tf32From(os.LookupEnv) })
 	// tf32Set is SetTF32's setting: 0 until it is called, then 1 for off
 	// and 2 for on.
 	tf32Set atomic.Int32
@@ -54,4 +52,11 @@ func SetTF32(on bool) (previous bool) {
 	}
 	tf32Set.Store(v)
 	return previous
+}
+
+// tf32From is GOCUDA_TF32 read through lookup: on when it parses as on,
+// off when unset, off or not valid.
+func tf32From(lookup func(string) (string, bool)) bool {
+	c, _ := config.Parse(lookup)
+	return c.TF32
 }
