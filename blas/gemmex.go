@@ -180,8 +180,10 @@ func (x *exArgs) check(t *target) error {
 		if x.batch < 2 {
 			continue
 		}
-		limit := int(maxBytes / mt.dt.size())
-		if st > (limit-mt.elems())/(x.batch-1) {
+		// In uint64, which holds maxBytes on every platform; checkMatrix
+		// has kept one matrix's elements under the limit.
+		limit := maxBytes / mt.dt.size()
+		if uint64(st) > (limit-uint64(mt.elems()))/uint64(x.batch-1) {
 			return t.errorf("%s's batch of %d, %d elements apart, spans more than any device holds: %w", mt.name, x.batch, st, errInvalid)
 		}
 	}
