@@ -31,10 +31,10 @@ var errInvalid = backend.ErrInvalidValue
 func Gemm[T Float](dev backend.Device, s backend.Stream, transA, transB bool, m, n, k int,
 	alpha T, a backend.Ptr, lda int, b backend.Ptr, ldb int, beta T, c backend.Ptr, ldc int) error {
 	g := gemmArgs{
-		f32: isF32[T](), transA: transA, transB: transB, m: m, n: n, k: k,
+		f32: isF32[T](), in: dtypeOf[T](), out: dtypeOf[T](), transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: float64(alpha), a: a, lda: lda, b: b, ldb: ldb, beta: float64(beta), c: c, ldc: ldc,
 	}
-	t := target{op: "Gemm", f32: g.f32}
+	t := target{op: "Gemm", in: g.in, out: g.out}
 	if err := g.check(&t); err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func Gemv[T Float](dev backend.Device, s backend.Stream, trans bool, m, n int,
 		f32: isF32[T](), trans: trans, m: m, n: n,
 		alpha: float64(alpha), a: a, lda: lda, x: x, beta: float64(beta), y: y,
 	}
-	t := target{op: "Gemv", f32: v.f32}
+	t := target{op: "Gemv", in: dtypeOf[T](), out: dtypeOf[T]()}
 	if err := v.check(&t); err != nil {
 		return err
 	}
@@ -96,7 +96,8 @@ func isF32[T Float]() bool {
 // gemmArgs is one Gemm with its scalars widened to float64 (exact for
 // float32), so that one code path serves both types.
 type gemmArgs struct {
-	f32            bool
+	f32            bool  // a Gemm of float32, rather than float64
+	in, out        dtype // A's and B's type, C's
 	transA, transB bool
 	m, n, k        int
 	alpha, beta    float64
@@ -132,6 +133,7 @@ type matrix struct {
 	rows, cols int
 	ld         int
 	ldName     string
+	dt         dtype
 }
 
 // elems is how many elements the matrix spans in memory.
@@ -152,13 +154,21 @@ func (g *gemmArgs) matrices() [3]matrix {
 		br, bc = g.n, g.k
 	}
 	return [3]matrix{
-		{"A", g.a, ar, ac, g.lda, "lda"},
-		{"B", g.b, br, bc, g.ldb, "ldb"},
-		{"C", g.c, g.m, g.n, g.ldc, "ldc"},
+		{"A", g.a, ar, ac, g.lda, "lda", g.in},
+		{"B", g.b, br, bc, g.ldb, "ldb", g.in},
+		{"C", g.c, g.m, g.n, g.ldc, "ldc", g.out},
 	}
 }
 
 func (g *gemmArgs) check(t *target) error {
+	if err := g.checkShapes(t); err != nil {
+		return err
+	}
+	return g.checkPointers(t)
+}
+
+// checkShapes checks the sizes and leading dimensions.
+func (g *gemmArgs) checkShapes(t *target) error {
 	for _, d := range [...]struct {
 		name string
 		v    int
@@ -167,31 +177,37 @@ func (g *gemmArgs) check(t *target) error {
 			return t.errorf("%s = %d: sizes must be between 0 and %d: %w", d.name, d.v, maxDim, errInvalid)
 		}
 	}
-	mats := g.matrices()
-	for _, mt := range mats {
+	for _, mt := range g.matrices() {
 		if err := t.checkMatrix(mt); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// checkPointers checks the pointers of the operands that are read or
+// written.
+func (g *gemmArgs) checkPointers(t *target) error {
+	mats := g.matrices()
 	if g.m == 0 || g.n == 0 {
 		return nil
 	}
 	// A and B are read only when the product has terms; C always.
 	for _, mt := range mats[:2] {
 		if g.k > 0 {
-			if err := t.checkPtr(mt.name, mt.p); err != nil {
+			if err := t.checkPtr(mt.name, mt.p, mt.dt); err != nil {
 				return err
 			}
 		}
 	}
-	return t.checkPtr("C", g.c)
+	return t.checkPtr("C", g.c, g.out)
 }
 
 func (v *gemvArgs) check(t *target) error {
 	if v.m < 0 || v.m > maxDim || v.n < 0 || v.n > maxDim {
 		return t.errorf("m = %d, n = %d: sizes must be between 0 and %d: %w", v.m, v.n, maxDim, errInvalid)
 	}
-	if err := t.checkMatrix(matrix{"A", v.a, v.m, v.n, v.lda, "lda"}); err != nil {
+	if err := t.checkMatrix(matrix{"A", v.a, v.m, v.n, v.lda, "lda", t.in}); err != nil {
 		return err
 	}
 	lenX, lenY := v.lens()
@@ -199,14 +215,14 @@ func (v *gemvArgs) check(t *target) error {
 		return nil
 	}
 	if lenX > 0 {
-		if err := t.checkPtr("A", v.a); err != nil {
+		if err := t.checkPtr("A", v.a, t.in); err != nil {
 			return err
 		}
-		if err := t.checkPtr("x", v.x); err != nil {
+		if err := t.checkPtr("x", v.x, t.in); err != nil {
 			return err
 		}
 	}
-	return t.checkPtr("y", v.y)
+	return t.checkPtr("y", v.y, t.out)
 }
 
 func (t *target) checkMatrix(mt matrix) error {
@@ -214,7 +230,7 @@ func (t *target) checkMatrix(mt matrix) error {
 		return t.errorf("%s = %d for %s, stored as %d × %d: it must be at least max(1, %d) (the stored columns) and at most %d: %w",
 			mt.ldName, mt.ld, mt.name, mt.rows, mt.cols, mt.cols, maxDim, errInvalid)
 	}
-	if size := t.size(); uint64(mt.elems()) > maxBytes/size {
+	if size := mt.dt.size(); uint64(mt.elems()) > maxBytes/size {
 		return t.errorf("%s spans %d elements, more than any device holds: %w", mt.name, mt.elems(), errInvalid)
 	}
 	return nil
@@ -223,21 +239,22 @@ func (t *target) checkMatrix(mt matrix) error {
 // maxBytes bounds an operand's bytes so that sizes never overflow.
 const maxBytes = 1 << 62
 
-func (t *target) checkPtr(name string, p backend.Ptr) error {
+func (t *target) checkPtr(name string, p backend.Ptr, dt dtype) error {
 	if p == 0 {
 		return t.errorf("pointer %s is nil: %w", name, errInvalid)
 	}
-	if size := t.size(); uint64(p)%size != 0 {
+	if size := dt.size(); uint64(p)%size != 0 {
 		return t.errorf("pointer %s = %#x is not %d-byte aligned, as %s elements must be: %w",
-			name, uintptr(p), size, t.dtype(), errInvalid)
+			name, uintptr(p), size, dt, errInvalid)
 	}
 	return nil
 }
 
 // target is where one operation runs: a CUDA stream or a host stream.
 type target struct {
-	op  string // "Gemm"
-	f32 bool
+	op      string // "Gemm"
+	in, out dtype  // the inputs' element type, the output's
+	cublas  string // the cuBLAS function called, for errors; "" for the one cublasName derives
 
 	cu devstream.GPU // the CUDA backend, or
 	cs *cuda.Stream
@@ -246,24 +263,25 @@ type target struct {
 	d  backend.Device
 }
 
-func (t *target) size() uint64 {
-	if t.f32 {
-		return 4
-	}
-	return 8
-}
+// size is the output's element size.
+func (t *target) size() uint64 { return t.out.size() }
 
+// dtype is "float32", or "bfloat16 to float32" where the output's type
+// is not the inputs'.
 func (t *target) dtype() string {
-	if t.f32 {
-		return "float32"
+	if t.in == t.out {
+		return t.in.String()
 	}
-	return "float64"
+	return t.in.String() + " to " + t.out.String()
 }
 
 // cublasName is the cuBLAS function t's operation calls, for errors.
 func (t *target) cublasName() string {
+	if t.cublas != "" {
+		return t.cublas
+	}
 	p := "cublasD"
-	if t.f32 {
+	if t.in == f32 {
 		p = "cublasS"
 	}
 	if t.op == "Gemm" {
@@ -309,9 +327,9 @@ func scaleRows(t *target, p backend.Ptr, rows, cols, ld int, beta float64) error
 		q := p + backend.Ptr(uint64(r)*uint64(ld)*t.size())
 		var err error
 		switch {
-		case t.f32 && beta == 0:
+		case t.out == f32 && beta == 0:
 			err = kernels.Fill[float32](t.d, t.s, q, 0, cols)
-		case t.f32:
+		case t.out == f32:
 			err = kernels.Scale(t.d, t.s, float32(beta), q, cols)
 		case beta == 0:
 			err = kernels.Fill[float64](t.d, t.s, q, 0, cols)

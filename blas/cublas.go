@@ -135,6 +135,13 @@ func cudaGemm(t *target, g *gemmArgs) error {
 	if err != nil {
 		return err
 	}
+	if g.f32 && TF32() {
+		in := t.d.Info()
+		if compute, _ := computeFor(f32, in.Major, in.Minor, true); compute == computeF32TF32 {
+			t.cublas = "cublasGemmEx"
+			return cudaGemmEx(t, &exArgs{gemmArgs: *g, batch: 1}, compute)
+		}
+	}
 	s := t.cs.Handle()
 	ta, tb := op(g.transA), op(g.transB)
 	a, b, c := uintptr(g.a), uintptr(g.b), uintptr(g.c)
@@ -181,4 +188,44 @@ func op(trans bool) int {
 		return 1
 	}
 	return 0
+}
+
+// exCall is one cublasGemmEx or cublasGemmStridedBatchedEx as the C side
+// (gb_gemm_ex) takes it: operands already swapped for column-major,
+// strides in elements.
+type exCall struct {
+	batched                bool
+	ta, tb                 int
+	m, n, k                int
+	alpha, beta            float64
+	a, b, c                uintptr
+	atype, btype, ctype    int
+	lda, ldb, ldc          int
+	strideA, strideB, strC int64
+	batch, compute         int
+}
+
+// cudaGemmEx runs x with cuBLAS, swapped for row-major as cudaGemm is:
+// column-major Cᵀ = op(B)ᵀ·op(A)ᵀ, B first, m and n exchanged.
+func cudaGemmEx(t *target, x *exArgs, compute int) error {
+	h, err := handleFor(t.op, t.cu)
+	if err != nil {
+		return err
+	}
+	s := t.cs.Handle()
+	call := exCall{
+		batched: x.strided, ta: op(x.transB), tb: op(x.transA), m: x.n, n: x.m, k: x.k,
+		alpha: x.alpha, beta: x.beta,
+		a: uintptr(x.b), atype: x.in.cuda(), lda: x.ldb, strideA: int64(x.strideB),
+		b: uintptr(x.a), btype: x.in.cuda(), ldb: x.lda, strideB: int64(x.strideA),
+		c: uintptr(x.c), ctype: x.out.cuda(), ldc: x.ldc, strC: int64(x.strideC),
+		batch: x.batch, compute: compute,
+	}
+	if x.k == 0 {
+		// No terms (a 16-bit C scaled by beta): A and B are not read and
+		// may be nil, which cuBLAS might refuse; C stands in for them.
+		call.a, call.b = call.c, call.c
+	}
+	r := h.call(s, func(set bool) cres { return cGemmEx(h.ctx, h.h, s, set, &call) })
+	return r.err(t.cublasName(), t.cu.Ordinal())
 }

@@ -12,6 +12,8 @@ package blas
 // build time. Handles are opaque pointers; Go sees them as uintptr_t.
 typedef int cublasStatus_t;
 typedef void *cublasHandle_t;
+// cudaDataType_t, cublasComputeType_t and cublasGemmAlgo_t are C enums,
+// passed as int; the values used are in dtype.go.
 
 // The symbol table (cudalib.h). The _v2 names are what cublas_v2.h maps
 // the plain ones to; the plain names in libcublas are the legacy API, with
@@ -25,7 +27,9 @@ FN(cublasStatus_t, cublasSetPointerMode_v2, (cublasHandle_t, int)) \
 FN(cublasStatus_t, cublasSgemm_v2, (cublasHandle_t, int, int, int, int, int, const float*, const float*, int, const float*, int, const float*, float*, int)) \
 FN(cublasStatus_t, cublasDgemm_v2, (cublasHandle_t, int, int, int, int, int, const double*, const double*, int, const double*, int, const double*, double*, int)) \
 FN(cublasStatus_t, cublasSgemv_v2, (cublasHandle_t, int, int, int, const float*, const float*, int, const float*, int, const float*, float*, int)) \
-FN(cublasStatus_t, cublasDgemv_v2, (cublasHandle_t, int, int, int, const double*, const double*, int, const double*, int, const double*, double*, int))
+FN(cublasStatus_t, cublasDgemv_v2, (cublasHandle_t, int, int, int, const double*, const double*, int, const double*, int, const double*, double*, int)) \
+FN(cublasStatus_t, cublasGemmEx, (cublasHandle_t, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int, const void*, void*, int, int, int, int)) \
+FN(cublasStatus_t, cublasGemmStridedBatchedEx, (cublasHandle_t, int, int, int, int, int, const void*, const void*, int, int, long long, const void*, int, int, long long, const void*, void*, int, int, long long, int, int, int))
 #define CL_CONTEXT
 #include "cudalib.h"
 
@@ -75,6 +79,32 @@ static cl_res gb_dgemv(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStre
 		(const double*)a, lda, (const double*)x, 1, &beta, (double*)y, 1))
 }
 
+// gb_gemm_ex is cublasGemmEx, or with batched cublasGemmStridedBatchedEx,
+// with CUBLAS_GEMM_DEFAULT. The scalars are float for the float32 compute
+// types and double for CUBLAS_COMPUTE_64F (70), as cuBLAS reads them.
+static cl_res gb_gemm_ex(uintptr_t ctx, uintptr_t h, uintptr_t stream, int setStream, int batched,
+		int ta, int tb, int m, int n, int k, double alpha,
+		uintptr_t a, int atype, int lda, long long sa,
+		uintptr_t b, int btype, int ldb, long long sb, double beta,
+		uintptr_t c, int ctype, int ldc, long long sc, int batch, int compute) {
+	float af = (float)alpha, bf = (float)beta;
+	const void *pa = compute == 70 ? (const void*)&alpha : (const void*)&af;
+	const void *pb = compute == 70 ? (const void*)&beta : (const void*)&bf;
+	GB_CALL_BODY(batched
+		? p_cublasGemmStridedBatchedEx((cublasHandle_t)h, ta, tb, m, n, k, pa,
+			(const void*)a, atype, lda, sa, (const void*)b, btype, ldb, sb, pb,
+			(void*)c, ctype, ldc, sc, batch, compute, -1)
+		: p_cublasGemmEx((cublasHandle_t)h, ta, tb, m, n, k, pa,
+			(const void*)a, atype, lda, (const void*)b, btype, ldb, pb,
+			(void*)c, ctype, ldc, compute, -1))
+}
+
+// gb_symbols lists the symbol table's required entry points, comma
+// separated, for the test that the binding looks each up.
+#define GB_NAME(ret, name, args) #name ","
+static const char *gb_symbols(void) { return CL_SYMBOLS(GB_NAME); }
+#undef GB_NAME
+
 // gb_bench_sgemm times calls of cublasSgemm_v2 made from a C loop, with the
 // context made current once and, with setStream, cublasSetStream_v2 before
 // each: what cuBLAS itself costs per call, for the Go benchmark to compare
@@ -101,7 +131,11 @@ static long long gb_bench_sgemm(uintptr_t ctx, uintptr_t h, uintptr_t stream, in
 */
 import "C"
 
-import "github.com/gocuda/gocuda/internal/libload"
+import (
+	"strings"
+
+	"github.com/gocuda/gocuda/internal/libload"
+)
 
 type cu = C.uintptr_t
 
@@ -141,6 +175,21 @@ func cSgemv(ctx, h, s uintptr, setStream bool, t int, m, n int, alpha float32, a
 func cDgemv(ctx, h, s uintptr, setStream bool, t int, m, n int, alpha float64, a uintptr, lda int, x uintptr, beta float64, y uintptr) cres {
 	return res(C.gb_dgemv(cu(ctx), cu(h), cu(s), b2i(setStream), C.int(t), C.int(m), C.int(n),
 		C.double(alpha), cu(a), C.int(lda), cu(x), C.double(beta), cu(y)))
+}
+
+func cGemmEx(ctx, h, s uintptr, setStream bool, x *exCall) cres {
+	return res(C.gb_gemm_ex(cu(ctx), cu(h), cu(s), b2i(setStream), b2i(x.batched),
+		C.int(x.ta), C.int(x.tb), C.int(x.m), C.int(x.n), C.int(x.k), C.double(x.alpha),
+		cu(x.a), C.int(x.atype), C.int(x.lda), C.longlong(x.strideA),
+		cu(x.b), C.int(x.btype), C.int(x.ldb), C.longlong(x.strideB), C.double(x.beta),
+		cu(x.c), C.int(x.ctype), C.int(x.ldc), C.longlong(x.strC), C.int(x.batch), C.int(x.compute)))
+}
+
+// symbols is the entry points the binding resolves at load, in its
+// table's order; loading fails, naming the first missing one, unless all
+// resolve.
+func symbols() []string {
+	return strings.Split(strings.TrimSuffix(C.GoString(C.gb_symbols()), ","), ",")
 }
 
 func cBenchSgemm(ctx, h, s uintptr, setStream bool, m, n, k int, a, b, c uintptr, calls int64) int64 {

@@ -27,3 +27,8 @@ func cDgemv(ctx, h, s uintptr, setStream bool, t int, m, n int, alpha float64, a
 func cBenchSgemm(ctx, h, s uintptr, setStream bool, m, n, k int, a, b, c uintptr, calls int64) int64 {
 	return -1
 }
+
+func cGemmEx(ctx, h, s uintptr, setStream bool, x *exCall) cres { return notLoaded }
+
+// symbols is empty: without cgo there is no table.
+func symbols() []string { return nil }

@@ -4,6 +4,20 @@
 // like any kernel. cuarray's Gemm, MatMul and Gemv are built on it; use it
 // directly when you hold backend pointers rather than arrays.
 //
+// # Half precision, batches and TF32
+//
+// GemmEx multiplies half.Float16 or half.BFloat16 matrices on the tensor
+// cores, in float32 arithmetic, writing C in the inputs' type or float32;
+// GemmStridedBatchedEx does a batch of such products in one call, and
+// GemmStridedBatched the same for float32 and float64. TF32 (SetTF32,
+// GOCUDA_TF32; off by default, as PyTorch's allow_tf32) lets float32
+// products round their inputs to TF32 on GPUs of compute capability 8.0
+// and newer. TensorCoresOf says which products a GPU runs on its tensor
+// cores: bfloat16 before 8.0 is refused with an error, float16 before 7.0
+// and TF32 before 8.0 fall back to float32 arithmetic. On the host
+// backend 16-bit products are computed in float32 and rounded with package
+// half; docs/half.md has the tolerance the tests hold them to.
+//
 // # Finding cuBLAS
 //
 // cuBLAS is loaded at first use with dlopen, as package cuda loads the

@@ -51,6 +51,9 @@ const (
 	// EnvScalarIndexing says what reading or writing one element of an
 	// array (At, SetAt: a synchronising copy each) does: ScalarIndexing.
 	EnvScalarIndexing = "GOCUDA_SCALAR_INDEXING"
+	// EnvTF32 allows float32 matrix products on TF32 tensor cores
+	// (package blas): off by default, as PyTorch's allow_tf32.
+	EnvTF32 = "GOCUDA_TF32"
 )
 
 // The launcher's variables: what a launcher sets for each rank of a
@@ -145,6 +148,10 @@ type Config struct {
 	// ScalarIndexing is GOCUDA_SCALAR_INDEXING: allow, warn (default) or
 	// error.
 	ScalarIndexing string
+	// TF32 is GOCUDA_TF32: float32 matrix products may round their
+	// inputs to TF32 for the tensor cores of GPUs of compute capability
+	// 8.0 and newer (package blas). Off by default.
+	TF32 bool
 	// RendezvousTimeout is GOCUDA_RENDEZVOUS_TIMEOUT: how long the ranks
 	// of a multi-process job wait for each other to arrive, and for each
 	// value shared or barrier passed (package rendezvous).
@@ -266,6 +273,7 @@ func knobs() []knob {
 			return nearest(v, []string{"off"}, map[string]string{"none": "off", "no": "off", "false": "off"})
 		}},
 		switcher(EnvStreamRace, func(c *Config) *bool { return &c.StreamCheck }),
+		switcher(EnvTF32, func(c *Config) *bool { return &c.TF32 }),
 		{name: EnvIdleTrim, accepted: IdleTrimForms, set: func(c *Config, v string) (err error) {
 			c.IdleTrim, err = ParseIdleTrim(v)
 			return err
@@ -454,7 +462,7 @@ func (c Config) ResolveLimits(total uint64, ordinal int) (soft, hard uint64, err
 
 // Names lists every knob, sorted, for doctor.
 func Names() []string {
-	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary, EnvCURANDLibrary, EnvCUFFTLibrary, EnvRendezvousTimeout, EnvScalarIndexing}
+	n := []string{EnvBackend, EnvPool, EnvSoftLimit, EnvHardLimit, EnvGCEarly, EnvGCPercent, EnvDebug, EnvStreamRace, EnvIdleTrim, EnvTrace, EnvNVRTCLibrary, EnvKernelCache, EnvNCCL, EnvCUBLASLibrary, EnvCURANDLibrary, EnvCUFFTLibrary, EnvRendezvousTimeout, EnvScalarIndexing, EnvTF32}
 	sort.Strings(n)
 	return n
 }

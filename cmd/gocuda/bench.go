@@ -29,6 +29,7 @@ var benchKinds = map[string]func(ctx context.Context, args []string, stdout, std
 	"allreduce": runBenchAllReduce,
 	"fft":       runBenchFFT,
 	"arrays":    runBenchArrays,
+	"gemm":      runBenchGemm,
 }
 
 // runBench dispatches on its first argument, a kind of benchmark; with

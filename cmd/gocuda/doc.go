@@ -7,6 +7,7 @@
 //	gocuda bench peer        time copies between two devices (peer, staged)
 //	gocuda bench allreduce   time NCCL all-reduces across the GPUs
 //	gocuda bench fft         time package cufft's transforms
+//	gocuda bench gemm        time matrix products: bfloat16, float16, TF32, float32, batched
 //	gocuda launch -n N -- P  run N ranks of program P, with their rendezvous
 //	gocuda version           gocuda, Go, the driver and the CUDA libraries found
 //

@@ -428,6 +428,7 @@ func describeDevices(w io.Writer, b backend.Backend) {
 		fmt.Fprintf(tw, "     virtual memory management\t%s\n", vmm)
 		fmt.Fprintf(tw, "     unified addressing\t%s\n", yes(in.UnifiedAddressing))
 		fmt.Fprintf(tw, "     concurrent managed access\t%s\n", yes(in.ConcurrentManagedAccess))
+		fmt.Fprintf(tw, "     tensor cores (matrix multiply)\t%s\n", tensorCoresText(blas.TensorCoresOf(in.Major, in.Minor)))
 		tw.Flush()
 	}
 	if n := b.DeviceCount(); n > 1 {
@@ -450,6 +451,20 @@ func describeDevices(w io.Writer, b backend.Backend) {
 			fmt.Fprintf(w, "    %d: %s\n", i, strings.Join(row, " "))
 		}
 	}
+}
+
+// tensorCoresText says which matrix products a GPU runs on its tensor
+// cores, and what the others do instead (package blas decides): float16
+// runs anyway, slower; bfloat16 is refused; float32 stays float32 whatever
+// GOCUDA_TF32 says.
+func tensorCoresText(tc blas.TensorCores) string {
+	switch {
+	case tc.TF32 && tc.BFloat16 && tc.Float16:
+		return "float16, bfloat16, TF32 (when " + config.EnvTF32 + "=on)"
+	case tc.Float16:
+		return "float16; no bfloat16 (refused) or TF32 (full float32)"
+	}
+	return "none: float16 runs slower, no bfloat16 (refused) or TF32"
 }
 
 // uuidText formats a device's UUID as nvidia-smi -L does: GPU-… for a
@@ -541,6 +556,11 @@ func parsedValue(c config.Config, name string) string {
 		return "ranks wait " + c.RendezvousTimeout.String() + " for each other"
 	case config.EnvScalarIndexing:
 		return "scalar indexing: " + c.ScalarIndexing
+	case config.EnvTF32:
+		if c.TF32 {
+			return "TF32 on (float32 products, compute capability 8.0+)"
+		}
+		return "TF32 off: float32 products in full float32"
 	case config.EnvDebug:
 		var on []string
 		for _, f := range config.DebugFlags {

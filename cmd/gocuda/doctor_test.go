@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/backend/auto"
+	"github.com/gocuda/gocuda/blas"
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuda"
 	"github.com/gocuda/gocuda/internal/nvml"
@@ -245,4 +246,31 @@ func TestSayWrapsAtTheWidthIndentingWhatFollows(t *testing.T) {
 	out.Reset()
 	say(&out, 4, "short")
 	assert.Equal(t, "    short\n", out.String())
+}
+
+// Doctor says what each GPU generation does with each product type, and
+// what GOCUDA_TF32 parsed to.
+func TestDoctorSaysTensorCoresAndTF32(t *testing.T) {
+	for _, tc := range []struct {
+		major, minor int
+		want         string
+	}{
+		{9, 0, "float16, bfloat16, TF32 (when GOCUDA_TF32=on)"},
+		{8, 0, "float16, bfloat16, TF32 (when GOCUDA_TF32=on)"},
+		{7, 5, "float16; no bfloat16 (refused) or TF32 (full float32)"},
+		{6, 1, "none: float16 runs slower, no bfloat16 (refused) or TF32"},
+	} {
+		assert.Equal(t, tc.want, tensorCoresText(blas.TensorCoresOf(tc.major, tc.minor)), "%d.%d", tc.major, tc.minor)
+	}
+	for _, tc := range []struct{ env, want string }{
+		{"GOCUDA_TF32=on", `GOCUDA_TF32 +"on" +TF32 on \(float32 products, compute capability 8\.0\+\)\n`},
+		{"GOCUDA_TF32=", `GOCUDA_TF32 +"" +TF32 off: float32 products in full float32\n`},
+	} {
+		var out bytes.Buffer
+		require.NoError(t, doctor(&out, []string{tc.env}, false))
+		assert.Regexp(t, tc.want, out.String(), tc.env)
+	}
+	var out bytes.Buffer
+	require.NoError(t, doctor(&out, nil, false))
+	assert.Regexp(t, `GOCUDA_TF32 +\(unset\) +TF32 off: float32 products in full float32\n`, out.String(), "off by default")
 }

@@ -24,7 +24,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"bench":   {"time the pools (allocate+free pairs), copies between devices (peer), all-reduce across GPUs (allreduce) or FFTs (fft)", runBench},
+		"bench":   {"time the pools (allocate+free pairs), copies between devices (peer), all-reduce across GPUs (allreduce), FFTs (fft) or matrix products (gemm)", runBench},
 		"doctor":  {"show the driver, devices and features, the backend chosen and every GOCUDA_ knob as parsed", runDoctor},
 		"launch":  {"start N ranks of a program on this machine and serve the rendezvous where they meet (as torchrun --standalone)", runLaunch},
 		"replay":  {"replay recorded allocation traces through the memory pools and compare them", runReplay},
