@@ -17,45 +17,12 @@ import (
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/config"
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/internal/graphbench"
 )
 
-// chainStep is graphs.py's chain: iters steps of tanh(z*y + x), z + y or
-// z * 0.5 in turn, each in its allocating form (as PyTorch's are), the
-// intermediates freed as they go. It returns the last z, which the caller
-// owns.
-func chainStep(f cuarray.Ops[float32], x, y *cuarray.Array[float32], iters int) (*cuarray.Array[float32], error) {
-	z, owned := x, false
-	for i := range iters {
-		var next *cuarray.Array[float32]
-		var err error
-		switch i % 3 {
-		case 0:
-			var m, a *cuarray.Array[float32]
-			if m, err = f.MulNew(z, y); err != nil {
-				return nil, err
-			}
-			a, err = f.AddNew(m, x)
-			m.UnsafeFree()
-			if err != nil {
-				return nil, err
-			}
-			next, err = f.TanhNew(a)
-			a.UnsafeFree()
-		case 1:
-			next, err = f.AddNew(z, y)
-		default:
-			next, err = f.MulScalarNew(z, 0.5)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if owned {
-			z.UnsafeFree()
-		}
-		z, owned = next, true
-	}
-	return z, nil
-}
+// chainStep is graphs.py's chain (graphbench.Chain): iters steps of
+// tanh(z*y + x), z + y or z * 0.5 in allocating forms.
+var chainStep = graphbench.Chain
 
 // graphPools returns device 0's graph pools as MemoryStatus lists them.
 func graphPools(t testing.TB) []gocuda.GraphPool {
@@ -561,3 +528,51 @@ func TestGraphsOnManyStreamsAtOnce(t *testing.T) {
 }
 
 
+
+// BenchmarkGraphChain is graphs.py's chain (200 steps, 334 operations on
+// 4096 floats) a step per iteration, eager and as a replayed graph, on a
+// stream of its own: "gocuda bench graphs" prints the same beside the
+// anchor's figures.
+func BenchmarkGraphChain(b *testing.B) {
+	s, err := cuarray.NewStream(0)
+	require.NoError(b, err)
+	defer s.Close()
+	f := cuarray.On[float32](s)
+	x := cuarray.Must(f.Randn(graphbench.ChainLen))
+	y := cuarray.Must(f.Randn(graphbench.ChainLen))
+	defer x.UnsafeFree()
+	defer y.UnsafeFree()
+	b.Run("eager", func(b *testing.B) {
+		b.ResetTimer() // the timed loop ends with the synchronisation, as graphs.py's
+		for range b.N {
+			z, err := graphbench.Chain(f, x, y, graphbench.ChainSteps)
+			if err != nil {
+				b.Fatal(err)
+			}
+			z.UnsafeFree()
+		}
+		require.NoError(b, s.Synchronize())
+		b.StopTimer()
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/graphbench.ChainOps, "ns/operation")
+	})
+	b.Run("graph", func(b *testing.B) {
+		var out *cuarray.Array[float32]
+		g, err := cuarray.Capture(s, func() (err error) {
+			out, err = graphbench.Chain(f, x, y, graphbench.ChainSteps)
+			return err
+		})
+		require.NoError(b, err)
+		defer out.UnsafeFree()
+		defer g.Close()
+		require.NoError(b, s.Synchronize())
+		b.ResetTimer()
+		for range b.N {
+			if err := g.Launch(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		require.NoError(b, s.Synchronize())
+		b.StopTimer()
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/graphbench.ChainOps, "ns/operation")
+	})
+}

@@ -28,6 +28,7 @@ var benchKinds = map[string]func(ctx context.Context, args []string, stdout, std
 	"peer":      runBenchPeer,
 	"allreduce": runBenchAllReduce,
 	"fft":       runBenchFFT,
+	"graphs":    runBenchGraphs,
 }
 
 // runBench dispatches on its first argument, a kind of benchmark; with
