@@ -527,8 +527,6 @@ func TestGraphsOnManyStreamsAtOnce(t *testing.T) {
 	}
 }
 
-
-
 // BenchmarkGraphChain is graphs.py's chain (200 steps, 334 operations on
 // 4096 floats) a step per iteration, eager and as a replayed graph, on a
 // stream of its own: "gocuda bench graphs" prints the same beside the
