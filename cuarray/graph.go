@@ -47,7 +47,10 @@ type graphState struct {
 	exec   backend.GraphExec
 	nodes  int
 	used   map[*buffer]struct{} // buffers of other pools its work uses (pinned)
-	closed bool
+	// outputs are the buffers of its own pool that were live when the
+	// capture ended: with used, what Launch orders after their last use.
+	outputs map[*buffer]struct{}
+	closed  bool
 	stats  GraphStats
 }
 
@@ -68,8 +71,8 @@ type capture struct {
 	s    *Stream
 	home *home
 	// used are the buffers of other pools the capture's work touched,
-	// pinned (see pins) as they are met.
-	used map[*buffer]struct{}
+	// pinned (see pins) as they are met; own, those of the graph's pool.
+	used, own map[*buffer]struct{}
 	// deferred are frees of blocks last used on the capturing stream,
 	// run once the capture ends.
 	deferred []func()
@@ -118,14 +121,18 @@ func (c *capture) homeFor(op string, s *Stream) (*home, error) {
 // use pins b for the capture unless it is the graph's own memory. The
 // caller holds b.mu.
 func (c *capture) use(b *buffer) {
-	if b.origin == c.home || b.origin.pool == c.home.pool {
+	// Under pins' lock: goroutines may queue on the capturing stream at
+	// once, each holding its own buffers' locks.
+	pins.Lock()
+	defer pins.Unlock()
+	if b.origin.pool == c.home.pool {
+		c.own[b] = struct{}{}
 		return
 	}
 	if _, ok := c.used[b]; ok {
 		return
 	}
 	c.used[b] = struct{}{}
-	pins.Lock()
 	if pins.m == nil {
 		pins.m = map[*buffer]*pin{}
 	}
@@ -135,7 +142,6 @@ func (c *capture) use(b *buffer) {
 		pins.m[b] = p
 	}
 	p.holders++
-	pins.Unlock()
 }
 
 // unpin drops one hold of each buffer of used and runs the frees that
@@ -311,7 +317,7 @@ func (st *graphState) capture(fn func() error) (err error) {
 		}
 		h, madePool = &home{dev: s.dev, pool: gp}, true
 	}
-	c := &capture{s: s, home: h, used: map[*buffer]struct{}{}}
+	c := &capture{s: s, home: h, used: map[*buffer]struct{}{}, own: map[*buffer]struct{}{}}
 	if !s.life.capture.CompareAndSwap(nil, c) {
 		s.life.release()
 		if madePool {
@@ -407,9 +413,17 @@ func (st *graphState) endCapture(c *capture, ok, madePool bool) {
 	c.deferred = nil
 	pins.Unlock()
 	if ok {
+		outputs := map[*buffer]struct{}{}
+		for b := range c.own {
+			b.mu.Lock()
+			if b.block != nil && b.origin.pool == c.home.pool {
+				outputs[b] = struct{}{}
+			}
+			b.mu.Unlock()
+		}
 		st.mu.Lock()
 		old := st.used
-		st.used = c.used
+		st.used, st.outputs = c.used, outputs
 		st.mu.Unlock()
 		if old != nil {
 			unpin(old)
@@ -447,10 +461,37 @@ func (g *Graph) Launch() error {
 	if err := st.freedInputs(); err != nil {
 		return err
 	}
+	if err := st.orderBuffers(s.life); err != nil {
+		return fmt.Errorf("cuarray: Launch of a graph on stream %d: %w", s.bs.ID(), err)
+	}
 	if err := st.exec.Launch(s.bs); err != nil {
 		return fmt.Errorf("cuarray: Launch of a graph on stream %d: %w", s.bs.ID(), err)
 	}
 	st.stats.Launches++
+	return nil
+}
+
+// orderBuffers orders s after the last use of every buffer the graph
+// reads or writes that moved to another stream since (an output read on
+// another stream), and makes s their last stream, so that arrays order
+// their uses around a replay as around any operation. The caller holds
+// st.mu.
+func (st *graphState) orderBuffers(s *life) error {
+	for _, set := range []map[*buffer]struct{}{st.used, st.outputs} {
+		for b := range set {
+			b.mu.Lock()
+			var err error
+			// (An output freed since and recycled for another array is
+			// ordered too: a wait more than needed, never one less.)
+			if b.block != nil && b.life != s {
+				err = b.orderOn(s)
+			}
+			b.mu.Unlock()
+			if err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -508,7 +549,7 @@ func (st *graphState) close() error {
 	}
 	st.closed = true
 	ex, used, h := st.exec, st.used, st.home
-	st.exec, st.used = nil, nil
+	st.exec, st.used, st.outputs = nil, nil, nil
 	st.mu.Unlock()
 	var errs []error
 	if ex != nil {

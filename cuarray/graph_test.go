@@ -574,3 +574,27 @@ func BenchmarkGraphChain(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/graphbench.ChainOps, "ns/operation")
 	})
 }
+
+// TestLaunchOrdersAfterUsesOfItsArraysOnOtherStreams: an output read on
+// another stream (which makes that stream its last) is still ordered
+// around the next replay: the read after Launch sees the replay's values.
+func TestLaunchOrdersAfterUsesOfItsArraysOnOtherStreams(t *testing.T) {
+	p := freshPool(t)
+	s, s2 := newStream(t, p), newStream(t, p)
+	defer s.Close()
+	defer s2.Close()
+	f, f2 := cuarray.On[float32](s), cuarray.On[float32](s2)
+	const n = 1 << 16
+	x := cuarray.Must(f.Full(1, n))
+	var out *cuarray.Array[float32]
+	g, err := cuarray.Capture(s, func() (err error) { out, err = f.MulScalarNew(x, 2); return err })
+	require.NoError(t, err)
+	defer g.Close()
+	require.NoError(t, g.Launch())
+	copied := cuarray.Must(f2.New(n))
+	require.NoError(t, f2.Copy(copied, out)) // out's last stream is s2 now
+	assert.Equal(t, filled[float32](n, 2), read(t, copied))
+	require.NoError(t, f2.Fill(x, 5)) // x too: written on s2
+	require.NoError(t, g.Launch())
+	assert.Equal(t, filled[float32](n, 10), read(t, out))
+}
