@@ -42,6 +42,10 @@ type DeviceMemory struct {
 	// (gocuda.UnifiedPool, gocuda.PinnedPool), in that order, where the
 	// program made arrays of those kinds; nil otherwise.
 	Kinds []KindPool
+	// Graphs are the pools of the device's graphs (cuarray.Capture), one
+	// a graph, in the order they were made; nil where there are none.
+	// Their memory is outside the device's limits and its pool.
+	Graphs []GraphPool
 }
 
 // KindPool is one of a device's pools of unified or pinned memory, as
@@ -92,6 +96,11 @@ func (m DeviceMemories) String() string {
 			st := k.Stats
 			rows = append(rows, []string{fmt.Sprint(d.Device), d.Name, fmt.Sprintf("%s (%s)", k.Pool, k.Memory), "-",
 				humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()), limits(st)})
+		}
+		for _, g := range d.Graphs {
+			st := g.Stats
+			rows = append(rows, []string{fmt.Sprint(d.Device), d.Name, fmt.Sprintf("%s (%s)", graphPoolStrategy, g.Name), "-",
+				humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()), "none"})
 		}
 	}
 	var b strings.Builder
@@ -166,7 +175,8 @@ func memoryOf(ps []registered) (DeviceMemories, error) {
 		}
 		p, ord := r.pool, r.device
 		dev := p.Device()
-		d := DeviceMemory{Device: ord, Name: dev.Info().Name, Total: dev.Info().TotalMemory, Pool: p.Name(), Stats: p.Stats()}
+		d := DeviceMemory{Device: ord, Name: dev.Info().Name, Total: dev.Info().TotalMemory, Pool: p.Name(), Stats: p.Stats(),
+			Graphs: graphPoolsMade(ord)}
 		if w, ok := gcpressure.For(p); ok {
 			st := w.PressureStats()
 			d.Pressure = &st
@@ -265,6 +275,16 @@ func writeStatus(w io.Writer, mem []DeviceMemory, tracing bool) error {
 			fmt.Fprintf(&b, "  %s memory pool %s: %s live (%s reserved, %s cached); %s (%.1f%% from the cache), %s\n",
 				upper(k.Memory.String()), k.Pool, humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()),
 				plural(st.Allocs, "allocation"), 100*st.HitRate(), plural(st.Frees, "free"))
+		}
+		for _, g := range d.Graphs {
+			st := g.Stats
+			closed := ""
+			if g.Closed {
+				closed = " (closed: given back when its arrays are freed)"
+			}
+			fmt.Fprintf(&b, "  Graph pool %s%s: %s live (%s reserved, %s cached); %s, %s\n",
+				g.Name, closed, humanize.IBytes(st.Live), humanize.IBytes(st.Reserved), humanize.IBytes(st.Cached()),
+				plural(st.Allocs, "allocation"), plural(st.Frees, "free"))
 		}
 	}
 	if tracing {

@@ -191,7 +191,7 @@ func (b *buffer) dev() backend.Device { return b.origin.dev }
 // ordering that stream after s. Every operation that touched the buffer
 // on another stream was ordered before s's later work when the buffer moved
 // to s (an event wait), so all of them precede any reuse.
-func (b *buffer) release() { b.free() }
+func (b *buffer) release() { b.free(false) }
 
 // drop is UnsafeFree's: it drops one array's reference, and the last one
 // frees the block and recycles the anchor an (with b) for newArray.
@@ -206,14 +206,20 @@ func (b *buffer) drop(an *anchor) {
 	if atomic.AddInt32(&b.refs, -1) != 0 {
 		return
 	}
-	b.free()
+	if b.free(true) {
+		// A graph holds the buffer (graph.go): it is freed when the graph
+		// lets it go, so neither it nor its anchor may be reused now.
+		return
+	}
 	anchors.Put(an)
 }
 
 // free gives the block back to the pool if it has not been, on the
 // buffer's last stream (or, once that has ended, on the device's default
-// stream after its tail).
-func (b *buffer) free() {
+// stream after its tail). byUser says that UnsafeFree freed it, not the
+// collector. It reports whether the free was deferred: a live graph uses
+// the buffer, or its last stream is capturing (graph.go).
+func (b *buffer) free(byUser bool) (deferred bool) {
 	// The lock orders this after the last operation on the buffer (which
 	// may have run on another goroutine) and makes an operation that races
 	// with UnsafeFree (a misuse) likelier to see block == nil and fail.
@@ -225,22 +231,31 @@ func (b *buffer) free() {
 		backend.RecycleEvent(origin.dev, ev)
 	}
 	if blk != nil {
-		// A cleanup has no caller to return an error to; the pools fail
-		// Free only for a block that is not theirs or already free, which
-		// taking the block under the lock rules out.
-		_ = l.freeOn(func(bs backend.Stream) error {
-			if others != nil {
-				// Uses without automatic ordering: the free waits for
-				// every stream that used the buffer, not only the last.
-				// Should a wait fail, the device's whole queue is waited
-				// for instead: memory is never reused under running work.
-				if orderAfterAll(origin.dev, bs, *others) != nil {
-					_ = origin.dev.Synchronize()
-				}
-			}
-			return origin.pool.Free(blk, bs)
-		})
+		if graphsLive.Load() > 0 && deferFree(b, l, origin, byUser, func() { freeBlock(l, origin, others, blk) }) {
+			return true
+		}
+		freeBlock(l, origin, others, blk)
 	}
+	return false
+}
+
+// freeBlock gives blk back to origin's pool on l's stream (or its heir's).
+func freeBlock(l *life, origin *home, others *[]*life, blk *pool.Block) {
+	// A cleanup has no caller to return an error to; the pools fail Free
+	// only for a block that is not theirs or already free, which taking
+	// the block under the lock rules out.
+	_ = l.freeOn(func(bs backend.Stream) error {
+		if others != nil {
+			// Uses without automatic ordering: the free waits for every
+			// stream that used the buffer, not only the last. Should a
+			// wait fail, the device's whole queue is waited for instead:
+			// memory is never reused under running work.
+			if orderAfterAll(origin.dev, bs, *others) != nil {
+				_ = origin.dev.Synchronize()
+			}
+		}
+		return origin.pool.Free(blk, bs)
+	})
 }
 
 // newArray makes an array of shape on s with room for its elements,
@@ -260,11 +275,19 @@ func newArray[T Elem](op string, s *Stream, shape []int) (*Array[T], error) {
 	size := uint64(n) * uint64(dt.Size())
 	var blk *pool.Block
 	var ptr backend.Ptr
+	origin := s.home
 	if size > 0 {
 		if s.closed.Load() || !s.life.acquire() {
 			return nil, closedError(op, s)
 		}
-		blk, err = s.pool.Alloc(size, s.bs)
+		if c := s.life.capture.Load(); c != nil {
+			// Inside a capture: the graph's own pool (graph.go).
+			if origin, err = c.homeFor(op, s); err != nil {
+				s.life.release()
+				return nil, err
+			}
+		}
+		blk, err = origin.pool.Alloc(size, s.bs)
 		s.life.release()
 		if err != nil {
 			return nil, fmt.Errorf("cuarray: %s %s%s: %w", op, dt, fmtShape(shape), err)
@@ -275,8 +298,8 @@ func newArray[T Elem](op string, s *Stream, shape []int) (*Array[T], error) {
 	b := an.buf // event is nil and mu unlocked, as free left it
 	// The array's reference is set with a plain store: nobody else can
 	// see b yet, so it needs no atomic add (wrap's job for shared buffers).
-	b.refs, b.origin, b.size, b.block, b.ptr, b.life = 1, s.home, size, blk, ptr, s.life
-	a := &Array[T]{buf: b, anchor: an, n: n, origin: s.home}
+	b.refs, b.origin, b.size, b.block, b.ptr, b.life = 1, origin, size, blk, ptr, s.life
+	a := &Array[T]{buf: b, anchor: an, n: n, origin: origin}
 	a.setShape(shape)
 	return a, nil
 }

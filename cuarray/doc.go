@@ -398,6 +398,22 @@
 // error wrapping kernels.ErrIndex. docs/indexing.md has the details and an
 // example.
 //
+// # Graphs
+//
+// Capture records what a function queues on a stream into a graph, which
+// Launch replays with one launch: a step of hundreds of small operations
+// then costs the host one launch instead of hundreds (CUDA graphs; the host
+// backend records and replays the functions). Arrays the function makes
+// come from a pool private to the graph; what a capture cannot record (a
+// synchronisation, a read by the host) fails with ErrCapturing and leaves
+// the capture intact. docs/graphs.md has the rules.
+//
+//	g, err := cuarray.Capture(s, func() error { return step(cuarray.On[float32](s)) })
+//	defer g.Close()
+//	for range steps {
+//		err = g.Launch()
+//	}
+//
 // # Random numbers
 //
 // Rand and Randn make float32 or float64 arrays of numbers uniform in

@@ -46,6 +46,8 @@ type life struct {
 	// per device, so that a pool the program closes and drops is let go
 	// with the streams it served.
 	pools atomic.Pointer[[]pool.Pool]
+	// capture is the capture in progress on bs (graph.go), nil when none.
+	capture atomic.Pointer[capture]
 }
 
 // note records that p may cache memory for l's stream: p serves

@@ -54,8 +54,18 @@ func (o Ops[T]) SumCols(dst, x *Array[T]) error {
 	if err := lenIs(op, "dst", dst, cols, "x's columns"); err != nil {
 		return err
 	}
+	st, err := o.streamFor(op, dst.origin.dev)
+	if err != nil {
+		return err
+	}
 	return o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
-		return sumColsScratched[T](dev, s, dst.origin.pool, p[0], p[1], rows, cols)
+		pl := dst.origin.pool
+		if c := st.life.capture.Load(); c != nil {
+			// Inside a capture the scratch is the graph's: a replay uses
+			// it long after this call gives it back.
+			pl = c.home.pool
+		}
+		return sumColsScratched[T](dev, s, pl, p[0], p[1], rows, cols)
 	}, dst, x)
 }
 

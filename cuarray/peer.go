@@ -30,6 +30,10 @@ func (o Ops[T]) copyAcross(dst, src *Array[T]) error {
 	if dst.n == 0 {
 		return nil
 	}
+	if s.life.capture.Load() != nil || src.buf.life.capture.Load() != nil || dst.buf.life.capture.Load() != nil {
+		return fmt.Errorf("cuarray: %s %s from device %d to device %d: a copy between devices cannot be captured (it orders streams of two devices): %w",
+			op, src, src.origin.dev.Ordinal(), dev.Ordinal(), ErrCapturing)
+	}
 	db, sb := dst.buf, src.buf
 	first, second := db, sb // lock in address order, as do does
 	if uintptr(unsafe.Pointer(sb)) < uintptr(unsafe.Pointer(db)) {

@@ -125,6 +125,9 @@ func (s *Stream) Close() error {
 		return fmt.Errorf("cuarray: Close of a default stream of device %d: default streams live as long as the process: %w",
 			s.dev.Ordinal(), backend.ErrInvalidValue)
 	}
+	if s.life.capture.Load() != nil {
+		return fmt.Errorf("cuarray: Close of stream %d during a capture on it: end the capture first: %w", s.bs.ID(), ErrCapturing)
+	}
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
@@ -194,6 +197,10 @@ func (s *Stream) Synchronize() error {
 	if s.Closed() || !s.life.acquire() {
 		return closedError("Synchronize", s)
 	}
+	if err := s.notCapturing("Synchronize"); err != nil {
+		s.life.release()
+		return err
+	}
 	defer s.life.release()
 	return s.bs.Synchronize()
 }
@@ -231,7 +238,17 @@ func defaultLife(dev backend.Device) (*life, error) {
 // and makes s the buffer's last stream. The caller holds b.mu and s's life.
 func (b *buffer) orderOn(s *life) error {
 	if b.life == s && b.others == nil {
+		if c := s.capture.Load(); c != nil {
+			c.use(b)
+		}
 		return nil
+	}
+	if c := s.capture.Load(); c != nil {
+		return b.orderIntoCapture(s, c)
+	}
+	if b.life.capture.Load() != nil {
+		return fmt.Errorf("the array is in use by the capture in progress on stream %d: use it on that stream until the capture ends: %w",
+			b.life.bs.ID(), ErrCapturing)
 	}
 	if b.unordered {
 		// The program orders the uses itself; only the free needs to know

@@ -50,6 +50,10 @@ func (s *Stream) SynchronizeContext(ctx context.Context) error {
 	if s.Closed() || !s.life.acquire() {
 		return closedError("SynchronizeContext", s)
 	}
+	if err := s.notCapturing("SynchronizeContext"); err != nil {
+		s.life.release()
+		return err
+	}
 	ev, err := backend.NewEvent(s.dev)
 	if err == nil {
 		if err = ev.Record(s.bs); err != nil {

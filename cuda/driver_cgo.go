@@ -20,6 +20,15 @@ package cuda
 typedef int CUresult;
 typedef int CUdevice;
 typedef void *CUcontext, *CUstream, *CUevent, *CUmodule, *CUfunction, *CUmemoryPool;
+typedef void *CUgraph, *CUgraphExec, *CUgraphNode;
+// cuda.h's CUgraphExecUpdateResultInfo (CUDA 12.0): the result
+// (CUgraphExecUpdateResult: CU_GRAPH_EXEC_UPDATE_SUCCESS = 0,
+// CU_GRAPH_EXEC_UPDATE_ERROR = 1, ..._ERROR_TOPOLOGY_CHANGED = 2,
+// ..._ERROR_NODE_TYPE_CHANGED = 3, ..._ERROR_FUNCTION_CHANGED = 4,
+// ..._ERROR_PARAMETERS_CHANGED = 5, ..._ERROR_NOT_SUPPORTED = 6,
+// ..._ERROR_UNSUPPORTED_FUNCTION_CHANGE = 7,
+// ..._ERROR_ATTRIBUTES_CHANGED = 8) and the nodes it is about.
+typedef struct { int result; CUgraphNode errorNode; CUgraphNode errorFromNode; } CUgraphExecUpdateResultInfo;
 typedef unsigned long long CUdeviceptr;
 typedef unsigned long long CUmemHandle;
 typedef struct { unsigned char bytes[16]; } CUuuid;
@@ -112,7 +121,16 @@ FN(CUresult, cuMemPoolSetAttribute, (CUmemoryPool, int, void*)) \
 FN(CUresult, cuMemPoolGetAttribute, (CUmemoryPool, int, void*)) \
 FN(CUresult, cuMemPoolTrimTo, (CUmemoryPool, size_t)) \
 FN(CUresult, cuMemAllocFromPoolAsync, (CUdeviceptr*, size_t, CUmemoryPool, CUstream)) \
-FN(CUresult, cuMemFreeAsync, (CUdeviceptr, CUstream))
+FN(CUresult, cuMemFreeAsync, (CUdeviceptr, CUstream)) \
+FN(CUresult, cuStreamBeginCapture_v2, (CUstream, int)) \
+FN(CUresult, cuStreamEndCapture, (CUstream, CUgraph*)) \
+FN(CUresult, cuStreamIsCapturing, (CUstream, int*)) \
+FN(CUresult, cuGraphInstantiateWithFlags, (CUgraphExec*, CUgraph, unsigned long long)) \
+FN(CUresult, cuGraphLaunch, (CUgraphExec, CUstream)) \
+FN(CUresult, cuGraphExecUpdate_v2, (CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*)) \
+FN(CUresult, cuGraphExecDestroy, (CUgraphExec)) \
+FN(CUresult, cuGraphDestroy, (CUgraph)) \
+FN(CUresult, cuGraphGetNodes, (CUgraph, void**, size_t*))
 FUNCS
 #undef FN
 
@@ -404,6 +422,26 @@ static gc_rv gc_alloc_async(uintptr_t c, size_t n, uintptr_t pool, uintptr_t s) 
 	return o;
 }
 static CUresult gc_free_async(uintptr_t c, CUdeviceptr p, uintptr_t s) { CTX(c); NEED(cuMemFreeAsync); return p_cuMemFreeAsync(p, (CUstream)s); }
+
+// Stream capture and graphs. The capture mode is cuda.h's
+// CUstreamCaptureMode (CU_STREAM_CAPTURE_MODE_GLOBAL = 0, _THREAD_LOCAL =
+// 1, _RELAXED = 2); the status CUstreamCaptureStatus
+// (CU_STREAM_CAPTURE_STATUS_NONE = 0, _ACTIVE = 1, _INVALIDATED = 2).
+static CUresult gc_begin_capture(uintptr_t c, uintptr_t s, int mode) { CTX(c); NEED(cuStreamBeginCapture_v2); return p_cuStreamBeginCapture_v2((CUstream)s, mode); }
+static CUresult gc_end_capture(uintptr_t c, uintptr_t s, uintptr_t *g) { CTX(c); NEED(cuStreamEndCapture); return p_cuStreamEndCapture((CUstream)s, (CUgraph*)g); }
+static CUresult gc_is_capturing(uintptr_t c, uintptr_t s, int *st) { CTX(c); NEED(cuStreamIsCapturing); return p_cuStreamIsCapturing((CUstream)s, st); }
+static CUresult gc_graph_instantiate(uintptr_t c, uintptr_t *e, uintptr_t g) { CTX(c); NEED(cuGraphInstantiateWithFlags); return p_cuGraphInstantiateWithFlags((CUgraphExec*)e, (CUgraph)g, 0); }
+static CUresult gc_graph_launch(uintptr_t c, uintptr_t e, uintptr_t s) { CTX(c); NEED(cuGraphLaunch); return p_cuGraphLaunch((CUgraphExec)e, (CUstream)s); }
+static CUresult gc_graph_exec_update(uintptr_t c, uintptr_t e, uintptr_t g, int *result) {
+	CTX(c); NEED(cuGraphExecUpdate_v2);
+	CUgraphExecUpdateResultInfo info; memset(&info, 0, sizeof info);
+	CUresult r = p_cuGraphExecUpdate_v2((CUgraphExec)e, (CUgraph)g, &info);
+	*result = info.result;
+	return r;
+}
+static CUresult gc_graph_exec_destroy(uintptr_t c, uintptr_t e) { CTX(c); NEED(cuGraphExecDestroy); return p_cuGraphExecDestroy((CUgraphExec)e); }
+static CUresult gc_graph_destroy(uintptr_t c, uintptr_t g) { CTX(c); NEED(cuGraphDestroy); return p_cuGraphDestroy((CUgraph)g); }
+static CUresult gc_graph_nodes(uintptr_t c, uintptr_t g, size_t *n) { CTX(c); NEED(cuGraphGetNodes); return p_cuGraphGetNodes((CUgraph)g, 0, n); }
 */
 import "C"
 
@@ -748,4 +786,43 @@ func cAllocAsync(c uintptr, n uint64, pool, s uintptr) (DevicePtr, Result) {
 
 func cFreeAsync(c uintptr, p DevicePtr, s uintptr) Result {
 	return r(C.gc_free_async(u(c), C.CUdeviceptr(p), u(s)))
+}
+
+func cBeginCapture(c, s uintptr, mode int) Result {
+	return r(C.gc_begin_capture(u(c), u(s), C.int(mode)))
+}
+
+func cEndCapture(c, s uintptr) (uintptr, Result) {
+	var g C.uintptr_t
+	x := C.gc_end_capture(u(c), u(s), &g)
+	return uintptr(g), r(x)
+}
+
+func cIsCapturing(c, s uintptr) (int, Result) {
+	var st C.int
+	x := C.gc_is_capturing(u(c), u(s), &st)
+	return int(st), r(x)
+}
+
+func cGraphInstantiate(c, g uintptr) (uintptr, Result) {
+	var e C.uintptr_t
+	x := C.gc_graph_instantiate(u(c), &e, u(g))
+	return uintptr(e), r(x)
+}
+
+func cGraphLaunch(c, e, s uintptr) Result { return r(C.gc_graph_launch(u(c), u(e), u(s))) }
+
+func cGraphExecUpdate(c, e, g uintptr) (int, Result) {
+	var res C.int
+	x := C.gc_graph_exec_update(u(c), u(e), u(g), &res)
+	return int(res), r(x)
+}
+
+func cGraphExecDestroy(c, e uintptr) Result { return r(C.gc_graph_exec_destroy(u(c), u(e))) }
+func cGraphDestroy(c, g uintptr) Result     { return r(C.gc_graph_destroy(u(c), u(g))) }
+
+func cGraphNodes(c, g uintptr) (int, Result) {
+	var n C.size_t
+	x := C.gc_graph_nodes(u(c), u(g), &n)
+	return int(n), r(x)
 }

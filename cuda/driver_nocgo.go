@@ -92,3 +92,12 @@ func cBenchC(which int, c, h uintptr, n int64) int64                       { ret
 func cBenchLaunch(c, f, s uintptr, p DevicePtr, m, grid, block uint32, n, burst int64) int64 {
 	return -1
 }
+func cBeginCapture(c, s uintptr, mode int) Result      { return errNoDriver }
+func cEndCapture(c, s uintptr) (uintptr, Result)       { return 0, errNoDriver }
+func cIsCapturing(c, s uintptr) (int, Result)          { return 0, errNoDriver }
+func cGraphInstantiate(c, g uintptr) (uintptr, Result) { return 0, errNoDriver }
+func cGraphLaunch(c, e, s uintptr) Result              { return errNoDriver }
+func cGraphExecUpdate(c, e, g uintptr) (int, Result)   { return 0, errNoDriver }
+func cGraphExecDestroy(c, e uintptr) Result            { return errNoDriver }
+func cGraphDestroy(c, g uintptr) Result                { return errNoDriver }
+func cGraphNodes(c, g uintptr) (int, Result)           { return 0, errNoDriver }

@@ -278,6 +278,9 @@ func reduce(op string, k kop, types dtypeSet, dt DType, dev backend.Device, s ba
 		}
 		return [2]uint64{}, nil // an empty sum is 0 in every accumulator
 	}
+	if backend.Capturing(s) {
+		return [2]uint64{}, t.errorf("a reduction to a Go value reads the result on the host, which a capture cannot record; reduce into an array instead: %w", backend.ErrCapturing)
+	}
 	if t.cu != nil {
 		return t.gpuReduce(k, x, y, n)
 	}

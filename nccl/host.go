@@ -344,6 +344,11 @@ func (h *hostComm) enqueueLocked(s devstream.HostStream, ops []*hostOp) error {
 	if len(ops) > 1 {
 		name = fmt.Sprintf("nccl group of %d operations", len(ops))
 	}
+	if backend.Capturing(s) {
+		// A replay would run the rendezvous again with ranks that did not
+		// replay theirs; on a GPU NCCL records into the graph itself.
+		return fmt.Errorf("%s on the host backend cannot be captured into a graph: %w", name, backend.ErrCapturing)
+	}
 	h.inflight++
 	err := s.EnqueueAccess(name, acc, false, func() {
 		h.execute(ops)

@@ -240,6 +240,11 @@ func (s *Source) alloc(size uint64) (backend.Ptr, error) {
 // Release gives memory from Alloc back to the driver once the work queued
 // on stream (the block's last stream; nil for none) is done.
 func (s *Source) Release(p backend.Ptr, size uint64, stream backend.Stream) error {
+	if backend.Capturing(stream) || backend.DeviceCapturing(s.dev) {
+		// Its work cannot be waited for until the capture ends; the
+		// strategy keeps the block (FreeLater) or waits for the device.
+		return fmt.Errorf("pool: giving %d bytes back while device %d has a stream capturing: %w", size, s.dev.Ordinal(), backend.ErrCapturing)
+	}
 	if stream != nil {
 		if err := stream.Synchronize(); err != nil {
 			return err

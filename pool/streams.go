@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"fmt"
 	"sync"
 
 	"go.uber.org/atomic"
@@ -130,6 +131,11 @@ func (t *StreamTable[T]) Each(f func(*T)) {
 func Order(from, to backend.Stream) error {
 	if from == nil || to == nil || from == to || from.ID() == to.ID() {
 		return nil
+	}
+	if backend.Capturing(from) || backend.Capturing(to) {
+		// An event across a capture's boundary would break the capture
+		// (or pull to into it): the caller takes memory elsewhere.
+		return fmt.Errorf("pool: ordering stream %d after stream %d: %w", to.ID(), from.ID(), backend.ErrCapturing)
 	}
 	ev, err := backend.NewEvent(from.Device())
 	if err != nil {

@@ -55,6 +55,7 @@ func Run(t *testing.T, b backend.Backend) {
 	t.Run("CopyPeerSameDevice", func(t *testing.T) { testCopyPeerSameDevice(t, d, big) })
 	t.Run("Unified", func(t *testing.T) { testUnified(t, d) })
 	t.Run("Pinned", func(t *testing.T) { testPinned(t, d) })
+	t.Run("Capture", func(t *testing.T) { testCapture(t, d) })
 }
 
 func device(t *testing.T, b backend.Backend, ordinal int) backend.Device {

@@ -85,6 +85,8 @@ type Device struct {
 	ctx  *cuda.Context
 	info backend.Info
 	gran uint64
+	// captures counts the device's streams capturing now (graph.go).
+	captures atomic.Int32
 }
 
 func openDevice(i int) (*Device, error) {
@@ -149,6 +151,9 @@ func wrap(err error) error {
 		return fmt.Errorf("%w: %w", backend.ErrNotSupported, err)
 	case errors.Is(err, cuda.ErrInvalidDevice), errors.Is(err, cuda.ErrNoDevice):
 		return fmt.Errorf("%w: %w", backend.ErrNoDevice, err)
+	case errors.Is(err, cuda.ErrCaptureUnsupported), errors.Is(err, cuda.ErrCaptureInvalidated),
+		errors.Is(err, cuda.ErrCaptureIsolation), errors.Is(err, cuda.ErrCaptureImplicit):
+		return fmt.Errorf("%w: %w", backend.ErrCapturing, err)
 	}
 	return err
 }
@@ -190,7 +195,14 @@ func (d *Device) NewEvent(timing bool) (backend.Event, error) {
 }
 
 // Synchronize waits for all work on the device.
-func (d *Device) Synchronize() error { return wrap(d.ctx.Synchronize()) }
+func (d *Device) Synchronize() error {
+	if n := d.captures.Load(); n > 0 {
+		// cuCtxSynchronize breaks a capture on any of the context's
+		// streams, whatever the capture mode.
+		return fmt.Errorf("cuda backend: device %d: Synchronize while %d of its streams capture: %w", d.info.Ordinal, n, backend.ErrCapturing)
+	}
+	return wrap(d.ctx.Synchronize())
+}
 
 func (d *Device) stream(s backend.Stream) (*Stream, error) {
 	cs, ok := s.(*Stream)
@@ -216,6 +228,9 @@ func (d *Device) CopyHtoD(dst backend.Ptr, src unsafe.Pointer, n uint64, s backe
 	if err != nil {
 		return err
 	}
+	if err := cs.notCapturing("CopyHtoD from pageable host memory"); err != nil {
+		return err
+	}
 	return wrap(cs.s.MemcpyHtoDAsync(cuda.DevicePtr(dst), src, n))
 }
 
@@ -227,6 +242,9 @@ func (d *Device) CopyDtoH(dst unsafe.Pointer, src backend.Ptr, n uint64, s backe
 	}
 	cs, err := d.stream(s)
 	if err != nil {
+		return err
+	}
+	if err := cs.notCapturing("CopyDtoH (a read by the host)"); err != nil {
 		return err
 	}
 	if err := cs.s.MemcpyDtoHAsync(dst, cuda.DevicePtr(src), n); err != nil {
@@ -284,6 +302,10 @@ type Stream struct {
 	// destroyed makes use after Destroy an error: the driver may have
 	// recycled the handle, and handing it over would be undefined.
 	destroyed atomic.Bool
+	// capturing is set between BeginCapture and EndCapture: what the
+	// driver would refuse during a capture, and then invalidate it for,
+	// is refused here before the driver is called (graph.go).
+	capturing atomic.Bool
 }
 
 func (s *Stream) live() error {
@@ -307,12 +329,18 @@ func (s *Stream) Synchronize() error {
 	if err := s.live(); err != nil {
 		return err
 	}
+	if err := s.notCapturing("Synchronize"); err != nil {
+		return err
+	}
 	return wrap(s.s.Synchronize())
 }
 
 // Query reports whether the stream's work is done.
 func (s *Stream) Query() (bool, error) {
 	if err := s.live(); err != nil {
+		return false, err
+	}
+	if err := s.notCapturing("Query"); err != nil {
 		return false, err
 	}
 	ok, err := s.s.Query()
@@ -322,7 +350,7 @@ func (s *Stream) Query() (bool, error) {
 // Pending reports whether work is still queued on the stream (one
 // cuStreamQuery); a destroyed stream or an error says no.
 func (s *Stream) Pending() bool {
-	if s.destroyed.Load() {
+	if s.destroyed.Load() || s.capturing.Load() { // a query would invalidate a capture
 		return false
 	}
 	done, err := s.s.Query()
@@ -338,6 +366,9 @@ func (s *Stream) WaitEvent(e backend.Event) error {
 	if err := s.live(); err != nil {
 		return err
 	}
+	if err := s.notCapturing("WaitEvent (a dependency on work outside the capture)"); err != nil {
+		return err
+	}
 	return wrap(s.s.WaitEvent(ce.e))
 }
 
@@ -349,6 +380,7 @@ func (s *Stream) Destroy() error {
 	if !s.destroyed.CompareAndSwap(false, true) {
 		return fmt.Errorf("cuda backend: stream %d destroyed twice: %w", s.id, backend.ErrInvalidValue)
 	}
+	s.dropCapture() // a capture still open is ended and its graph dropped
 	if err := s.s.Synchronize(); err != nil {
 		return wrap(err)
 	}
@@ -370,6 +402,9 @@ func (e *Event) Record(s backend.Stream) error {
 		return fmt.Errorf("cuda backend: stream %T is not a CUDA stream: %w", s, backend.ErrInvalidValue)
 	}
 	if err := cs.live(); err != nil {
+		return err
+	}
+	if err := cs.notCapturing("Event.Record (gocuda captures one stream: no events inside)"); err != nil {
 		return err
 	}
 	return wrap(e.e.Record(cs.s))

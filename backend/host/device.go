@@ -29,6 +29,9 @@ type Device struct {
 	streamMu sync.Mutex
 	streams  map[*Stream]struct{} // live streams, for Device.Synchronize
 
+	// captures counts the device's streams capturing now (graph.go).
+	captures atomic.Int32
+
 	vmm vmm
 }
 
@@ -175,6 +178,10 @@ func (d *Device) Synchronize() error {
 	if err := d.b.fault(FaultSync); err != nil {
 		return d.faulted(err, "Synchronize")
 	}
+	if n := d.captures.Load(); n > 0 {
+		// As on CUDA, where cuCtxSynchronize breaks a capture.
+		return fmt.Errorf("host: device %d: Synchronize while %d of its streams capture: %w", d.ordinal, n, backend.ErrCapturing)
+	}
 	d.streamMu.Lock()
 	streams := make([]*Stream, 0, len(d.streams))
 	for s := range d.streams {
@@ -215,6 +222,9 @@ func (d *Device) CopyHtoD(dst backend.Ptr, src unsafe.Pointer, n uint64, s backe
 	if err := d.b.fault(FaultCopy); err != nil {
 		return d.faulted(err, "CopyHtoD of %d bytes", n)
 	}
+	if err := hs.notCapturing("CopyHtoD from pageable host memory"); err != nil {
+		return err
+	}
 	staged := make([]byte, n)
 	copy(staged, unsafe.Slice((*byte)(src), n))
 	return hs.enqueueOp("CopyHtoD", func() { copy(bytesAt(dst, n), staged) }, Access{dst, n, true})
@@ -231,6 +241,9 @@ func (d *Device) CopyDtoH(dst unsafe.Pointer, src backend.Ptr, n uint64, s backe
 	}
 	if err := d.b.fault(FaultCopy); err != nil {
 		return d.faulted(err, "CopyDtoH of %d bytes", n)
+	}
+	if err := hs.notCapturing("CopyDtoH (a read by the host)"); err != nil {
+		return err
 	}
 	done := make(chan struct{})
 	fn := func() {

@@ -65,6 +65,9 @@ func (e *Event) Record(s backend.Stream) error {
 	if err := e.dev.b.fault(FaultRecord); err != nil {
 		return e.dev.faulted(err, "Event.Record on stream %d", hs.id)
 	}
+	if err := hs.notCapturing("Event.Record (gocuda captures one stream: no events inside)"); err != nil {
+		return err
+	}
 	m := &marker{done: make(chan struct{})}
 	timing := e.timing
 	// Holding mu across the enqueue makes cur the marker queued last when

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocuda/gocuda/backend"
 )
@@ -23,6 +24,12 @@ type Stream struct {
 	finished uint64
 	closing  bool
 	exited   chan struct{}
+
+	// capture is what a capture has recorded so far (BeginCapture), nil
+	// when the stream is not capturing; guarded by mu. capturing mirrors
+	// capture != nil, so that queuing checks it with one load.
+	capture   *Graph
+	capturing atomic.Bool
 
 	// ck is the stream's clock in the stream checker, guarded by the
 	// checker's mu; nil until the checker first sees the stream.
@@ -66,6 +73,11 @@ func (s *Stream) Enqueue(fn func()) error {
 // stream checker costs anything when it is off: a load and a branch that
 // is always taken the same way.
 func (s *Stream) enqueueOp(name string, fn func(), acc ...Access) error {
+	if s.capturing.Load() {
+		if ok, err := s.record(name, acc, fn); ok {
+			return err
+		}
+	}
 	if c := s.dev.b.check.Load(); c != nil {
 		_, err := s.enqueueChecked(c, opSpec{name: name}, acc, fn)
 		return err
@@ -124,6 +136,9 @@ func (s *Stream) Synchronize() error {
 	if err := s.dev.b.fault(FaultSync); err != nil {
 		return fmt.Errorf("host: stream %d: Synchronize: %w", s.id, err)
 	}
+	if err := s.notCapturing("Synchronize"); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -159,6 +174,9 @@ func (s *Stream) waitLocked() {
 
 // Query reports whether all queued work has finished.
 func (s *Stream) Query() (bool, error) {
+	if err := s.notCapturing("Query"); err != nil {
+		return false, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -192,6 +210,9 @@ func (s *Stream) WaitEvent(e backend.Event) error {
 	}
 	if err := s.dev.b.fault(FaultWait); err != nil {
 		return fmt.Errorf("host: stream %d: WaitEvent: %w", s.id, err)
+	}
+	if err := s.notCapturing("WaitEvent (a dependency on work outside the capture)"); err != nil {
+		return err
 	}
 	m, err := ev.last()
 	if err != nil {
@@ -228,6 +249,11 @@ func (s *Stream) Destroy() error {
 		return s.destroyed()
 	}
 	s.closing = true
+	if s.capture != nil { // a capture still open is dropped
+		s.capture = nil
+		s.capturing.Store(false)
+		s.dev.captures.Add(-1)
+	}
 	s.wake.Signal()
 	s.mu.Unlock()
 	var clock vclock

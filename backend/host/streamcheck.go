@@ -174,6 +174,15 @@ func (s *Stream) EnqueueAccess(name string, acc []Access, hostWaits bool, fn fun
 				s.id, name, a.Bytes, uintptr(a.Ptr), backend.ErrInvalidValue)
 		}
 	}
+	if s.capturing.Load() {
+		if hostWaits {
+			// The caller would wait for fn, which a capture never runs.
+			return fmt.Errorf("host: stream %d: %s hands its result to the host: %w", s.id, name, backend.ErrCapturing)
+		}
+		if ok, err := s.record(name, acc, fn); ok {
+			return err
+		}
+	}
 	if c := s.dev.b.check.Load(); c != nil {
 		_, err := s.enqueueChecked(c, opSpec{name: name, hostWaits: hostWaits}, acc, fn)
 		return err

@@ -30,6 +30,7 @@ var benchKinds = map[string]func(ctx context.Context, args []string, stdout, std
 	"fft":       runBenchFFT,
 	"arrays":    runBenchArrays,
 	"gemm":      runBenchGemm,
+	"graphs":    runBenchGraphs,
 }
 
 // runBench dispatches on its first argument, a kind of benchmark; with

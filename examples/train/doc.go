@@ -13,6 +13,7 @@
 //	go run ./examples/train -quick                           # seconds, any backend
 //	go run ./examples/train -hard-limit 4GiB -gc-early=true  # the H100 run
 //	go run ./examples/train -hard-limit 4GiB -gc-early=false -json
+//	go run ./examples/train -graph                           # the step as a replayed graph
 //
 // bench/pytorch_train.py is the same model in PyTorch; bench/README.md runs
 // the two side by side.

@@ -44,6 +44,11 @@ type Config struct {
 	// reserved bytes over the run, collections and out-of-memory retries
 	// marked.
 	Plot string `json:"-"`
+	// Graph trains on the step captured once into a CUDA graph
+	// (cuarray.Capture) and replayed (-graph): each step copies its batch
+	// into the graph's input arrays and launches it. The losses are
+	// eager's.
+	Graph bool `json:"graph"`
 }
 
 // defaultConfig is the H100 run: each step allocates 1.20 GiB of fresh
@@ -208,6 +213,7 @@ func parseFlags(args []string) (Config, runOpts, error) {
 	fs.Float64Var(&c.LR, "lr", 0, "SGD learning rate (TRAIN_LR)")
 	fs.Float64Var(&c.Mom, "momentum", -1, "SGD momentum (TRAIN_MOMENTUM)")
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed for weights and data (TRAIN_SEED)")
+	fs.BoolVar(&c.Graph, "graph", envBool("TRAIN_GRAPH"), "train on the step captured once into a graph (cuarray.Capture) and replayed: one launch a step (TRAIN_GRAPH)")
 	if err := fs.Parse(args); err != nil {
 		return c, opts, err
 	}
@@ -348,9 +354,16 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 		pacerString(rep.GCPercent))
 
 	// One stream for everything: work on it runs in the order it is queued.
+	// A graph is captured on a stream of its own, not a default stream.
 	s, err := cuarray.DefaultStream(0)
+	if cfg.Graph {
+		s, err = cuarray.NewStream(0)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Graph {
+		defer s.Close()
 	}
 	f := cuarray.On[float32](s)
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
@@ -363,6 +376,14 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 		return nil, fmt.Errorf("train: making the model: %w", err)
 	}
 	fmt.Fprintf(w, "MLP %d → %d×%d → %d, batch %d, %d steps × %d epochs\n", cfg.In, cfg.Depth, cfg.Width, cfg.Classes, cfg.Batch, cfg.Steps, cfg.Epochs)
+	var graph *graphStep
+	if cfg.Graph {
+		if graph, err = newGraphStep(f, model, cfg); err != nil {
+			return nil, err
+		}
+		defer graph.close()
+		fmt.Fprintln(w, "the step is captured into a graph after the first, eager, step, and replayed")
+	}
 	heap := makeHostHeap(cfg.HostHeap, r)
 	if cfg.HostHeap > 0 {
 		fmt.Fprintf(w, "host heap: %d linked records, %s\n", heap.len(), humanize.IBytes(cfg.HostHeap))
@@ -379,10 +400,19 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 		// The per-example losses add up on the device; reading them once
 		// an epoch is the only time the host waits for the GPU.
 		total, err := f.Zeros(cfg.Batch)
+		if graph != nil {
+			total, err = graph.total, f.Fill(graph.total, 0)
+		}
 		if err != nil {
 			return nil, err
 		}
 		for _, batch := range data {
+			if graph != nil {
+				if err := graph.step(batch); err != nil {
+					return nil, fmt.Errorf("train: epoch %d: %w", e+1, err)
+				}
+				continue
+			}
 			loss, err := model.Step(batch.X, batch.Labels)
 			if err != nil {
 				return nil, fmt.Errorf("train: epoch %d: %w", e+1, err)

@@ -197,3 +197,19 @@ func TestWithSizesKeepsTheOtherSettings(t *testing.T) {
 	assert.Equal(t, "x.svg", got.Plot)
 	assert.NoError(t, got.check())
 }
+
+// -graph trains on the captured step: the same losses as eager, bit for
+// bit (the same kernels on the same values in the same order).
+func TestGraphTrainsWithEagersLosses(t *testing.T) {
+	eager, err := Run(quickConfig, io.Discard)
+	require.NoError(t, err)
+	cfg := quickConfig
+	cfg.Graph = true
+	graph, err := Run(cfg, io.Discard)
+	require.NoError(t, err)
+	require.Len(t, graph.Epochs, len(eager.Epochs))
+	for i := range eager.Epochs {
+		assert.Equal(t, eager.Epochs[i].Loss, graph.Epochs[i].Loss, "epoch %d", i+1)
+	}
+	assert.True(t, graph.Config.Graph)
+}
