@@ -73,7 +73,10 @@ echo "wrote $out ($entries kernels) with $("$nvcc" --version | grep -i release |
 fatbin=kernels/ptx/kernels.fatbin.gz
 ftmp=$(mktemp --suffix=.fatbin)
 trap 'rm -f "$ftmp"' EXIT
-fflags=(-fatbin -O3 -std=c++17 --fmad=true -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90)
+# --no-compress: CUDA 13's nvcc compresses large fatbins by default, which
+# hides the kernel names the Go test reads (and the gzip here compresses
+# better anyway: 4.2 MB for 478 kernels, against 20.6 MB unpacked).
+fflags=(-fatbin -O3 -std=c++17 --fmad=true -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 --no-compress)
 [ "${LINEINFO:-}" = 1 ] && fflags+=(-lineinfo)
 echo "+ $nvcc ${fflags[*]} -o $fatbin $src"
 "$nvcc" "${fflags[@]}" -o "$ftmp" "$src"
