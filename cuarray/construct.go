@@ -285,6 +285,9 @@ func normAxis(op string, axis, ndim int, what string) (int, error) {
 	if ax < 0 {
 		ax += ndim
 	}
+	if ndim == 0 {
+		return 0, fmt.Errorf("cuarray: %s: %s has no axes; axis %d needs an array of at least one dimension (Reshape it): %w", op, what, axis, ErrShape)
+	}
 	if ax < 0 || ax >= ndim {
 		return 0, fmt.Errorf("cuarray: %s: axis %d is out of range for %s; it must be in [%d, %d): %w", op, axis, what, -ndim, ndim, ErrShape)
 	}

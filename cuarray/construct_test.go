@@ -333,7 +333,7 @@ func TestConstructionErrors(t *testing.T) {
 		{"Concat axis", func() error { _, err := f.Concat(nil, []*cuarray.Array[float32]{a, b}, 2); return err }, cuarray.ErrShape,
 			[]string{"axis 2 is out of range for [2 3]", "[-2, 2)"}},
 		{"Concat scalar", func() error { _, err := f.Concat(nil, []*cuarray.Array[float32]{scalar}, 0); return err }, cuarray.ErrShape,
-			[]string{"axis 0 is out of range for []"}},
+			[]string{"[] has no axes; axis 0 needs"}},
 		{"Concat dst shape", func() error { _, err := f.Concat(a, []*cuarray.Array[float32]{a, a}, 0); return err }, cuarray.ErrShape, []string{"dst float32[2 3]", "[4 3]"}},
 		{"Concat dst overlaps", func() error { _, err := f.Concat(big, []*cuarray.Array[float32]{half, view}, 0); return err }, cuarray.ErrShape,
 			[]string{"arrays[0]", "shares memory with dst"}},
