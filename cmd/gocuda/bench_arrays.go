@@ -25,33 +25,115 @@ type arrayCase struct {
 	setup func(s *cuarray.Stream) (run func() error, free func(), err error)
 }
 
-// arrayCases are the cases, in arrays.py's order.
+// arrayCases are the cases, in arrays.py's order. Each reads a 4096 × 4096
+// float32 x of normal numbers (as torch.randn) unless it says otherwise.
+// "x > 0" compares x with an array of zeros (cuarray's comparisons take two
+// arrays), reading twice the bytes arrays.py counts; the sorts give values
+// (Sort) or indices (Argsort), where torch.sort gives both.
 var arrayCases = []arrayCase{
-	{"copy 4096x4096 f32 (read+write)", 2 * f32Square, func(s *cuarray.Stream) (func() error, func(), error) {
-		return pair(s, func(o cuarray.Ops[float32], x, y *cuarray.Array[float32]) error { return o.Copy(y, x) })
-	}},
-	{"exp 4096x4096 f32", 2 * f32Square, func(s *cuarray.Stream) (func() error, func(), error) {
-		return pair(s, func(o cuarray.Ops[float32], x, y *cuarray.Array[float32]) error { return o.Exp(y, x) })
-	}},
+	{"copy 4096x4096 f32 (read+write)", 2 * f32Square, square(func(o ops, x, y *f32s) error { return o.Copy(y, x) })},
+	{"sum dim=0 (down columns) 4096x4096 f32", f32Square, reduceCase(0)},
+	{"sum dim=1 (along rows) 4096x4096 f32", f32Square, reduceCase(1)},
+	{"sum all 4096x4096 f32", f32Square, reduceCase(0, 1)},
+	{"argmax dim=1 4096x4096 f32", f32Square, square(func(o ops, x, _ *f32s) error {
+		r, err := o.ArgMaxAxes(nil, x, []int{1}, false)
+		if err == nil {
+			r.UnsafeFree()
+		}
+		return err
+	})},
+	{"mean dim=0 4096x4096 f32", f32Square, square(func(o ops, x, _ *f32s) error {
+		r, err := o.MeanAxes(nil, x, []int{0}, false)
+		if err == nil {
+			r.UnsafeFree()
+		}
+		return err
+	})},
+	{"cumsum dim=1 4096x4096 f32", 2 * f32Square, square(func(o ops, x, y *f32s) error { _, err := o.Cumsum(y, x, 1); return err })},
+	{"cumsum dim=0 4096x4096 f32", 2 * f32Square, square(func(o ops, x, y *f32s) error { _, err := o.Cumsum(y, x, 0); return err })},
+	{"transpose copy x.t().contiguous() 4096x4096 f32", 2 * f32Square, square(func(o ops, x, y *f32s) error {
+		xt, err := x.Transpose()
+		if err != nil {
+			return err
+		}
+		return o.Copy(y, xt)
+	})},
+	{"where(x > 0, x, 0) 4096x4096 f32", 2 * f32Square, square(func(o ops, x, y *f32s) error {
+		mask, err := o.Greater(nil, x, y) // y holds zeros: the case zeroes it first
+		if err != nil {
+			return err
+		}
+		defer mask.UnsafeFree()
+		_, err = o.Where(y, mask, x, y)
+		return err
+	})},
+	{"x > 0 (bool out) 4096x4096 f32", f32Square + f32Square/4, square(func(o ops, x, y *f32s) error {
+		mask, err := o.Greater(nil, x, y)
+		if err == nil {
+			mask.UnsafeFree()
+		}
+		return err
+	})},
+	{"exp 4096x4096 f32", 2 * f32Square, square(func(o ops, x, y *f32s) error { return o.Exp(y, x) })},
+	{"sort 16M f32 (values)", 4 << 24, vector(1<<24, func(o ops, x, y *f32s) error { _, err := o.Sort(y, x, false); return err })},
+	{"argsort 16M f32 (indices)", 4 << 24, vector(1<<24, func(o ops, x, _ *f32s) error {
+		r, err := o.Argsort(nil, x, false)
+		if err == nil {
+			r.UnsafeFree()
+		}
+		return err
+	})},
+	{"sort per row 4096x4096 f32 (dim=1)", f32Square, square(func(o ops, x, y *f32s) error { _, err := o.Sort(y, x, false); return err })},
 }
+
+type (
+	ops  = cuarray.Ops[float32]
+	f32s = cuarray.Array[float32]
+)
 
 // f32Square is the bytes of arrays.py's x, a 4096 × 4096 float32 array.
 const f32Square = 4096 * 4096 * 4
 
-// pair makes two 4096 × 4096 float32 arrays on s, x random and y for the
-// result, and returns op on them as a case's call.
-func pair(s *cuarray.Stream, op func(o cuarray.Ops[float32], x, y *cuarray.Array[float32]) error) (func() error, func(), error) {
-	o := cuarray.On[float32](s)
-	x, err := o.Zeros(4096, 4096)
-	if err != nil {
-		return nil, nil, err
+// reduceCase sums x over axes into an array made once.
+func reduceCase(axes ...int) func(s *cuarray.Stream) (func() error, func(), error) {
+	return square(func(o ops, x, _ *f32s) error {
+		r, err := o.SumAxes(nil, x, axes, false)
+		if err == nil {
+			r.UnsafeFree()
+		}
+		return err
+	})
+}
+
+// square is a case on x, 4096 × 4096 normal numbers, and y of the same
+// shape (zeros, for the result).
+func square(op func(o ops, x, y *f32s) error) func(s *cuarray.Stream) (func() error, func(), error) {
+	return arrays([]int{4096, 4096}, op)
+}
+
+// vector is a case on x, n normal numbers, and y of n zeros.
+func vector(n int, op func(o ops, x, y *f32s) error) func(s *cuarray.Stream) (func() error, func(), error) {
+	return arrays([]int{n}, op)
+}
+
+func arrays(shape []int, op func(o ops, x, y *f32s) error) func(s *cuarray.Stream) (func() error, func(), error) {
+	return func(s *cuarray.Stream) (func() error, func(), error) {
+		o := cuarray.On[float32](s)
+		x, err := o.New(shape...)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := o.FillRandn(x, 0, 1); err != nil {
+			x.UnsafeFree()
+			return nil, nil, err
+		}
+		y, err := o.Zeros(shape...)
+		if err != nil {
+			x.UnsafeFree()
+			return nil, nil, err
+		}
+		return func() error { return op(o, x, y) }, func() { x.UnsafeFree(); y.UnsafeFree() }, nil
 	}
-	y, err := o.Zeros(4096, 4096)
-	if err != nil {
-		x.UnsafeFree()
-		return nil, nil, err
-	}
-	return func() error { return op(o, x, y) }, func() { x.UnsafeFree(); y.UnsafeFree() }, nil
 }
 
 func runBenchArrays(ctx context.Context, args []string, stdout, stderr io.Writer) error {
