@@ -84,6 +84,14 @@ var arrayCases = []arrayCase{
 		return err
 	})},
 	{"sort per row 4096x4096 f32 (dim=1)", f32Square, square(func(o ops, x, y *f32s) error { _, err := o.Sort(y, x, false); return err })},
+	{"topk k=10 per row 4096x4096 f32", f32Square, square(func(o ops, x, _ *f32s) error {
+		v, i, err := o.TopK(nil, nil, x, 10, true)
+		if err == nil {
+			v.UnsafeFree()
+			i.UnsafeFree()
+		}
+		return err
+	})},
 }
 
 type (
