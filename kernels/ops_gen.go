@@ -817,7 +817,7 @@ func hostLogF32(d []float32, xs []float32) {
 func hostLogF64(d []float64, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
-		d[i] = math.Log(x)
+		d[i] = logSubnormal(x)
 	}
 }
 

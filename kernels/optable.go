@@ -266,3 +266,14 @@ func satU8(x float64) uint8 {
 	}
 	return uint8(x)
 }
+
+// logSubnormal is math.Log, right for subnormals too: go1.26's amd64
+// math.Log reads a subnormal's exponent as the smallest normal's
+// (math.Log(5e-324) is -709.09, not -744.44, the GPU's and C's answer), so
+// a subnormal is scaled into the normal range first.
+func logSubnormal(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
+}

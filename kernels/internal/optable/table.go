@@ -11,7 +11,15 @@ package optable
 var Ops = []Op{
 	// Math on floats, in the type's precision on a GPU (expf for float32).
 	floatMath("Exp", "exp", "exp", "Exp", "e**x", "np.exp, torch.exp, exp.(x)", true),
-	floatMath("Log", "log", "log", "Log", "ln(x) (NaN for x < 0, -Inf for 0)", "np.log, torch.log, log.(x)", true),
+	{
+		Name: "Log", Kernel: "log", Kind: Unary, Doc: "ln(x) (NaN for x < 0, -Inf for 0)",
+		Names: "np.log, torch.log, log.(x)", Legacy: true,
+		Impls: []Impl{
+			{Types: "f32", C: "logf(x)", Go: "float32(math.Log(float64(x)))"},
+			// logSubnormal: Go's math.Log is wrong for float64 subnormals on amd64.
+			{Types: "f64", C: "log(x)", Go: "logSubnormal(x)"},
+		},
+	},
 	floatMath("Log1p", "log1p", "log1p", "Log1p", "ln(1 + x), accurate near 0", "np.log1p, torch.log1p, log1p.(x)", false),
 	floatMath("Expm1", "expm1", "expm1", "Expm1", "e**x - 1, accurate near 0", "np.expm1, torch.expm1, expm1.(x)", false),
 	floatMath("Sqrt", "sqrt", "sqrt", "Sqrt", "√x (NaN for x < 0)", "np.sqrt, torch.sqrt, sqrt.(x)", false),
