@@ -210,7 +210,11 @@ func (m *Member) connect(ctx, caller context.Context, role byte) (*client, error
 			}
 			return cl, nil
 		}
-		last = err
+		// A dial cut short by the deadline says only "i/o timeout"; keep the
+		// last one that finished (e.g. "connection refused"), which says why.
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
