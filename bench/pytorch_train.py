@@ -22,6 +22,8 @@ step_ms is the time per step over the others, as examples/train reports.
     python3 bench/pytorch_train.py --quick                      # seconds
     python3 bench/pytorch_train.py --hard-limit 4GiB \\
         --go-json go_on.json --go-json go_off.json              # side by side
+    python3 bench/pytorch_train.py --precision both \\
+        --go-json go_f32.json --go-json go_bf16.json            # bfloat16 beside autocast
 
 --hard-limit caps the caching allocator with
 torch.cuda.set_per_process_memory_fraction, the nearest PyTorch has to
@@ -42,6 +44,9 @@ import torch.nn.functional as F
 # The presets of examples/train/main.go (defaultConfig, quickConfig).
 DEFAULT = dict(epochs=5, steps=8, batch=4096, in_features=1024, width=4096, depth=4, classes=10, lr=0.01, momentum=0.9, seed=1)
 QUICK = dict(epochs=4, steps=8, batch=128, in_features=32, width=64, depth=2, classes=10, lr=0.05, momentum=0.9, seed=1)
+# The settings that shape the numbers but not the model, compared apart
+# from the config (examples/train's -bf16 and -graph).
+MODES = ("bf16", "graph")
 
 TEACHER_HIDDEN = 64  # examples/internal/mlp/data.go's teacherHidden
 
@@ -82,7 +87,7 @@ def make_model(cfg):
     return nn.Sequential(*layers).cuda()
 
 
-def train(cfg, hard_limit):
+def train(cfg, hard_limit, bf16=False):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
@@ -108,7 +113,11 @@ def train(cfg, hard_limit):
         total = torch.zeros((), device="cuda")
         for x, labels in data:
             opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(x), labels)
+            # autocast: the linear layers run in bfloat16 (weights cast
+            # from the float32 master copy each step), cross_entropy in
+            # float32. Disabled, it is plain float32.
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                loss = F.cross_entropy(model(x), labels)
             loss.backward()
             opt.step()
             total += loss.detach()
@@ -124,7 +133,7 @@ def train(cfg, hard_limit):
         steady, steps = train_s - first, (cfg["epochs"] - 1) * cfg["steps"]
     stats = torch.cuda.memory_stats()
     return dict(
-        backend="pytorch " + torch.__version__, device=props.name, config=cfg, epochs=epochs,
+        backend="pytorch " + torch.__version__, device=props.name, config=cfg, bf16=bf16, epochs=epochs,
         train_seconds=train_s, step_ms=1e3 * steady / steps,
         hard_limit_bytes=limit,
         oom_retries=stats.get("num_alloc_retries", 0), oom_failures=stats.get("num_ooms", 0),
@@ -140,7 +149,7 @@ def go_config(c):
     names = {"in": "in_features", "steps_per_epoch": "steps"}
     # The host heap is the Go program's own (examples/train -host-heap): the
     # model and the batch, which must match, do not depend on it.
-    return {names.get(k, k): v for k, v in c.items() if k != "host_heap_bytes"}
+    return {names.get(k, k): v for k, v in c.items() if k != "host_heap_bytes" and k not in MODES}
 
 
 def gib(b):
@@ -159,10 +168,15 @@ def table(runs):
                     f"| {r['oom_retries']} | {r['oom_failures']} | {gib(r['peak_reserved_bytes'])} "
                     f"| {gib(r['peak_live_bytes']) if r.get('peak_live_bytes') else '-'} |")
     out = "\n".join(rows)
+    out += precision_lines(runs)
     by = dict(runs)
+    if "pytorch" not in by:
+        return out
     torch_ms = by["pytorch"]["step_ms"]
-    on = next((r for n, r in runs if n.startswith("gocuda") and r.get("gc_early")), None)
-    off = next((r for n, r in runs if n.startswith("gocuda") and not r.get("gc_early", True)), None)
+    # Issues 6 and 15 compare float32 runs.
+    f32 = [(n, r) for n, r in runs if not r.get("bf16")]
+    on = next((r for n, r in f32 if n.startswith("gocuda") and r.get("gc_early")), None)
+    off = next((r for n, r in f32 if n.startswith("gocuda") and not r.get("gc_early", True)), None)
     if on and off:
         speedup = off["train_seconds"] / on["train_seconds"]
         out += f"\n\nearly GC on is {100 * (speedup - 1):.1f}% faster than off (training time off / on = {speedup:.3f}; issue 6 asks >= 15%)"
@@ -174,12 +188,32 @@ def table(runs):
     if not limited:
         # Issue 15: with no limit, the pacer keeps the footprint near the live set.
         torch_res = by["pytorch"]["peak_reserved_bytes"]
-        for n, r in runs:
+        for n, r in f32:
             if n.startswith("gocuda"):
                 heap = r["config"].get("host_heap_bytes", 0)
                 out += (f"\n{n}: peak reserved / PyTorch's {r['peak_reserved_bytes'] / torch_res:.2f} (issue 15 asks <= 2), "
                         f"ms/step / PyTorch's {r['step_ms'] / torch_ms:.3f} (issue 15 asks <= {'1.05' if heap else '1.03'}), "
                         f"pacer collections {r.get('pacer_collections', '-')}, GOCUDA_GC_PERCENT {r.get('gc_percent', '-')}")
+    return out
+
+
+def precision_lines(runs):
+    """Issue 27's comparisons: each backend's bfloat16 last loss against its
+    float32 run's, and gocuda's bfloat16 step time against autocast's."""
+    def last(r):
+        return r["epochs"][-1]["loss"]
+    out = ""
+    for who in ("gocuda", "pytorch"):
+        f32 = next((r for n, r in runs if n.startswith(who) and not r.get("bf16")), None)
+        b16 = next((r for n, r in runs if n.startswith(who) and r.get("bf16")), None)
+        if f32 and b16:
+            rel = abs(last(b16) - last(f32)) / abs(last(f32))
+            out += f"\n{who}: bfloat16 last loss {last(b16):.4f}, float32 {last(f32):.4f}: {100 * rel:.2f}% apart (issue 27 asks <= 2%)"
+    go16 = next((r for n, r in runs if n.startswith("gocuda") and r.get("bf16")), None)
+    pt16 = next((r for n, r in runs if n.startswith("pytorch") and r.get("bf16")), None)
+    if go16 and pt16:
+        out += (f"\ngocuda bfloat16 ms/step / PyTorch autocast's: {go16['step_ms']:.2f} / {pt16['step_ms']:.2f} = "
+                f"{go16['step_ms'] / pt16['step_ms']:.3f} (issue 27 asks <= 1)")
     return out
 
 
@@ -191,6 +225,8 @@ def main():
     ap.add_argument("--lr", type=float)
     ap.add_argument("--momentum", type=float)
     ap.add_argument("--hard-limit", default="", help="like GOCUDA_HARD_MEMORY_LIMIT: 4GiB, 12.5GB, 80%%")
+    ap.add_argument("--precision", choices=("float32", "bfloat16", "both"), default="float32",
+                    help="float32, autocast bfloat16, or both runs one after the other")
     ap.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     ap.add_argument("--go-json", action="append", default=[], metavar="FILE",
                     help="a report of `train -json` to put in the table (repeatable)")
@@ -202,13 +238,16 @@ def main():
     if not torch.cuda.is_available():
         raise SystemExit("pytorch_train.py needs a CUDA GPU")
 
-    rep = train(cfg, args.hard_limit)
-    if args.json:
-        json.dump(rep, sys.stdout, indent=2)
-        print()
-    else:
-        print(f"{rep['device']}, {rep['backend']}: {rep['train_seconds']:.3f}s, {rep['step_ms']:.2f} ms/step after the first epoch, "
-              f"peak reserved {gib(rep['peak_reserved_bytes'])}, alloc retries {rep['oom_retries']}, OOMs {rep['oom_failures']}")
+    modes = {"float32": [False], "bfloat16": [True], "both": [False, True]}[args.precision]
+    reps = [train(cfg, args.hard_limit, bf16) for bf16 in modes]
+    for rep in reps:
+        if args.json:
+            json.dump(rep, sys.stdout, indent=2)
+            print()
+        else:
+            print(f"{rep['device']}, {rep['backend']}{' autocast bfloat16' if rep['bf16'] else ''}: {rep['train_seconds']:.3f}s, "
+                  f"{rep['step_ms']:.2f} ms/step after the first epoch, last loss {rep['epochs'][-1]['loss']:.4f}, "
+                  f"peak reserved {gib(rep['peak_reserved_bytes'])}, alloc retries {rep['oom_retries']}, OOMs {rep['oom_failures']}")
     if args.go_json:
         runs = []
         for path in args.go_json:
@@ -217,12 +256,16 @@ def main():
             if go_config(g["config"]) != cfg:
                 print(f"warning: {path} ran {g['config']}, this run {cfg}", file=sys.stderr)
             name = f"gocuda, early GC {'on' if g['gc_early'] else 'off'}"
+            if g["config"].get("bf16"):
+                name += ", bfloat16"
+                g["bf16"] = True
             if g.get("gc_percent", 100) != 100:
                 name += f", pacer {'off' if g['gc_percent'] < 0 else g['gc_percent']}"
             if g["config"].get("host_heap_bytes"):
                 name += f", host heap {gib(g['config']['host_heap_bytes'])}"
             runs.append((name, g))
-        runs.append(("pytorch", rep))
+        for rep in reps:
+            runs.append(("pytorch, autocast bfloat16" if rep["bf16"] else "pytorch", rep))
         print(table(runs), file=sys.stderr if args.json else sys.stdout)
 
 
