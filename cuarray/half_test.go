@@ -168,3 +168,66 @@ func TestHalfArraysUnsupportedOpsRefuse(t *testing.T) {
 	_, err = cuarray.Arange[half.Float16](nil, 0, 4, 1)
 	require.ErrorIs(t, err, kernels.ErrUnsupportedDType)
 }
+
+// Views of half arrays (transposed, stepped, broadcast) read and copy out
+// as their float32 twins do, through the 2-byte strided copy.
+func TestHalfArraysViews(t *testing.T) {
+	t.Run("float16", testHalfViews[half.Float16])
+	t.Run("bfloat16", testHalfViews[half.BFloat16])
+}
+
+func testHalfViews[H halfElem](t *testing.T) {
+	const rows, cols = 37, 53 // odd and prime: several tiles with edges
+	data := make([]H, rows*cols)
+	for i := range data {
+		data[i] = halfFrom[H](float32(i) * 0.25)
+	}
+	a, err := cuarray.FromSlice(data, rows, cols)
+	require.NoError(t, err)
+	defer a.UnsafeFree()
+	at := func(r, c int) H { return data[r*cols+c] }
+
+	tr, err := a.Transpose()
+	require.NoError(t, err)
+	c, err := cuarray.Contiguous(tr)
+	require.NoError(t, err)
+	defer c.UnsafeFree()
+	got := read(t, c)
+	for j := range cols {
+		for i := range rows {
+			require.Equal(t, at(i, j), got[j*rows+i], "transposed (%d, %d)", j, i)
+		}
+	}
+
+	st, err := a.SliceAxis(1, 1, cols, 3)
+	require.NoError(t, err)
+	c2, err := cuarray.Contiguous(st)
+	require.NoError(t, err)
+	defer c2.UnsafeFree()
+	got = read(t, c2)
+	w := (cols - 1 + 2) / 3
+	for i := range rows {
+		for k := range w {
+			require.Equal(t, at(i, 1+3*k), got[i*w+k])
+		}
+	}
+
+	row, err := a.Slice(2, 3)
+	require.NoError(t, err)
+	b, err := row.BroadcastTo(5, cols)
+	require.NoError(t, err)
+	c3, err := cuarray.Contiguous(b)
+	require.NoError(t, err)
+	defer c3.UnsafeFree()
+	got = read(t, c3)
+	for i := range 5 {
+		require.Equal(t, data[2*cols:3*cols], got[i*cols:(i+1)*cols])
+	}
+
+	one, err := cuarray.FromSlice([]H{halfFrom[H](7)}, 1, 1)
+	require.NoError(t, err)
+	defer one.UnsafeFree()
+	ot, err := one.Transpose()
+	require.NoError(t, err)
+	assert.Equal(t, []H{halfFrom[H](7)}, read(t, ot))
+}

@@ -168,8 +168,8 @@ var kops = [numKops]struct {
 	kDivStrided: {"div_strided", allTypes, false},
 
 	// Strided copies (views: copy_strided.go).
-	kCopyStrided: {"copy_strided", allTypes, false},
-	kTranspose:   {"transpose", allTypes, false},
+	kCopyStrided: {"copy_strided", allTypes | halfTypes, false},
+	kTranspose:   {"transpose", allTypes | halfTypes, false},
 	// Reductions over axes (reduce_axes.go).
 	kRSum:    {"rsum", allTypes, true},
 	kRProd:   {"rprod", allTypes, true},
