@@ -138,7 +138,7 @@ var kops = [numKops]struct {
 	types   dtypeSet
 	twoPass bool
 }{
-	kFill:      {"fill", allTypes, false},
+	kFill:      {"fill", allTypes | halfTypes, false}, // half.cuh has the 2-byte ones
 	kAdd:       {"add", allTypes, false},
 	kSub:       {"sub", allTypes, false},
 	kMul:       {"mul", allTypes, false},
@@ -168,8 +168,8 @@ var kops = [numKops]struct {
 	kDivStrided: {"div_strided", allTypes, false},
 
 	// Strided copies (views: copy_strided.go).
-	kCopyStrided: {"copy_strided", allTypes, false},
-	kTranspose:   {"transpose", allTypes, false},
+	kCopyStrided: {"copy_strided", allTypes | halfTypes, false},
+	kTranspose:   {"transpose", allTypes | halfTypes, false},
 	// Reductions over axes (reduce_axes.go).
 	kRSum:    {"rsum", allTypes, true},
 	kRProd:   {"rprod", allTypes, true},
