@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/half"
 	"github.com/gocuda/gocuda/kernels"
 )
 
@@ -59,7 +60,7 @@ func arangeLen[T Elem](start, stop, step T) (int, error) {
 			return 0, fmt.Errorf("%g elements are more than an array holds: %w", n, ErrShape)
 		}
 		return int(n), nil
-	case complex64:
+	case complex64, half.Float16, half.BFloat16:
 		return 0, fmt.Errorf("Arange takes float32, float64, int32, int64, uint8: %w", kernels.ErrUnsupportedDType)
 	}
 	a, b, st := toInt64(start), toInt64(stop), toInt64(step)

@@ -1,5 +1,7 @@
 package cuarray
 
+import "github.com/gocuda/gocuda/half"
+
 // zero and one are T's 0 and 1 (false and true for bool): untyped
 // constants do not convert to a type parameter whose set holds bool.
 func zero[T Elem]() T { return *new(T) }
@@ -21,6 +23,10 @@ func one[T Elem]() T {
 		*p = 1
 	case *bool:
 		*p = true
+	case *half.Float16:
+		*p = 0x3c00 // 1.0
+	case *half.BFloat16:
+		*p = 0x3f80 // 1.0
 	}
 	return v
 }

@@ -5,7 +5,7 @@ package cuarray
 import "github.com/gocuda/gocuda/kernels"
 
 // Log1p sets each element of dst to ln(1 + x), accurate near 0.
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Log1p(dst, x *Array[T]) (*Array[T], error) {
@@ -16,7 +16,7 @@ func (o Ops[T]) Log1p(dst, x *Array[T]) (*Array[T], error) {
 func Log1p[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Log1p(dst, x) }
 
 // Expm1 sets each element of dst to e**x - 1, accurate near 0.
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Expm1(dst, x *Array[T]) (*Array[T], error) {
@@ -27,7 +27,7 @@ func (o Ops[T]) Expm1(dst, x *Array[T]) (*Array[T], error) {
 func Expm1[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Expm1(dst, x) }
 
 // Sqrt sets each element of dst to √x (NaN for x < 0).
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Sqrt(dst, x *Array[T]) (*Array[T], error) {
@@ -38,7 +38,7 @@ func (o Ops[T]) Sqrt(dst, x *Array[T]) (*Array[T], error) {
 func Sqrt[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Sqrt(dst, x) }
 
 // Rsqrt sets each element of dst to 1/√x (+Inf for 0, NaN for x < 0).
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Rsqrt(dst, x *Array[T]) (*Array[T], error) {
@@ -49,7 +49,7 @@ func (o Ops[T]) Rsqrt(dst, x *Array[T]) (*Array[T], error) {
 func Rsqrt[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Rsqrt(dst, x) }
 
 // Abs sets each element of dst to |x|; for integers the most negative value stays itself (it wraps, as -x does in Go).
-// It takes float32, float64, int32, int64 and uint8; dst must have x's shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Abs(dst, x *Array[T]) (*Array[T], error) {
@@ -60,7 +60,7 @@ func (o Ops[T]) Abs(dst, x *Array[T]) (*Array[T], error) {
 func Abs[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Abs(dst, x) }
 
 // Neg sets each element of dst to -x.
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Neg(dst, x *Array[T]) (*Array[T], error) {
@@ -71,7 +71,7 @@ func (o Ops[T]) Neg(dst, x *Array[T]) (*Array[T], error) {
 func Neg[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Neg(dst, x) }
 
 // Sign sets each element of dst to -1, 0 or 1 as x is negative, zero or positive (NaN for NaN, 0 for -0).
-// It takes float32, float64, int32, int64 and uint8; dst must have x's shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Sign(dst, x *Array[T]) (*Array[T], error) {
@@ -82,7 +82,7 @@ func (o Ops[T]) Sign(dst, x *Array[T]) (*Array[T], error) {
 func Sign[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Sign(dst, x) }
 
 // Floor sets each element of dst to ⌊x⌋, the largest integer ≤ x.
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Floor(dst, x *Array[T]) (*Array[T], error) {
@@ -93,7 +93,7 @@ func (o Ops[T]) Floor(dst, x *Array[T]) (*Array[T], error) {
 func Floor[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Floor(dst, x) }
 
 // Ceil sets each element of dst to ⌈x⌉, the smallest integer ≥ x.
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Ceil(dst, x *Array[T]) (*Array[T], error) {
@@ -104,7 +104,7 @@ func (o Ops[T]) Ceil(dst, x *Array[T]) (*Array[T], error) {
 func Ceil[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Ceil(dst, x) }
 
 // Round sets each element of dst to x rounded to the nearest integer, halves to even (2.5 → 2).
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Round(dst, x *Array[T]) (*Array[T], error) {
@@ -115,7 +115,7 @@ func (o Ops[T]) Round(dst, x *Array[T]) (*Array[T], error) {
 func Round[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Round(dst, x) }
 
 // Sin sets each element of dst to sin(x).
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Sin(dst, x *Array[T]) (*Array[T], error) {
@@ -126,7 +126,7 @@ func (o Ops[T]) Sin(dst, x *Array[T]) (*Array[T], error) {
 func Sin[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Sin(dst, x) }
 
 // Cos sets each element of dst to cos(x).
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Cos(dst, x *Array[T]) (*Array[T], error) {
@@ -137,7 +137,7 @@ func (o Ops[T]) Cos(dst, x *Array[T]) (*Array[T], error) {
 func Cos[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Cos(dst, x) }
 
 // Tan sets each element of dst to tan(x).
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Tan(dst, x *Array[T]) (*Array[T], error) {
@@ -148,7 +148,7 @@ func (o Ops[T]) Tan(dst, x *Array[T]) (*Array[T], error) {
 func Tan[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Tan(dst, x) }
 
 // Erf sets each element of dst to the error function erf(x).
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Erf(dst, x *Array[T]) (*Array[T], error) {
@@ -159,7 +159,7 @@ func (o Ops[T]) Erf(dst, x *Array[T]) (*Array[T], error) {
 func Erf[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Erf(dst, x) }
 
 // Sigmoid sets each element of dst to 1 / (1 + e**-x), in T's precision (0 where e**-x overflows T).
-// It takes float32 and float64; dst must have x's shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Sigmoid(dst, x *Array[T]) (*Array[T], error) {
@@ -170,7 +170,7 @@ func (o Ops[T]) Sigmoid(dst, x *Array[T]) (*Array[T], error) {
 func Sigmoid[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Sigmoid(dst, x) }
 
 // Pow sets each element of dst to a**b (C's and Go's pow: pow(x, 0) = 1 even for NaN, pow(1, y) = 1).
-// It takes float32 and float64; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Pow(dst, a, b *Array[T]) (*Array[T], error) {
@@ -181,7 +181,7 @@ func (o Ops[T]) Pow(dst, a, b *Array[T]) (*Array[T], error) {
 func Pow[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.Pow(dst, a, b) }
 
 // Minimum sets each element of dst to the smaller of a and b, NaN if either is NaN (a where they are equal).
-// It takes float32, float64, int32, int64 and uint8; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Minimum(dst, a, b *Array[T]) (*Array[T], error) {
@@ -192,7 +192,7 @@ func (o Ops[T]) Minimum(dst, a, b *Array[T]) (*Array[T], error) {
 func Minimum[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.Minimum(dst, a, b) }
 
 // Maximum sets each element of dst to the larger of a and b, NaN if either is NaN (a where they are equal).
-// It takes float32, float64, int32, int64 and uint8; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Maximum(dst, a, b *Array[T]) (*Array[T], error) {
@@ -203,7 +203,7 @@ func (o Ops[T]) Maximum(dst, a, b *Array[T]) (*Array[T], error) {
 func Maximum[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.Maximum(dst, a, b) }
 
 // Equal sets each element of dst, a bool array, to a == b.
-// It takes float32, float64, int32, int64, uint8 and bool; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Equal(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -216,7 +216,7 @@ func Equal[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // NotEqual sets each element of dst, a bool array, to a != b (true where either is NaN).
-// It takes float32, float64, int32, int64, uint8 and bool; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) NotEqual(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -229,7 +229,7 @@ func NotEqual[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // Less sets each element of dst, a bool array, to a < b.
-// It takes float32, float64, int32, int64 and uint8; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Less(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -242,7 +242,7 @@ func Less[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // LessEqual sets each element of dst, a bool array, to a <= b.
-// It takes float32, float64, int32, int64 and uint8; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) LessEqual(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -255,7 +255,7 @@ func LessEqual[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // Greater sets each element of dst, a bool array, to a > b.
-// It takes float32, float64, int32, int64 and uint8; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Greater(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -268,7 +268,7 @@ func Greater[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // GreaterEqual sets each element of dst, a bool array, to a >= b.
-// It takes float32, float64, int32, int64 and uint8; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) GreaterEqual(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -329,7 +329,7 @@ func (o Ops[T]) LogicalNot(dst, x *Array[T]) (*Array[T], error) {
 func LogicalNot[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.LogicalNot(dst, x) }
 
 // Where sets each element of dst to a where cond is true, else b.
-// It takes float32, float64, int32, int64, uint8, complex64 and bool; cond, a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, complex64, bool, float16 and bfloat16; cond, a, b and dst must have one shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Where(dst *Array[T], cond *Array[bool], a, b *Array[T]) (*Array[T], error) {
@@ -342,7 +342,7 @@ func Where[T Elem](dst *Array[T], cond *Array[bool], a, b *Array[T]) (*Array[T],
 }
 
 // Clamp sets each element of dst to Minimum(Maximum(x, lo), hi) for scalars lo and hi: NaN stays NaN, and lo > hi gives hi everywhere.
-// It takes float32, float64, int32, int64 and uint8; dst must have x's shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Clamp(dst, x *Array[T], lo, hi T) (*Array[T], error) {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"unsafe"
+
+	"github.com/gocuda/gocuda/half"
 )
 
 // DType is the element type of an array.
@@ -21,6 +23,10 @@ const (
 	// Bool is Go's bool, one byte holding 0 or 1: the result of the
 	// comparisons and the condition of Where.
 	Bool
+	// Float16 and BFloat16 are package half's 16-bit floats: storage
+	// and conversion in Go, arithmetic in float32 inside the kernels.
+	Float16
+	BFloat16
 	numDTypes = iota + 1 // one past the last, for tables indexed by DType
 )
 
@@ -35,6 +41,8 @@ var dtypeInfo = [numDTypes]struct {
 	Uint8:     {"uint8", "u8", 1},
 	Complex64: {"complex64", "c64", 8},
 	Bool:      {"bool", "b8", 1},
+	Float16:   {"float16", "f16", 2},
+	BFloat16:  {"bfloat16", "bf16", 2},
 }
 
 // Valid reports whether d is one of the declared element types.
@@ -65,10 +73,12 @@ func (d DType) suffix() string { return dtypeInfo[d].suffix }
 // support a type (Exp on int32) returns an error wrapping
 // ErrUnsupportedDType that names the types it accepts.
 type Elem interface {
-	float32 | float64 | int32 | int64 | uint8 | complex64 | bool
+	float32 | float64 | int32 | int64 | uint8 | complex64 | bool | half.Float16 | half.BFloat16
 }
 
-// number is Elem less bool: the types arithmetic is defined on.
+// number is Elem less bool and the 16-bit floats: the types Go arithmetic
+// is defined on (half.Float16 and half.BFloat16 are bits; Go computes on
+// them in float32).
 type number interface {
 	float32 | float64 | int32 | int64 | uint8 | complex64
 }
@@ -91,6 +101,10 @@ func DTypeOf[T Elem]() DType {
 		return Complex64
 	case bool:
 		return Bool
+	case half.Float16:
+		return Float16
+	case half.BFloat16:
+		return BFloat16
 	}
 	panic("unreachable: Elem has no other types")
 }
@@ -108,7 +122,8 @@ func setOf(ds ...DType) dtypeSet {
 
 var (
 	allTypes     = setOf(Float32, Float64, Int32, Int64, Uint8, Complex64)
-	everyType    = allTypes | setOf(Bool) // what Fill and Copy take
+	halfTypes    = setOf(Float16, BFloat16)
+	everyType    = allTypes | setOf(Bool) | halfTypes // what Fill, Copy and Convert take
 	floatTypes   = setOf(Float32, Float64)
 	realTypes    = setOf(Float32, Float64, Int32, Int64, Uint8)
 	integerTypes = setOf(Int32, Int64, Uint8)
@@ -149,6 +164,10 @@ func bitsOf[T Elem](v T) uint64 {
 		if x {
 			return 1
 		}
+	case half.Float16:
+		return uint64(x)
+	case half.BFloat16:
+		return uint64(x)
 	}
 	return 0
 }

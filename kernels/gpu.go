@@ -138,7 +138,7 @@ var kops = [numKops]struct {
 	types   dtypeSet
 	twoPass bool
 }{
-	kFill:      {"fill", allTypes, false},
+	kFill:      {"fill", allTypes | halfTypes, false}, // half.cuh has the 2-byte ones
 	kAdd:       {"add", allTypes, false},
 	kSub:       {"sub", allTypes, false},
 	kMul:       {"mul", allTypes, false},

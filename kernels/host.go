@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
+	"github.com/gocuda/gocuda/half"
 	"github.com/gocuda/gocuda/internal/devstream"
 	"github.com/gocuda/gocuda/internal/hostpar"
 )
@@ -105,6 +106,8 @@ func hostFill(dt DType, dst backend.Ptr, bits uint64, n int) {
 		fillOf[complex64](dst, bits, n)
 	case Bool:
 		fillOf[bool](dst, bits, n)
+	case Float16, BFloat16:
+		fillOf[half.Float16](dst, bits, n) // the same 2 bytes for both
 	}
 }
 

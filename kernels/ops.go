@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/half"
 	"github.com/gocuda/gocuda/internal/testsupport/testhook"
 )
 
@@ -366,6 +367,10 @@ func fromBits[T Elem](b uint64) T {
 		v = complex(math.Float32frombits(uint32(b)), math.Float32frombits(uint32(b>>32)))
 	case bool:
 		v = b&1 != 0
+	case half.Float16:
+		v = half.Float16(b)
+	case half.BFloat16:
+		v = half.BFloat16(b)
 	}
 	return v.(T)
 }

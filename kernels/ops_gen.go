@@ -6,172 +6,173 @@ import (
 	"math"
 
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/half"
 )
 
 // Exp sets each element of dst to e**x.
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Exp[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gExp], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Log sets each element of dst to ln(x) (NaN for x < 0, -Inf for 0).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Log[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gLog], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Log1p sets each element of dst to ln(1 + x), accurate near 0.
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Log1p[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gLog1p], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Expm1 sets each element of dst to e**x - 1, accurate near 0.
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Expm1[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gExpm1], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Sqrt sets each element of dst to √x (NaN for x < 0).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Sqrt[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gSqrt], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Rsqrt sets each element of dst to 1/√x (+Inf for 0, NaN for x < 0).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Rsqrt[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gRsqrt], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Abs sets each element of dst to |x|; for integers the most negative value stays itself (it wraps, as -x does in Go).
-// It takes float32, float64, int32, int64 and uint8.
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
 func Abs[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gAbs], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Neg sets each element of dst to -x.
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Neg[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gNeg], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Sign sets each element of dst to -1, 0 or 1 as x is negative, zero or positive (NaN for NaN, 0 for -0).
-// It takes float32, float64, int32, int64 and uint8.
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
 func Sign[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gSign], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Floor sets each element of dst to ⌊x⌋, the largest integer ≤ x.
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Floor[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gFloor], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Ceil sets each element of dst to ⌈x⌉, the smallest integer ≥ x.
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Ceil[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gCeil], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Round sets each element of dst to x rounded to the nearest integer, halves to even (2.5 → 2).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Round[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gRound], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Sin sets each element of dst to sin(x).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Sin[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gSin], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Cos sets each element of dst to cos(x).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Cos[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gCos], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Tan sets each element of dst to tan(x).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Tan[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gTan], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Tanh sets each element of dst to tanh(x).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Tanh[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gTanh], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Erf sets each element of dst to the error function erf(x).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Erf[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gErf], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Sigmoid sets each element of dst to 1 / (1 + e**-x), in T's precision (0 where e**-x overflows T).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Sigmoid[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gSigmoid], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Relu sets each element of dst to max(x, 0) (0 for NaN).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Relu[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gRelu], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
 
 // Pow sets each element of dst to a**b (C's and Go's pow: pow(x, 0) = 1 even for NaN, pow(1, y) = 1).
-// It takes float32 and float64.
+// It takes float32, float64, float16 and bfloat16.
 func Pow[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gPow], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // Minimum sets each element of dst to the smaller of a and b, NaN if either is NaN (a where they are equal).
-// It takes float32, float64, int32, int64 and uint8.
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
 func Minimum[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gMinimum], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // Maximum sets each element of dst to the larger of a and b, NaN if either is NaN (a where they are equal).
-// It takes float32, float64, int32, int64 and uint8.
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
 func Maximum[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gMaximum], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // Equal sets each element of dst, a bool, to a == b.
-// It takes float32, float64, int32, int64, uint8 and bool.
+// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16.
 func Equal[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gEqual], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // NotEqual sets each element of dst, a bool, to a != b (true where either is NaN).
-// It takes float32, float64, int32, int64, uint8 and bool.
+// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16.
 func NotEqual[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gNotEqual], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // Less sets each element of dst, a bool, to a < b.
-// It takes float32, float64, int32, int64 and uint8.
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
 func Less[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gLess], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // LessEqual sets each element of dst, a bool, to a <= b.
-// It takes float32, float64, int32, int64 and uint8.
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
 func LessEqual[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gLessEqual], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // Greater sets each element of dst, a bool, to a > b.
-// It takes float32, float64, int32, int64 and uint8.
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
 func Greater[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gGreater], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // GreaterEqual sets each element of dst, a bool, to a >= b.
-// It takes float32, float64, int32, int64 and uint8.
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
 func GreaterEqual[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gGreaterEqual], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
@@ -201,13 +202,13 @@ func LogicalNot[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr
 }
 
 // Where sets each element of dst to a where cond is true, else b; cond is bool.
-// It takes float32, float64, int32, int64, uint8, complex64 and bool.
+// It takes float32, float64, int32, int64, uint8, complex64, bool, float16 and bfloat16.
 func Where[T Elem](dev backend.Device, s backend.Stream, dst, cond, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gWhere], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{cond, a, b}, n, 0, 0)
 }
 
 // Clamp sets each element of dst to Minimum(Maximum(x, lo), hi) for scalars lo and hi: NaN stays NaN, and lo > hi gives hi everywhere.
-// It takes float32, float64, int32, int64 and uint8.
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
 func Clamp[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, lo, hi T, n int) error {
 	return runGen(&genOps[gClamp], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, bitsOf(lo), bitsOf(hi))
 }
@@ -255,292 +256,348 @@ const (
 // kernels (indexes of genKernelNames) and host loops by DType.
 var genOps = [numGenOps]genOp{
 	gExp: {
-		name: "Exp", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 0, Float64: 1},
+		name: "Exp", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 0, Float64: 1, Float16: 2, BFloat16: 3},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostExpF32),
-			Float64: unaryHost(hostExpF64),
+			Float32:  unaryHost(hostExpF32),
+			Float64:  unaryHost(hostExpF64),
+			Float16:  unaryHost(hostExpF16),
+			BFloat16: unaryHost(hostExpBF16),
 		},
 	},
 	gLog: {
-		name: "Log", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 2, Float64: 3},
+		name: "Log", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 4, Float64: 5, Float16: 6, BFloat16: 7},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostLogF32),
-			Float64: unaryHost(hostLogF64),
+			Float32:  unaryHost(hostLogF32),
+			Float64:  unaryHost(hostLogF64),
+			Float16:  unaryHost(hostLogF16),
+			BFloat16: unaryHost(hostLogBF16),
 		},
 	},
 	gLog1p: {
-		name: "Log1p", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 4, Float64: 5},
+		name: "Log1p", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 8, Float64: 9, Float16: 10, BFloat16: 11},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostLog1pF32),
-			Float64: unaryHost(hostLog1pF64),
+			Float32:  unaryHost(hostLog1pF32),
+			Float64:  unaryHost(hostLog1pF64),
+			Float16:  unaryHost(hostLog1pF16),
+			BFloat16: unaryHost(hostLog1pBF16),
 		},
 	},
 	gExpm1: {
-		name: "Expm1", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 6, Float64: 7},
+		name: "Expm1", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 12, Float64: 13, Float16: 14, BFloat16: 15},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostExpm1F32),
-			Float64: unaryHost(hostExpm1F64),
+			Float32:  unaryHost(hostExpm1F32),
+			Float64:  unaryHost(hostExpm1F64),
+			Float16:  unaryHost(hostExpm1F16),
+			BFloat16: unaryHost(hostExpm1BF16),
 		},
 	},
 	gSqrt: {
-		name: "Sqrt", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 8, Float64: 9},
+		name: "Sqrt", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 16, Float64: 17, Float16: 18, BFloat16: 19},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostSqrtF32),
-			Float64: unaryHost(hostSqrtF64),
+			Float32:  unaryHost(hostSqrtF32),
+			Float64:  unaryHost(hostSqrtF64),
+			Float16:  unaryHost(hostSqrtF16),
+			BFloat16: unaryHost(hostSqrtBF16),
 		},
 	},
 	gRsqrt: {
-		name: "Rsqrt", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 10, Float64: 11},
+		name: "Rsqrt", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 20, Float64: 21, Float16: 22, BFloat16: 23},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostRsqrtF32),
-			Float64: unaryHost(hostRsqrtF64),
+			Float32:  unaryHost(hostRsqrtF32),
+			Float64:  unaryHost(hostRsqrtF64),
+			Float16:  unaryHost(hostRsqrtF16),
+			BFloat16: unaryHost(hostRsqrtBF16),
 		},
 	},
 	gAbs: {
-		name: "Abs", kind: genUnary, types: setOf(Float32, Float64, Int32, Int64, Uint8),
-		kernel: [numDTypes]int{Float32: 12, Float64: 13, Int32: 14, Int64: 15, Uint8: 16},
+		name: "Abs", kind: genUnary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 24, Float64: 25, Int32: 26, Int64: 27, Uint8: 28, Float16: 29, BFloat16: 30},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostAbsF32),
-			Float64: unaryHost(hostAbsF64),
-			Int32:   unaryHost(hostAbsI32),
-			Int64:   unaryHost(hostAbsI64),
-			Uint8:   unaryHost(hostAbsU8),
+			Float32:  unaryHost(hostAbsF32),
+			Float64:  unaryHost(hostAbsF64),
+			Int32:    unaryHost(hostAbsI32),
+			Int64:    unaryHost(hostAbsI64),
+			Uint8:    unaryHost(hostAbsU8),
+			Float16:  unaryHost(hostAbsF16),
+			BFloat16: unaryHost(hostAbsBF16),
 		},
 	},
 	gNeg: {
-		name: "Neg", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 17, Float64: 18},
+		name: "Neg", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 31, Float64: 32, Float16: 33, BFloat16: 34},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostNegF32),
-			Float64: unaryHost(hostNegF64),
+			Float32:  unaryHost(hostNegF32),
+			Float64:  unaryHost(hostNegF64),
+			Float16:  unaryHost(hostNegF16),
+			BFloat16: unaryHost(hostNegBF16),
 		},
 	},
 	gSign: {
-		name: "Sign", kind: genUnary, types: setOf(Float32, Float64, Int32, Int64, Uint8),
-		kernel: [numDTypes]int{Float32: 19, Float64: 20, Int32: 21, Int64: 22, Uint8: 23},
+		name: "Sign", kind: genUnary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 35, Float64: 36, Int32: 37, Int64: 38, Uint8: 39, Float16: 40, BFloat16: 41},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostSignF32),
-			Float64: unaryHost(hostSignF64),
-			Int32:   unaryHost(hostSignI32),
-			Int64:   unaryHost(hostSignI64),
-			Uint8:   unaryHost(hostSignU8),
+			Float32:  unaryHost(hostSignF32),
+			Float64:  unaryHost(hostSignF64),
+			Int32:    unaryHost(hostSignI32),
+			Int64:    unaryHost(hostSignI64),
+			Uint8:    unaryHost(hostSignU8),
+			Float16:  unaryHost(hostSignF16),
+			BFloat16: unaryHost(hostSignBF16),
 		},
 	},
 	gFloor: {
-		name: "Floor", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 24, Float64: 25},
+		name: "Floor", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 42, Float64: 43, Float16: 44, BFloat16: 45},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostFloorF32),
-			Float64: unaryHost(hostFloorF64),
+			Float32:  unaryHost(hostFloorF32),
+			Float64:  unaryHost(hostFloorF64),
+			Float16:  unaryHost(hostFloorF16),
+			BFloat16: unaryHost(hostFloorBF16),
 		},
 	},
 	gCeil: {
-		name: "Ceil", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 26, Float64: 27},
+		name: "Ceil", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 46, Float64: 47, Float16: 48, BFloat16: 49},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostCeilF32),
-			Float64: unaryHost(hostCeilF64),
+			Float32:  unaryHost(hostCeilF32),
+			Float64:  unaryHost(hostCeilF64),
+			Float16:  unaryHost(hostCeilF16),
+			BFloat16: unaryHost(hostCeilBF16),
 		},
 	},
 	gRound: {
-		name: "Round", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 28, Float64: 29},
+		name: "Round", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 50, Float64: 51, Float16: 52, BFloat16: 53},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostRoundF32),
-			Float64: unaryHost(hostRoundF64),
+			Float32:  unaryHost(hostRoundF32),
+			Float64:  unaryHost(hostRoundF64),
+			Float16:  unaryHost(hostRoundF16),
+			BFloat16: unaryHost(hostRoundBF16),
 		},
 	},
 	gSin: {
-		name: "Sin", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 30, Float64: 31},
+		name: "Sin", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 54, Float64: 55, Float16: 56, BFloat16: 57},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostSinF32),
-			Float64: unaryHost(hostSinF64),
+			Float32:  unaryHost(hostSinF32),
+			Float64:  unaryHost(hostSinF64),
+			Float16:  unaryHost(hostSinF16),
+			BFloat16: unaryHost(hostSinBF16),
 		},
 	},
 	gCos: {
-		name: "Cos", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 32, Float64: 33},
+		name: "Cos", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 58, Float64: 59, Float16: 60, BFloat16: 61},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostCosF32),
-			Float64: unaryHost(hostCosF64),
+			Float32:  unaryHost(hostCosF32),
+			Float64:  unaryHost(hostCosF64),
+			Float16:  unaryHost(hostCosF16),
+			BFloat16: unaryHost(hostCosBF16),
 		},
 	},
 	gTan: {
-		name: "Tan", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 34, Float64: 35},
+		name: "Tan", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 62, Float64: 63, Float16: 64, BFloat16: 65},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostTanF32),
-			Float64: unaryHost(hostTanF64),
+			Float32:  unaryHost(hostTanF32),
+			Float64:  unaryHost(hostTanF64),
+			Float16:  unaryHost(hostTanF16),
+			BFloat16: unaryHost(hostTanBF16),
 		},
 	},
 	gTanh: {
-		name: "Tanh", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 36, Float64: 37},
+		name: "Tanh", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 66, Float64: 67, Float16: 68, BFloat16: 69},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostTanhF32),
-			Float64: unaryHost(hostTanhF64),
+			Float32:  unaryHost(hostTanhF32),
+			Float64:  unaryHost(hostTanhF64),
+			Float16:  unaryHost(hostTanhF16),
+			BFloat16: unaryHost(hostTanhBF16),
 		},
 	},
 	gErf: {
-		name: "Erf", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 38, Float64: 39},
+		name: "Erf", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 70, Float64: 71, Float16: 72, BFloat16: 73},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostErfF32),
-			Float64: unaryHost(hostErfF64),
+			Float32:  unaryHost(hostErfF32),
+			Float64:  unaryHost(hostErfF64),
+			Float16:  unaryHost(hostErfF16),
+			BFloat16: unaryHost(hostErfBF16),
 		},
 	},
 	gSigmoid: {
-		name: "Sigmoid", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 40, Float64: 41},
+		name: "Sigmoid", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 74, Float64: 75, Float16: 76, BFloat16: 77},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostSigmoidF32),
-			Float64: unaryHost(hostSigmoidF64),
+			Float32:  unaryHost(hostSigmoidF32),
+			Float64:  unaryHost(hostSigmoidF64),
+			Float16:  unaryHost(hostSigmoidF16),
+			BFloat16: unaryHost(hostSigmoidBF16),
 		},
 	},
 	gRelu: {
-		name: "Relu", kind: genUnary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 42, Float64: 43},
+		name: "Relu", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 78, Float64: 79, Float16: 80, BFloat16: 81},
 		host: [numDTypes]hostFn{
-			Float32: unaryHost(hostReluF32),
-			Float64: unaryHost(hostReluF64),
+			Float32:  unaryHost(hostReluF32),
+			Float64:  unaryHost(hostReluF64),
+			Float16:  unaryHost(hostReluF16),
+			BFloat16: unaryHost(hostReluBF16),
 		},
 	},
 	gPow: {
-		name: "Pow", kind: genBinary, types: setOf(Float32, Float64),
-		kernel: [numDTypes]int{Float32: 44, Float64: 45},
+		name: "Pow", kind: genBinary, types: setOf(Float32, Float64, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 82, Float64: 83, Float16: 84, BFloat16: 85},
 		host: [numDTypes]hostFn{
-			Float32: binaryHost(hostPowF32),
-			Float64: binaryHost(hostPowF64),
+			Float32:  binaryHost(hostPowF32),
+			Float64:  binaryHost(hostPowF64),
+			Float16:  binaryHost(hostPowF16),
+			BFloat16: binaryHost(hostPowBF16),
 		},
 	},
 	gMinimum: {
-		name: "Minimum", kind: genBinary, types: setOf(Float32, Float64, Int32, Int64, Uint8),
-		kernel: [numDTypes]int{Float32: 46, Float64: 47, Int32: 48, Int64: 49, Uint8: 50},
+		name: "Minimum", kind: genBinary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 86, Float64: 87, Int32: 88, Int64: 89, Uint8: 90, Float16: 91, BFloat16: 92},
 		host: [numDTypes]hostFn{
-			Float32: binaryHost(hostMinimumF32),
-			Float64: binaryHost(hostMinimumF64),
-			Int32:   binaryHost(hostMinimumI32),
-			Int64:   binaryHost(hostMinimumI64),
-			Uint8:   binaryHost(hostMinimumU8),
+			Float32:  binaryHost(hostMinimumF32),
+			Float64:  binaryHost(hostMinimumF64),
+			Int32:    binaryHost(hostMinimumI32),
+			Int64:    binaryHost(hostMinimumI64),
+			Uint8:    binaryHost(hostMinimumU8),
+			Float16:  binaryHost(hostMinimumF16),
+			BFloat16: binaryHost(hostMinimumBF16),
 		},
 	},
 	gMaximum: {
-		name: "Maximum", kind: genBinary, types: setOf(Float32, Float64, Int32, Int64, Uint8),
-		kernel: [numDTypes]int{Float32: 51, Float64: 52, Int32: 53, Int64: 54, Uint8: 55},
+		name: "Maximum", kind: genBinary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 93, Float64: 94, Int32: 95, Int64: 96, Uint8: 97, Float16: 98, BFloat16: 99},
 		host: [numDTypes]hostFn{
-			Float32: binaryHost(hostMaximumF32),
-			Float64: binaryHost(hostMaximumF64),
-			Int32:   binaryHost(hostMaximumI32),
-			Int64:   binaryHost(hostMaximumI64),
-			Uint8:   binaryHost(hostMaximumU8),
+			Float32:  binaryHost(hostMaximumF32),
+			Float64:  binaryHost(hostMaximumF64),
+			Int32:    binaryHost(hostMaximumI32),
+			Int64:    binaryHost(hostMaximumI64),
+			Uint8:    binaryHost(hostMaximumU8),
+			Float16:  binaryHost(hostMaximumF16),
+			BFloat16: binaryHost(hostMaximumBF16),
 		},
 	},
 	gEqual: {
-		name: "Equal", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Bool),
-		kernel: [numDTypes]int{Float32: 56, Float64: 57, Int32: 58, Int64: 59, Uint8: 60, Bool: 61},
+		name: "Equal", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Bool, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 100, Float64: 101, Int32: 102, Int64: 103, Uint8: 104, Bool: 105, Float16: 106, BFloat16: 107},
 		host: [numDTypes]hostFn{
-			Float32: binaryHost(hostEqualF32),
-			Float64: binaryHost(hostEqualF64),
-			Int32:   binaryHost(hostEqualI32),
-			Int64:   binaryHost(hostEqualI64),
-			Uint8:   binaryHost(hostEqualU8),
-			Bool:    binaryHost(hostEqualB8),
+			Float32:  binaryHost(hostEqualF32),
+			Float64:  binaryHost(hostEqualF64),
+			Int32:    binaryHost(hostEqualI32),
+			Int64:    binaryHost(hostEqualI64),
+			Uint8:    binaryHost(hostEqualU8),
+			Bool:     binaryHost(hostEqualB8),
+			Float16:  binaryHost(hostEqualF16),
+			BFloat16: binaryHost(hostEqualBF16),
 		},
 	},
 	gNotEqual: {
-		name: "NotEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Bool),
-		kernel: [numDTypes]int{Float32: 62, Float64: 63, Int32: 64, Int64: 65, Uint8: 66, Bool: 67},
+		name: "NotEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Bool, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 108, Float64: 109, Int32: 110, Int64: 111, Uint8: 112, Bool: 113, Float16: 114, BFloat16: 115},
 		host: [numDTypes]hostFn{
-			Float32: binaryHost(hostNotEqualF32),
-			Float64: binaryHost(hostNotEqualF64),
-			Int32:   binaryHost(hostNotEqualI32),
-			Int64:   binaryHost(hostNotEqualI64),
-			Uint8:   binaryHost(hostNotEqualU8),
-			Bool:    binaryHost(hostNotEqualB8),
+			Float32:  binaryHost(hostNotEqualF32),
+			Float64:  binaryHost(hostNotEqualF64),
+			Int32:    binaryHost(hostNotEqualI32),
+			Int64:    binaryHost(hostNotEqualI64),
+			Uint8:    binaryHost(hostNotEqualU8),
+			Bool:     binaryHost(hostNotEqualB8),
+			Float16:  binaryHost(hostNotEqualF16),
+			BFloat16: binaryHost(hostNotEqualBF16),
 		},
 	},
 	gLess: {
-		name: "Less", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8),
-		kernel: [numDTypes]int{Float32: 68, Float64: 69, Int32: 70, Int64: 71, Uint8: 72},
+		name: "Less", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 116, Float64: 117, Int32: 118, Int64: 119, Uint8: 120, Float16: 121, BFloat16: 122},
 		host: [numDTypes]hostFn{
-			Float32: binaryHost(hostLessF32),
-			Float64: binaryHost(hostLessF64),
-			Int32:   binaryHost(hostLessI32),
-			Int64:   binaryHost(hostLessI64),
-			Uint8:   binaryHost(hostLessU8),
+			Float32:  binaryHost(hostLessF32),
+			Float64:  binaryHost(hostLessF64),
+			Int32:    binaryHost(hostLessI32),
+			Int64:    binaryHost(hostLessI64),
+			Uint8:    binaryHost(hostLessU8),
+			Float16:  binaryHost(hostLessF16),
+			BFloat16: binaryHost(hostLessBF16),
 		},
 	},
 	gLessEqual: {
-		name: "LessEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8),
-		kernel: [numDTypes]int{Float32: 73, Float64: 74, Int32: 75, Int64: 76, Uint8: 77},
+		name: "LessEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 123, Float64: 124, Int32: 125, Int64: 126, Uint8: 127, Float16: 128, BFloat16: 129},
 		host: [numDTypes]hostFn{
-			Float32: binaryHost(hostLessEqualF32),
-			Float64: binaryHost(hostLessEqualF64),
-			Int32:   binaryHost(hostLessEqualI32),
-			Int64:   binaryHost(hostLessEqualI64),
-			Uint8:   binaryHost(hostLessEqualU8),
+			Float32:  binaryHost(hostLessEqualF32),
+			Float64:  binaryHost(hostLessEqualF64),
+			Int32:    binaryHost(hostLessEqualI32),
+			Int64:    binaryHost(hostLessEqualI64),
+			Uint8:    binaryHost(hostLessEqualU8),
+			Float16:  binaryHost(hostLessEqualF16),
+			BFloat16: binaryHost(hostLessEqualBF16),
 		},
 	},
 	gGreater: {
-		name: "Greater", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8),
-		kernel: [numDTypes]int{Float32: 78, Float64: 79, Int32: 80, Int64: 81, Uint8: 82},
+		name: "Greater", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 130, Float64: 131, Int32: 132, Int64: 133, Uint8: 134, Float16: 135, BFloat16: 136},
 		host: [numDTypes]hostFn{
-			Float32: binaryHost(hostGreaterF32),
-			Float64: binaryHost(hostGreaterF64),
-			Int32:   binaryHost(hostGreaterI32),
-			Int64:   binaryHost(hostGreaterI64),
-			Uint8:   binaryHost(hostGreaterU8),
+			Float32:  binaryHost(hostGreaterF32),
+			Float64:  binaryHost(hostGreaterF64),
+			Int32:    binaryHost(hostGreaterI32),
+			Int64:    binaryHost(hostGreaterI64),
+			Uint8:    binaryHost(hostGreaterU8),
+			Float16:  binaryHost(hostGreaterF16),
+			BFloat16: binaryHost(hostGreaterBF16),
 		},
 	},
 	gGreaterEqual: {
-		name: "GreaterEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8),
-		kernel: [numDTypes]int{Float32: 83, Float64: 84, Int32: 85, Int64: 86, Uint8: 87},
+		name: "GreaterEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 137, Float64: 138, Int32: 139, Int64: 140, Uint8: 141, Float16: 142, BFloat16: 143},
 		host: [numDTypes]hostFn{
-			Float32: binaryHost(hostGreaterEqualF32),
-			Float64: binaryHost(hostGreaterEqualF64),
-			Int32:   binaryHost(hostGreaterEqualI32),
-			Int64:   binaryHost(hostGreaterEqualI64),
-			Uint8:   binaryHost(hostGreaterEqualU8),
+			Float32:  binaryHost(hostGreaterEqualF32),
+			Float64:  binaryHost(hostGreaterEqualF64),
+			Int32:    binaryHost(hostGreaterEqualI32),
+			Int64:    binaryHost(hostGreaterEqualI64),
+			Uint8:    binaryHost(hostGreaterEqualU8),
+			Float16:  binaryHost(hostGreaterEqualF16),
+			BFloat16: binaryHost(hostGreaterEqualBF16),
 		},
 	},
 	gLogicalAnd: {
 		name: "LogicalAnd", kind: genBinary, types: setOf(Bool),
-		kernel: [numDTypes]int{Bool: 88},
+		kernel: [numDTypes]int{Bool: 144},
 		host: [numDTypes]hostFn{
 			Bool: binaryHost(hostLogicalAndB8),
 		},
 	},
 	gLogicalOr: {
 		name: "LogicalOr", kind: genBinary, types: setOf(Bool),
-		kernel: [numDTypes]int{Bool: 89},
+		kernel: [numDTypes]int{Bool: 145},
 		host: [numDTypes]hostFn{
 			Bool: binaryHost(hostLogicalOrB8),
 		},
 	},
 	gLogicalXor: {
 		name: "LogicalXor", kind: genBinary, types: setOf(Bool),
-		kernel: [numDTypes]int{Bool: 90},
+		kernel: [numDTypes]int{Bool: 146},
 		host: [numDTypes]hostFn{
 			Bool: binaryHost(hostLogicalXorB8),
 		},
 	},
 	gLogicalNot: {
 		name: "LogicalNot", kind: genUnary, types: setOf(Bool),
-		kernel: [numDTypes]int{Bool: 91},
+		kernel: [numDTypes]int{Bool: 147},
 		host: [numDTypes]hostFn{
 			Bool: unaryHost(hostLogicalNotB8),
 		},
 	},
 	gWhere: {
-		name: "Where", kind: genWhere, types: setOf(Float32, Float64, Int32, Int64, Uint8, Complex64, Bool),
-		kernel: [numDTypes]int{Float32: 92, Float64: 93, Int32: 94, Int64: 95, Uint8: 96, Complex64: 97, Bool: 98},
+		name: "Where", kind: genWhere, types: setOf(Float32, Float64, Int32, Int64, Uint8, Complex64, Bool, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 148, Float64: 149, Int32: 150, Int64: 151, Uint8: 152, Complex64: 153, Bool: 154, Float16: 155, BFloat16: 156},
 		host: [numDTypes]hostFn{
 			Float32:   whereHost(hostWhereF32),
 			Float64:   whereHost(hostWhereF64),
@@ -549,17 +606,21 @@ var genOps = [numGenOps]genOp{
 			Uint8:     whereHost(hostWhereU8),
 			Complex64: whereHost(hostWhereC64),
 			Bool:      whereHost(hostWhereB8),
+			Float16:   whereHost(hostWhereF16),
+			BFloat16:  whereHost(hostWhereBF16),
 		},
 	},
 	gClamp: {
-		name: "Clamp", kind: genClamp, types: setOf(Float32, Float64, Int32, Int64, Uint8),
-		kernel: [numDTypes]int{Float32: 99, Float64: 100, Int32: 101, Int64: 102, Uint8: 103},
+		name: "Clamp", kind: genClamp, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
+		kernel: [numDTypes]int{Float32: 157, Float64: 158, Int32: 159, Int64: 160, Uint8: 161, Float16: 162, BFloat16: 163},
 		host: [numDTypes]hostFn{
-			Float32: clampHost(hostClampF32),
-			Float64: clampHost(hostClampF64),
-			Int32:   clampHost(hostClampI32),
-			Int64:   clampHost(hostClampI64),
-			Uint8:   clampHost(hostClampU8),
+			Float32:  clampHost(hostClampF32),
+			Float64:  clampHost(hostClampF64),
+			Int32:    clampHost(hostClampI32),
+			Int64:    clampHost(hostClampI64),
+			Uint8:    clampHost(hostClampU8),
+			Float16:  clampHost(hostClampF16),
+			BFloat16: clampHost(hostClampBF16),
 		},
 	},
 }
@@ -568,164 +629,256 @@ var genOps = [numGenOps]genOp{
 // by source and destination DType.
 var genConvert = [numDTypes][numDTypes]genConversion{
 	Float32: {
-		Float32:   {104, unaryHost(hostConvertF32F32)},
-		Float64:   {105, unaryHost(hostConvertF32F64)},
-		Int32:     {106, unaryHost(hostConvertF32I32)},
-		Int64:     {107, unaryHost(hostConvertF32I64)},
-		Uint8:     {108, unaryHost(hostConvertF32U8)},
-		Complex64: {109, unaryHost(hostConvertF32C64)},
-		Bool:      {110, unaryHost(hostConvertF32B8)},
+		Float32:   {164, unaryHost(hostConvertF32F32)},
+		Float64:   {165, unaryHost(hostConvertF32F64)},
+		Int32:     {166, unaryHost(hostConvertF32I32)},
+		Int64:     {167, unaryHost(hostConvertF32I64)},
+		Uint8:     {168, unaryHost(hostConvertF32U8)},
+		Complex64: {169, unaryHost(hostConvertF32C64)},
+		Bool:      {170, unaryHost(hostConvertF32B8)},
+		Float16:   {171, unaryHost(hostConvertF32F16)},
+		BFloat16:  {172, unaryHost(hostConvertF32BF16)},
 	},
 	Float64: {
-		Float32:   {111, unaryHost(hostConvertF64F32)},
-		Float64:   {112, unaryHost(hostConvertF64F64)},
-		Int32:     {113, unaryHost(hostConvertF64I32)},
-		Int64:     {114, unaryHost(hostConvertF64I64)},
-		Uint8:     {115, unaryHost(hostConvertF64U8)},
-		Complex64: {116, unaryHost(hostConvertF64C64)},
-		Bool:      {117, unaryHost(hostConvertF64B8)},
+		Float32:   {173, unaryHost(hostConvertF64F32)},
+		Float64:   {174, unaryHost(hostConvertF64F64)},
+		Int32:     {175, unaryHost(hostConvertF64I32)},
+		Int64:     {176, unaryHost(hostConvertF64I64)},
+		Uint8:     {177, unaryHost(hostConvertF64U8)},
+		Complex64: {178, unaryHost(hostConvertF64C64)},
+		Bool:      {179, unaryHost(hostConvertF64B8)},
+		Float16:   {180, unaryHost(hostConvertF64F16)},
+		BFloat16:  {181, unaryHost(hostConvertF64BF16)},
 	},
 	Int32: {
-		Float32:   {118, unaryHost(hostConvertI32F32)},
-		Float64:   {119, unaryHost(hostConvertI32F64)},
-		Int32:     {120, unaryHost(hostConvertI32I32)},
-		Int64:     {121, unaryHost(hostConvertI32I64)},
-		Uint8:     {122, unaryHost(hostConvertI32U8)},
-		Complex64: {123, unaryHost(hostConvertI32C64)},
-		Bool:      {124, unaryHost(hostConvertI32B8)},
+		Float32:   {182, unaryHost(hostConvertI32F32)},
+		Float64:   {183, unaryHost(hostConvertI32F64)},
+		Int32:     {184, unaryHost(hostConvertI32I32)},
+		Int64:     {185, unaryHost(hostConvertI32I64)},
+		Uint8:     {186, unaryHost(hostConvertI32U8)},
+		Complex64: {187, unaryHost(hostConvertI32C64)},
+		Bool:      {188, unaryHost(hostConvertI32B8)},
+		Float16:   {189, unaryHost(hostConvertI32F16)},
+		BFloat16:  {190, unaryHost(hostConvertI32BF16)},
 	},
 	Int64: {
-		Float32:   {125, unaryHost(hostConvertI64F32)},
-		Float64:   {126, unaryHost(hostConvertI64F64)},
-		Int32:     {127, unaryHost(hostConvertI64I32)},
-		Int64:     {128, unaryHost(hostConvertI64I64)},
-		Uint8:     {129, unaryHost(hostConvertI64U8)},
-		Complex64: {130, unaryHost(hostConvertI64C64)},
-		Bool:      {131, unaryHost(hostConvertI64B8)},
+		Float32:   {191, unaryHost(hostConvertI64F32)},
+		Float64:   {192, unaryHost(hostConvertI64F64)},
+		Int32:     {193, unaryHost(hostConvertI64I32)},
+		Int64:     {194, unaryHost(hostConvertI64I64)},
+		Uint8:     {195, unaryHost(hostConvertI64U8)},
+		Complex64: {196, unaryHost(hostConvertI64C64)},
+		Bool:      {197, unaryHost(hostConvertI64B8)},
+		Float16:   {198, unaryHost(hostConvertI64F16)},
+		BFloat16:  {199, unaryHost(hostConvertI64BF16)},
 	},
 	Uint8: {
-		Float32:   {132, unaryHost(hostConvertU8F32)},
-		Float64:   {133, unaryHost(hostConvertU8F64)},
-		Int32:     {134, unaryHost(hostConvertU8I32)},
-		Int64:     {135, unaryHost(hostConvertU8I64)},
-		Uint8:     {136, unaryHost(hostConvertU8U8)},
-		Complex64: {137, unaryHost(hostConvertU8C64)},
-		Bool:      {138, unaryHost(hostConvertU8B8)},
+		Float32:   {200, unaryHost(hostConvertU8F32)},
+		Float64:   {201, unaryHost(hostConvertU8F64)},
+		Int32:     {202, unaryHost(hostConvertU8I32)},
+		Int64:     {203, unaryHost(hostConvertU8I64)},
+		Uint8:     {204, unaryHost(hostConvertU8U8)},
+		Complex64: {205, unaryHost(hostConvertU8C64)},
+		Bool:      {206, unaryHost(hostConvertU8B8)},
+		Float16:   {207, unaryHost(hostConvertU8F16)},
+		BFloat16:  {208, unaryHost(hostConvertU8BF16)},
 	},
 	Complex64: {
-		Float32:   {139, unaryHost(hostConvertC64F32)},
-		Float64:   {140, unaryHost(hostConvertC64F64)},
-		Int32:     {141, unaryHost(hostConvertC64I32)},
-		Int64:     {142, unaryHost(hostConvertC64I64)},
-		Uint8:     {143, unaryHost(hostConvertC64U8)},
-		Complex64: {144, unaryHost(hostConvertC64C64)},
-		Bool:      {145, unaryHost(hostConvertC64B8)},
+		Float32:   {209, unaryHost(hostConvertC64F32)},
+		Float64:   {210, unaryHost(hostConvertC64F64)},
+		Int32:     {211, unaryHost(hostConvertC64I32)},
+		Int64:     {212, unaryHost(hostConvertC64I64)},
+		Uint8:     {213, unaryHost(hostConvertC64U8)},
+		Complex64: {214, unaryHost(hostConvertC64C64)},
+		Bool:      {215, unaryHost(hostConvertC64B8)},
+		Float16:   {216, unaryHost(hostConvertC64F16)},
+		BFloat16:  {217, unaryHost(hostConvertC64BF16)},
 	},
 	Bool: {
-		Float32:   {146, unaryHost(hostConvertB8F32)},
-		Float64:   {147, unaryHost(hostConvertB8F64)},
-		Int32:     {148, unaryHost(hostConvertB8I32)},
-		Int64:     {149, unaryHost(hostConvertB8I64)},
-		Uint8:     {150, unaryHost(hostConvertB8U8)},
-		Complex64: {151, unaryHost(hostConvertB8C64)},
-		Bool:      {152, unaryHost(hostConvertB8B8)},
+		Float32:   {218, unaryHost(hostConvertB8F32)},
+		Float64:   {219, unaryHost(hostConvertB8F64)},
+		Int32:     {220, unaryHost(hostConvertB8I32)},
+		Int64:     {221, unaryHost(hostConvertB8I64)},
+		Uint8:     {222, unaryHost(hostConvertB8U8)},
+		Complex64: {223, unaryHost(hostConvertB8C64)},
+		Bool:      {224, unaryHost(hostConvertB8B8)},
+		Float16:   {225, unaryHost(hostConvertB8F16)},
+		BFloat16:  {226, unaryHost(hostConvertB8BF16)},
+	},
+	Float16: {
+		Float32:   {227, unaryHost(hostConvertF16F32)},
+		Float64:   {228, unaryHost(hostConvertF16F64)},
+		Int32:     {229, unaryHost(hostConvertF16I32)},
+		Int64:     {230, unaryHost(hostConvertF16I64)},
+		Uint8:     {231, unaryHost(hostConvertF16U8)},
+		Complex64: {232, unaryHost(hostConvertF16C64)},
+		Bool:      {233, unaryHost(hostConvertF16B8)},
+		Float16:   {234, unaryHost(hostConvertF16F16)},
+		BFloat16:  {235, unaryHost(hostConvertF16BF16)},
+	},
+	BFloat16: {
+		Float32:   {236, unaryHost(hostConvertBF16F32)},
+		Float64:   {237, unaryHost(hostConvertBF16F64)},
+		Int32:     {238, unaryHost(hostConvertBF16I32)},
+		Int64:     {239, unaryHost(hostConvertBF16I64)},
+		Uint8:     {240, unaryHost(hostConvertBF16U8)},
+		Complex64: {241, unaryHost(hostConvertBF16C64)},
+		Bool:      {242, unaryHost(hostConvertBF16B8)},
+		Float16:   {243, unaryHost(hostConvertBF16F16)},
+		BFloat16:  {244, unaryHost(hostConvertBF16BF16)},
 	},
 }
 
 // numGenKernels is how many kernels the table generates.
-const numGenKernels = 153
+const numGenKernels = 245
 
 // genKernelNames are the generated kernels' exported names, which the PTX
 // must define.
 var genKernelNames = [numGenKernels]string{
 	"gocuda_exp_f32",
 	"gocuda_exp_f64",
+	"gocuda_exp_f16",
+	"gocuda_exp_bf16",
 	"gocuda_log_f32",
 	"gocuda_log_f64",
+	"gocuda_log_f16",
+	"gocuda_log_bf16",
 	"gocuda_log1p_f32",
 	"gocuda_log1p_f64",
+	"gocuda_log1p_f16",
+	"gocuda_log1p_bf16",
 	"gocuda_expm1_f32",
 	"gocuda_expm1_f64",
+	"gocuda_expm1_f16",
+	"gocuda_expm1_bf16",
 	"gocuda_sqrt_f32",
 	"gocuda_sqrt_f64",
+	"gocuda_sqrt_f16",
+	"gocuda_sqrt_bf16",
 	"gocuda_rsqrt_f32",
 	"gocuda_rsqrt_f64",
+	"gocuda_rsqrt_f16",
+	"gocuda_rsqrt_bf16",
 	"gocuda_abs_f32",
 	"gocuda_abs_f64",
 	"gocuda_abs_i32",
 	"gocuda_abs_i64",
 	"gocuda_abs_u8",
+	"gocuda_abs_f16",
+	"gocuda_abs_bf16",
 	"gocuda_neg_f32",
 	"gocuda_neg_f64",
+	"gocuda_neg_f16",
+	"gocuda_neg_bf16",
 	"gocuda_sign_f32",
 	"gocuda_sign_f64",
 	"gocuda_sign_i32",
 	"gocuda_sign_i64",
 	"gocuda_sign_u8",
+	"gocuda_sign_f16",
+	"gocuda_sign_bf16",
 	"gocuda_floor_f32",
 	"gocuda_floor_f64",
+	"gocuda_floor_f16",
+	"gocuda_floor_bf16",
 	"gocuda_ceil_f32",
 	"gocuda_ceil_f64",
+	"gocuda_ceil_f16",
+	"gocuda_ceil_bf16",
 	"gocuda_round_f32",
 	"gocuda_round_f64",
+	"gocuda_round_f16",
+	"gocuda_round_bf16",
 	"gocuda_sin_f32",
 	"gocuda_sin_f64",
+	"gocuda_sin_f16",
+	"gocuda_sin_bf16",
 	"gocuda_cos_f32",
 	"gocuda_cos_f64",
+	"gocuda_cos_f16",
+	"gocuda_cos_bf16",
 	"gocuda_tan_f32",
 	"gocuda_tan_f64",
+	"gocuda_tan_f16",
+	"gocuda_tan_bf16",
 	"gocuda_tanh_f32",
 	"gocuda_tanh_f64",
+	"gocuda_tanh_f16",
+	"gocuda_tanh_bf16",
 	"gocuda_erf_f32",
 	"gocuda_erf_f64",
+	"gocuda_erf_f16",
+	"gocuda_erf_bf16",
 	"gocuda_sigmoid_f32",
 	"gocuda_sigmoid_f64",
+	"gocuda_sigmoid_f16",
+	"gocuda_sigmoid_bf16",
 	"gocuda_relu_f32",
 	"gocuda_relu_f64",
+	"gocuda_relu_f16",
+	"gocuda_relu_bf16",
 	"gocuda_pow_f32",
 	"gocuda_pow_f64",
+	"gocuda_pow_f16",
+	"gocuda_pow_bf16",
 	"gocuda_minimum_f32",
 	"gocuda_minimum_f64",
 	"gocuda_minimum_i32",
 	"gocuda_minimum_i64",
 	"gocuda_minimum_u8",
+	"gocuda_minimum_f16",
+	"gocuda_minimum_bf16",
 	"gocuda_maximum_f32",
 	"gocuda_maximum_f64",
 	"gocuda_maximum_i32",
 	"gocuda_maximum_i64",
 	"gocuda_maximum_u8",
+	"gocuda_maximum_f16",
+	"gocuda_maximum_bf16",
 	"gocuda_eq_f32",
 	"gocuda_eq_f64",
 	"gocuda_eq_i32",
 	"gocuda_eq_i64",
 	"gocuda_eq_u8",
 	"gocuda_eq_b8",
+	"gocuda_eq_f16",
+	"gocuda_eq_bf16",
 	"gocuda_ne_f32",
 	"gocuda_ne_f64",
 	"gocuda_ne_i32",
 	"gocuda_ne_i64",
 	"gocuda_ne_u8",
 	"gocuda_ne_b8",
+	"gocuda_ne_f16",
+	"gocuda_ne_bf16",
 	"gocuda_lt_f32",
 	"gocuda_lt_f64",
 	"gocuda_lt_i32",
 	"gocuda_lt_i64",
 	"gocuda_lt_u8",
+	"gocuda_lt_f16",
+	"gocuda_lt_bf16",
 	"gocuda_le_f32",
 	"gocuda_le_f64",
 	"gocuda_le_i32",
 	"gocuda_le_i64",
 	"gocuda_le_u8",
+	"gocuda_le_f16",
+	"gocuda_le_bf16",
 	"gocuda_gt_f32",
 	"gocuda_gt_f64",
 	"gocuda_gt_i32",
 	"gocuda_gt_i64",
 	"gocuda_gt_u8",
+	"gocuda_gt_f16",
+	"gocuda_gt_bf16",
 	"gocuda_ge_f32",
 	"gocuda_ge_f64",
 	"gocuda_ge_i32",
 	"gocuda_ge_i64",
 	"gocuda_ge_u8",
+	"gocuda_ge_f16",
+	"gocuda_ge_bf16",
 	"gocuda_and_b8",
 	"gocuda_or_b8",
 	"gocuda_xor_b8",
@@ -737,11 +890,15 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_where_u8",
 	"gocuda_where_c64",
 	"gocuda_where_b8",
+	"gocuda_where_f16",
+	"gocuda_where_bf16",
 	"gocuda_clamp_f32",
 	"gocuda_clamp_f64",
 	"gocuda_clamp_i32",
 	"gocuda_clamp_i64",
 	"gocuda_clamp_u8",
+	"gocuda_clamp_f16",
+	"gocuda_clamp_bf16",
 	"gocuda_convert_f32_f32",
 	"gocuda_convert_f32_f64",
 	"gocuda_convert_f32_i32",
@@ -749,6 +906,8 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_f32_u8",
 	"gocuda_convert_f32_c64",
 	"gocuda_convert_f32_b8",
+	"gocuda_convert_f32_f16",
+	"gocuda_convert_f32_bf16",
 	"gocuda_convert_f64_f32",
 	"gocuda_convert_f64_f64",
 	"gocuda_convert_f64_i32",
@@ -756,6 +915,8 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_f64_u8",
 	"gocuda_convert_f64_c64",
 	"gocuda_convert_f64_b8",
+	"gocuda_convert_f64_f16",
+	"gocuda_convert_f64_bf16",
 	"gocuda_convert_i32_f32",
 	"gocuda_convert_i32_f64",
 	"gocuda_convert_i32_i32",
@@ -763,6 +924,8 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_i32_u8",
 	"gocuda_convert_i32_c64",
 	"gocuda_convert_i32_b8",
+	"gocuda_convert_i32_f16",
+	"gocuda_convert_i32_bf16",
 	"gocuda_convert_i64_f32",
 	"gocuda_convert_i64_f64",
 	"gocuda_convert_i64_i32",
@@ -770,6 +933,8 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_i64_u8",
 	"gocuda_convert_i64_c64",
 	"gocuda_convert_i64_b8",
+	"gocuda_convert_i64_f16",
+	"gocuda_convert_i64_bf16",
 	"gocuda_convert_u8_f32",
 	"gocuda_convert_u8_f64",
 	"gocuda_convert_u8_i32",
@@ -777,6 +942,8 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_u8_u8",
 	"gocuda_convert_u8_c64",
 	"gocuda_convert_u8_b8",
+	"gocuda_convert_u8_f16",
+	"gocuda_convert_u8_bf16",
 	"gocuda_convert_c64_f32",
 	"gocuda_convert_c64_f64",
 	"gocuda_convert_c64_i32",
@@ -784,6 +951,8 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_c64_u8",
 	"gocuda_convert_c64_c64",
 	"gocuda_convert_c64_b8",
+	"gocuda_convert_c64_f16",
+	"gocuda_convert_c64_bf16",
 	"gocuda_convert_b8_f32",
 	"gocuda_convert_b8_f64",
 	"gocuda_convert_b8_i32",
@@ -791,6 +960,26 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_b8_u8",
 	"gocuda_convert_b8_c64",
 	"gocuda_convert_b8_b8",
+	"gocuda_convert_b8_f16",
+	"gocuda_convert_b8_bf16",
+	"gocuda_convert_f16_f32",
+	"gocuda_convert_f16_f64",
+	"gocuda_convert_f16_i32",
+	"gocuda_convert_f16_i64",
+	"gocuda_convert_f16_u8",
+	"gocuda_convert_f16_c64",
+	"gocuda_convert_f16_b8",
+	"gocuda_convert_f16_f16",
+	"gocuda_convert_f16_bf16",
+	"gocuda_convert_bf16_f32",
+	"gocuda_convert_bf16_f64",
+	"gocuda_convert_bf16_i32",
+	"gocuda_convert_bf16_i64",
+	"gocuda_convert_bf16_u8",
+	"gocuda_convert_bf16_c64",
+	"gocuda_convert_bf16_b8",
+	"gocuda_convert_bf16_f16",
+	"gocuda_convert_bf16_bf16",
 }
 
 func hostExpF32(d []float32, xs []float32) {
@@ -804,6 +993,22 @@ func hostExpF64(d []float64, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = math.Exp(x)
+	}
+}
+
+func hostExpF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Exp(float64(x))))
+	}
+}
+
+func hostExpBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Exp(float64(x))))
 	}
 }
 
@@ -821,6 +1026,22 @@ func hostLogF64(d []float64, xs []float64) {
 	}
 }
 
+func hostLogF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Log(float64(x))))
+	}
+}
+
+func hostLogBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Log(float64(x))))
+	}
+}
+
 func hostLog1pF32(d []float32, xs []float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -832,6 +1053,22 @@ func hostLog1pF64(d []float64, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = math.Log1p(x)
+	}
+}
+
+func hostLog1pF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Log1p(float64(x))))
+	}
+}
+
+func hostLog1pBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Log1p(float64(x))))
 	}
 }
 
@@ -849,6 +1086,22 @@ func hostExpm1F64(d []float64, xs []float64) {
 	}
 }
 
+func hostExpm1F16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Expm1(float64(x))))
+	}
+}
+
+func hostExpm1BF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Expm1(float64(x))))
+	}
+}
+
 func hostSqrtF32(d []float32, xs []float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -863,6 +1116,22 @@ func hostSqrtF64(d []float64, xs []float64) {
 	}
 }
 
+func hostSqrtF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Sqrt(float64(x))))
+	}
+}
+
+func hostSqrtBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Sqrt(float64(x))))
+	}
+}
+
 func hostRsqrtF32(d []float32, xs []float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -874,6 +1143,22 @@ func hostRsqrtF64(d []float64, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = 1 / math.Sqrt(x)
+	}
+}
+
+func hostRsqrtF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(1 / math.Sqrt(float64(x))))
+	}
+}
+
+func hostRsqrtBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(1 / math.Sqrt(float64(x))))
 	}
 }
 
@@ -912,6 +1197,22 @@ func hostAbsU8(d []uint8, xs []uint8) {
 	}
 }
 
+func hostAbsF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Abs(float64(x))))
+	}
+}
+
+func hostAbsBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Abs(float64(x))))
+	}
+}
+
 func hostNegF32(d []float32, xs []float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -923,6 +1224,22 @@ func hostNegF64(d []float64, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = -x
+	}
+}
+
+func hostNegF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(-x)
+	}
+}
+
+func hostNegBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(-x)
 	}
 }
 
@@ -961,6 +1278,22 @@ func hostSignU8(d []uint8, xs []uint8) {
 	}
 }
 
+func hostSignF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(signOf(x))
+	}
+}
+
+func hostSignBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(signOf(x))
+	}
+}
+
 func hostFloorF32(d []float32, xs []float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -972,6 +1305,22 @@ func hostFloorF64(d []float64, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = math.Floor(x)
+	}
+}
+
+func hostFloorF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Floor(float64(x))))
+	}
+}
+
+func hostFloorBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Floor(float64(x))))
 	}
 }
 
@@ -989,6 +1338,22 @@ func hostCeilF64(d []float64, xs []float64) {
 	}
 }
 
+func hostCeilF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Ceil(float64(x))))
+	}
+}
+
+func hostCeilBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Ceil(float64(x))))
+	}
+}
+
 func hostRoundF32(d []float32, xs []float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -1000,6 +1365,22 @@ func hostRoundF64(d []float64, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = math.RoundToEven(x)
+	}
+}
+
+func hostRoundF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.RoundToEven(float64(x))))
+	}
+}
+
+func hostRoundBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.RoundToEven(float64(x))))
 	}
 }
 
@@ -1017,6 +1398,22 @@ func hostSinF64(d []float64, xs []float64) {
 	}
 }
 
+func hostSinF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Sin(float64(x))))
+	}
+}
+
+func hostSinBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Sin(float64(x))))
+	}
+}
+
 func hostCosF32(d []float32, xs []float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -1028,6 +1425,22 @@ func hostCosF64(d []float64, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = math.Cos(x)
+	}
+}
+
+func hostCosF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Cos(float64(x))))
+	}
+}
+
+func hostCosBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Cos(float64(x))))
 	}
 }
 
@@ -1045,6 +1458,22 @@ func hostTanF64(d []float64, xs []float64) {
 	}
 }
 
+func hostTanF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Tan(float64(x))))
+	}
+}
+
+func hostTanBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Tan(float64(x))))
+	}
+}
+
 func hostTanhF32(d []float32, xs []float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -1056,6 +1485,22 @@ func hostTanhF64(d []float64, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = math.Tanh(x)
+	}
+}
+
+func hostTanhF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Tanh(float64(x))))
+	}
+}
+
+func hostTanhBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Tanh(float64(x))))
 	}
 }
 
@@ -1073,6 +1518,22 @@ func hostErfF64(d []float64, xs []float64) {
 	}
 }
 
+func hostErfF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Erf(float64(x))))
+	}
+}
+
+func hostErfBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Erf(float64(x))))
+	}
+}
+
 func hostSigmoidF32(d []float32, xs []float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -1084,6 +1545,22 @@ func hostSigmoidF64(d []float64, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = 1 / (1 + math.Exp(-x))
+	}
+}
+
+func hostSigmoidF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(1 / (1 + float32(math.Exp(-float64(x)))))
+	}
+}
+
+func hostSigmoidBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(1 / (1 + float32(math.Exp(-float64(x)))))
 	}
 }
 
@@ -1101,6 +1578,22 @@ func hostReluF64(d []float64, xs []float64) {
 	}
 }
 
+func hostReluF16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(reluOf(x))
+	}
+}
+
+func hostReluBF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(reluOf(x))
+	}
+}
+
 func hostPowF32(d []float32, xs, ys []float32) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
@@ -1114,6 +1607,22 @@ func hostPowF64(d []float64, xs, ys []float64) {
 	for i, x := range xs {
 		y := ys[i]
 		d[i] = math.Pow(x, y)
+	}
+}
+
+func hostPowF16(d []half.Float16, xs, ys []half.Float16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = half.Float16FromFloat32(float32(math.Pow(float64(x), float64(y))))
+	}
+}
+
+func hostPowBF16(d []half.BFloat16, xs, ys []half.BFloat16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = half.BFloat16FromFloat32(float32(math.Pow(float64(x), float64(y))))
 	}
 }
 
@@ -1157,6 +1666,22 @@ func hostMinimumU8(d []uint8, xs, ys []uint8) {
 	}
 }
 
+func hostMinimumF16(d []half.Float16, xs, ys []half.Float16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = half.Float16FromFloat32(minimumOf(x, y))
+	}
+}
+
+func hostMinimumBF16(d []half.BFloat16, xs, ys []half.BFloat16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = half.BFloat16FromFloat32(minimumOf(x, y))
+	}
+}
+
 func hostMaximumF32(d []float32, xs, ys []float32) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
@@ -1194,6 +1719,22 @@ func hostMaximumU8(d []uint8, xs, ys []uint8) {
 	for i, x := range xs {
 		y := ys[i]
 		d[i] = maximumOf(x, y)
+	}
+}
+
+func hostMaximumF16(d []half.Float16, xs, ys []half.Float16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = half.Float16FromFloat32(maximumOf(x, y))
+	}
+}
+
+func hostMaximumBF16(d []half.BFloat16, xs, ys []half.BFloat16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = half.BFloat16FromFloat32(maximumOf(x, y))
 	}
 }
 
@@ -1241,6 +1782,22 @@ func hostEqualB8(d []bool, xs, ys []bool) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
 		y := ys[i]
+		d[i] = x == y
+	}
+}
+
+func hostEqualF16(d []bool, xs, ys []half.Float16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x == y
+	}
+}
+
+func hostEqualBF16(d []bool, xs, ys []half.BFloat16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
 		d[i] = x == y
 	}
 }
@@ -1293,6 +1850,22 @@ func hostNotEqualB8(d []bool, xs, ys []bool) {
 	}
 }
 
+func hostNotEqualF16(d []bool, xs, ys []half.Float16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x != y
+	}
+}
+
+func hostNotEqualBF16(d []bool, xs, ys []half.BFloat16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x != y
+	}
+}
+
 func hostLessF32(d []bool, xs, ys []float32) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
@@ -1329,6 +1902,22 @@ func hostLessU8(d []bool, xs, ys []uint8) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
 		y := ys[i]
+		d[i] = x < y
+	}
+}
+
+func hostLessF16(d []bool, xs, ys []half.Float16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x < y
+	}
+}
+
+func hostLessBF16(d []bool, xs, ys []half.BFloat16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
 		d[i] = x < y
 	}
 }
@@ -1373,6 +1962,22 @@ func hostLessEqualU8(d []bool, xs, ys []uint8) {
 	}
 }
 
+func hostLessEqualF16(d []bool, xs, ys []half.Float16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x <= y
+	}
+}
+
+func hostLessEqualBF16(d []bool, xs, ys []half.BFloat16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x <= y
+	}
+}
+
 func hostGreaterF32(d []bool, xs, ys []float32) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
@@ -1413,6 +2018,22 @@ func hostGreaterU8(d []bool, xs, ys []uint8) {
 	}
 }
 
+func hostGreaterF16(d []bool, xs, ys []half.Float16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x > y
+	}
+}
+
+func hostGreaterBF16(d []bool, xs, ys []half.BFloat16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x > y
+	}
+}
+
 func hostGreaterEqualF32(d []bool, xs, ys []float32) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
@@ -1449,6 +2070,22 @@ func hostGreaterEqualU8(d []bool, xs, ys []uint8) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
 		y := ys[i]
+		d[i] = x >= y
+	}
+}
+
+func hostGreaterEqualF16(d []bool, xs, ys []half.Float16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x >= y
+	}
+}
+
+func hostGreaterEqualBF16(d []bool, xs, ys []half.BFloat16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, xh := range xs {
+		x, y := xh.Float32(), ys[i].Float32()
 		d[i] = x >= y
 	}
 }
@@ -1540,6 +2177,22 @@ func hostWhereB8(d []bool, cs []bool, xs, ys []bool) {
 	}
 }
 
+func hostWhereF16(d []half.Float16, cs []bool, xs, ys []half.Float16) {
+	cs, xs, ys = cs[:len(d)], xs[:len(d)], ys[:len(d)]
+	for i, c := range cs {
+		x, y := xs[i], ys[i]
+		d[i] = selectOf(c, x, y)
+	}
+}
+
+func hostWhereBF16(d []half.BFloat16, cs []bool, xs, ys []half.BFloat16) {
+	cs, xs, ys = cs[:len(d)], xs[:len(d)], ys[:len(d)]
+	for i, c := range cs {
+		x, y := xs[i], ys[i]
+		d[i] = selectOf(c, x, y)
+	}
+}
+
 func hostClampF32(d, xs []float32, lo, hi float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -1572,6 +2225,24 @@ func hostClampU8(d, xs []uint8, lo, hi uint8) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = minimumOf(maximumOf(x, lo), hi)
+	}
+}
+
+func hostClampF16(d, xs []half.Float16, loH, hiH half.Float16) {
+	xs = xs[:len(d)]
+	lo, hi := loH.Float32(), hiH.Float32()
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.Float16FromFloat32(minimumOf(maximumOf(x, lo), hi))
+	}
+}
+
+func hostClampBF16(d, xs []half.BFloat16, loH, hiH half.BFloat16) {
+	xs = xs[:len(d)]
+	lo, hi := loH.Float32(), hiH.Float32()
+	for i, xh := range xs {
+		x := xh.Float32()
+		d[i] = half.BFloat16FromFloat32(minimumOf(maximumOf(x, lo), hi))
 	}
 }
 
@@ -1624,6 +2295,20 @@ func hostConvertF32B8(d []bool, xs []float32) {
 	}
 }
 
+func hostConvertF32F16(d []half.Float16, xs []float32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat32(x)
+	}
+}
+
+func hostConvertF32BF16(d []half.BFloat16, xs []float32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat32(x)
+	}
+}
+
 func hostConvertF64F32(d []float32, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -1670,6 +2355,20 @@ func hostConvertF64B8(d []bool, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = x != 0
+	}
+}
+
+func hostConvertF64F16(d []half.Float16, xs []float64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertF64BF16(d []half.BFloat16, xs []float64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat64(float64(x))
 	}
 }
 
@@ -1722,6 +2421,20 @@ func hostConvertI32B8(d []bool, xs []int32) {
 	}
 }
 
+func hostConvertI32F16(d []half.Float16, xs []int32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertI32BF16(d []half.BFloat16, xs []int32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat64(float64(x))
+	}
+}
+
 func hostConvertI64F32(d []float32, xs []int64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -1768,6 +2481,20 @@ func hostConvertI64B8(d []bool, xs []int64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = x != 0
+	}
+}
+
+func hostConvertI64F16(d []half.Float16, xs []int64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertI64BF16(d []half.BFloat16, xs []int64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat64(float64(x))
 	}
 }
 
@@ -1820,6 +2547,20 @@ func hostConvertU8B8(d []bool, xs []uint8) {
 	}
 }
 
+func hostConvertU8F16(d []half.Float16, xs []uint8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertU8BF16(d []half.BFloat16, xs []uint8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat64(float64(x))
+	}
+}
+
 func hostConvertC64F32(d []float32, xs []complex64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -1869,6 +2610,20 @@ func hostConvertC64B8(d []bool, xs []complex64) {
 	}
 }
 
+func hostConvertC64F16(d []half.Float16, xs []complex64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat32(real(x))
+	}
+}
+
+func hostConvertC64BF16(d []half.BFloat16, xs []complex64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat32(real(x))
+	}
+}
+
 func hostConvertB8F32(d []float32, xs []bool) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -1912,6 +2667,146 @@ func hostConvertB8C64(d []complex64, xs []bool) {
 }
 
 func hostConvertB8B8(d []bool, xs []bool) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x
+	}
+}
+
+func hostConvertB8F16(d []half.Float16, xs []bool) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat32(float32(b2u8(x)))
+	}
+}
+
+func hostConvertB8BF16(d []half.BFloat16, xs []bool) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat32(float32(b2u8(x)))
+	}
+}
+
+func hostConvertF16F32(d []float32, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x.Float32()
+	}
+}
+
+func hostConvertF16F64(d []float64, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = float64(x.Float32())
+	}
+}
+
+func hostConvertF16I32(d []int32, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI32(float64(x.Float32()))
+	}
+}
+
+func hostConvertF16I64(d []int64, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI64(float64(x.Float32()))
+	}
+}
+
+func hostConvertF16U8(d []uint8, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satU8(float64(x.Float32()))
+	}
+}
+
+func hostConvertF16C64(d []complex64, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = complex(float32(x.Float32()), 0)
+	}
+}
+
+func hostConvertF16B8(d []bool, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x.Float32() != 0
+	}
+}
+
+func hostConvertF16F16(d []half.Float16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x
+	}
+}
+
+func hostConvertF16BF16(d []half.BFloat16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat32(x.Float32())
+	}
+}
+
+func hostConvertBF16F32(d []float32, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x.Float32()
+	}
+}
+
+func hostConvertBF16F64(d []float64, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = float64(x.Float32())
+	}
+}
+
+func hostConvertBF16I32(d []int32, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI32(float64(x.Float32()))
+	}
+}
+
+func hostConvertBF16I64(d []int64, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI64(float64(x.Float32()))
+	}
+}
+
+func hostConvertBF16U8(d []uint8, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satU8(float64(x.Float32()))
+	}
+}
+
+func hostConvertBF16C64(d []complex64, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = complex(float32(x.Float32()), 0)
+	}
+}
+
+func hostConvertBF16B8(d []bool, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x.Float32() != 0
+	}
+}
+
+func hostConvertBF16F16(d []half.Float16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat32(x.Float32())
+	}
+}
+
+func hostConvertBF16BF16(d []half.BFloat16, xs []half.BFloat16) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = x

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/half"
 	"github.com/gocuda/gocuda/kernels"
 	"github.com/gocuda/gocuda/kernels/internal/optable"
 )
@@ -555,8 +556,8 @@ func TestTableTypesMatchAPI(t *testing.T) {
 			var accepted []string
 			takes := false
 			for _, c := range op.Cases() {
-				accepted = append(accepted, c.Type.Go)
-				takes = takes || c.Type.Go == dt.String()
+				accepted = append(accepted, c.Type.Name())
+				takes = takes || c.Type.Name() == dt.String()
 			}
 			err := call()
 			if takes {
@@ -577,6 +578,8 @@ func TestTableTypesMatchAPI(t *testing.T) {
 	t.Run("uint8", func(t *testing.T) { check(t, kernels.Uint8, opsFor[uint8](e, buf.p, 16)) })
 	t.Run("complex64", func(t *testing.T) { check(t, kernels.Complex64, opsFor[complex64](e, buf.p, 16)) })
 	t.Run("bool", func(t *testing.T) { check(t, kernels.Bool, opsFor[bool](e, buf.p, 16)) })
+	t.Run("float16", func(t *testing.T) { check(t, kernels.Float16, opsFor[half.Float16](e, buf.p, 16)) })
+	t.Run("bfloat16", func(t *testing.T) { check(t, kernels.BFloat16, opsFor[half.BFloat16](e, buf.p, 16)) })
 }
 
 // Mixed-type operands are checked each at its own element size: a bool
@@ -606,7 +609,7 @@ func TestTableTypesAreKernelsDTypes(t *testing.T) {
 	}
 	var table []string
 	for _, ty := range optable.Types {
-		table = append(table, ty.Go)
+		table = append(table, ty.Name())
 	}
 	assert.Equal(t, names, table)
 	assert.True(t, slices.Contains(names, "bool"))

@@ -6,6 +6,7 @@
 // 16-byte vector accesses when the pointers allow.
 
 #include "optable.cuh"
+#include "half.cuh"
 
 // Exp: dst = e**x.
 struct gen_exp_f32 {
@@ -18,6 +19,22 @@ struct gen_exp_f64 {
   __device__ __forceinline__ double operator()(T x) const { return exp(x); }
 };
 KERNEL gocuda_exp_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_exp_f64()); }
+struct gen_exp_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(expf(x));
+  }
+};
+KERNEL gocuda_exp_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_exp_f16()); }
+struct gen_exp_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(expf(x));
+  }
+};
+KERNEL gocuda_exp_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_exp_bf16()); }
 
 // Log: dst = ln(x) (NaN for x < 0, -Inf for 0).
 struct gen_log_f32 {
@@ -30,6 +47,22 @@ struct gen_log_f64 {
   __device__ __forceinline__ double operator()(T x) const { return log(x); }
 };
 KERNEL gocuda_log_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_log_f64()); }
+struct gen_log_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(logf(x));
+  }
+};
+KERNEL gocuda_log_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_log_f16()); }
+struct gen_log_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(logf(x));
+  }
+};
+KERNEL gocuda_log_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_log_bf16()); }
 
 // Log1p: dst = ln(1 + x), accurate near 0.
 struct gen_log1p_f32 {
@@ -42,6 +75,22 @@ struct gen_log1p_f64 {
   __device__ __forceinline__ double operator()(T x) const { return log1p(x); }
 };
 KERNEL gocuda_log1p_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_log1p_f64()); }
+struct gen_log1p_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(log1pf(x));
+  }
+};
+KERNEL gocuda_log1p_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_log1p_f16()); }
+struct gen_log1p_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(log1pf(x));
+  }
+};
+KERNEL gocuda_log1p_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_log1p_bf16()); }
 
 // Expm1: dst = e**x - 1, accurate near 0.
 struct gen_expm1_f32 {
@@ -54,6 +103,22 @@ struct gen_expm1_f64 {
   __device__ __forceinline__ double operator()(T x) const { return expm1(x); }
 };
 KERNEL gocuda_expm1_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_expm1_f64()); }
+struct gen_expm1_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(expm1f(x));
+  }
+};
+KERNEL gocuda_expm1_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_expm1_f16()); }
+struct gen_expm1_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(expm1f(x));
+  }
+};
+KERNEL gocuda_expm1_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_expm1_bf16()); }
 
 // Sqrt: dst = √x (NaN for x < 0).
 struct gen_sqrt_f32 {
@@ -66,6 +131,22 @@ struct gen_sqrt_f64 {
   __device__ __forceinline__ double operator()(T x) const { return sqrt(x); }
 };
 KERNEL gocuda_sqrt_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_sqrt_f64()); }
+struct gen_sqrt_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(sqrtf(x));
+  }
+};
+KERNEL gocuda_sqrt_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_sqrt_f16()); }
+struct gen_sqrt_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(sqrtf(x));
+  }
+};
+KERNEL gocuda_sqrt_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_sqrt_bf16()); }
 
 // Rsqrt: dst = 1/√x (+Inf for 0, NaN for x < 0).
 struct gen_rsqrt_f32 {
@@ -78,6 +159,22 @@ struct gen_rsqrt_f64 {
   __device__ __forceinline__ double operator()(T x) const { return rsqrt(x); }
 };
 KERNEL gocuda_rsqrt_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_rsqrt_f64()); }
+struct gen_rsqrt_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(rsqrtf(x));
+  }
+};
+KERNEL gocuda_rsqrt_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_rsqrt_f16()); }
+struct gen_rsqrt_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(rsqrtf(x));
+  }
+};
+KERNEL gocuda_rsqrt_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_rsqrt_bf16()); }
 
 // Abs: dst = |x|; for integers the most negative value stays itself (it wraps, as -x does in Go).
 struct gen_abs_f32 {
@@ -105,6 +202,22 @@ struct gen_abs_u8 {
   __device__ __forceinline__ u8 operator()(T x) const { return x; }
 };
 KERNEL gocuda_abs_u8(u8* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_abs_u8()); }
+struct gen_abs_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(fabsf(x));
+  }
+};
+KERNEL gocuda_abs_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_abs_f16()); }
+struct gen_abs_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(fabsf(x));
+  }
+};
+KERNEL gocuda_abs_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_abs_bf16()); }
 
 // Neg: dst = -x.
 struct gen_neg_f32 {
@@ -117,6 +230,22 @@ struct gen_neg_f64 {
   __device__ __forceinline__ double operator()(T x) const { return -x; }
 };
 KERNEL gocuda_neg_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_neg_f64()); }
+struct gen_neg_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(-x);
+  }
+};
+KERNEL gocuda_neg_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_neg_f16()); }
+struct gen_neg_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(-x);
+  }
+};
+KERNEL gocuda_neg_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_neg_bf16()); }
 
 // Sign: dst = -1, 0 or 1 as x is negative, zero or positive (NaN for NaN, 0 for -0).
 struct gen_sign_f32 {
@@ -144,6 +273,22 @@ struct gen_sign_u8 {
   __device__ __forceinline__ u8 operator()(T x) const { return (u8)(x != 0); }
 };
 KERNEL gocuda_sign_u8(u8* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_sign_u8()); }
+struct gen_sign_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(sign_(x));
+  }
+};
+KERNEL gocuda_sign_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_sign_f16()); }
+struct gen_sign_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(sign_(x));
+  }
+};
+KERNEL gocuda_sign_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_sign_bf16()); }
 
 // Floor: dst = ⌊x⌋, the largest integer ≤ x.
 struct gen_floor_f32 {
@@ -156,6 +301,22 @@ struct gen_floor_f64 {
   __device__ __forceinline__ double operator()(T x) const { return floor(x); }
 };
 KERNEL gocuda_floor_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_floor_f64()); }
+struct gen_floor_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(floorf(x));
+  }
+};
+KERNEL gocuda_floor_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_floor_f16()); }
+struct gen_floor_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(floorf(x));
+  }
+};
+KERNEL gocuda_floor_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_floor_bf16()); }
 
 // Ceil: dst = ⌈x⌉, the smallest integer ≥ x.
 struct gen_ceil_f32 {
@@ -168,6 +329,22 @@ struct gen_ceil_f64 {
   __device__ __forceinline__ double operator()(T x) const { return ceil(x); }
 };
 KERNEL gocuda_ceil_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_ceil_f64()); }
+struct gen_ceil_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(ceilf(x));
+  }
+};
+KERNEL gocuda_ceil_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_ceil_f16()); }
+struct gen_ceil_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(ceilf(x));
+  }
+};
+KERNEL gocuda_ceil_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_ceil_bf16()); }
 
 // Round: dst = x rounded to the nearest integer, halves to even (2.5 → 2).
 struct gen_round_f32 {
@@ -180,6 +357,22 @@ struct gen_round_f64 {
   __device__ __forceinline__ double operator()(T x) const { return rint(x); }
 };
 KERNEL gocuda_round_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_round_f64()); }
+struct gen_round_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(rintf(x));
+  }
+};
+KERNEL gocuda_round_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_round_f16()); }
+struct gen_round_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(rintf(x));
+  }
+};
+KERNEL gocuda_round_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_round_bf16()); }
 
 // Sin: dst = sin(x).
 struct gen_sin_f32 {
@@ -192,6 +385,22 @@ struct gen_sin_f64 {
   __device__ __forceinline__ double operator()(T x) const { return sin(x); }
 };
 KERNEL gocuda_sin_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_sin_f64()); }
+struct gen_sin_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(sinf(x));
+  }
+};
+KERNEL gocuda_sin_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_sin_f16()); }
+struct gen_sin_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(sinf(x));
+  }
+};
+KERNEL gocuda_sin_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_sin_bf16()); }
 
 // Cos: dst = cos(x).
 struct gen_cos_f32 {
@@ -204,6 +413,22 @@ struct gen_cos_f64 {
   __device__ __forceinline__ double operator()(T x) const { return cos(x); }
 };
 KERNEL gocuda_cos_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_cos_f64()); }
+struct gen_cos_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(cosf(x));
+  }
+};
+KERNEL gocuda_cos_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_cos_f16()); }
+struct gen_cos_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(cosf(x));
+  }
+};
+KERNEL gocuda_cos_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_cos_bf16()); }
 
 // Tan: dst = tan(x).
 struct gen_tan_f32 {
@@ -216,6 +441,22 @@ struct gen_tan_f64 {
   __device__ __forceinline__ double operator()(T x) const { return tan(x); }
 };
 KERNEL gocuda_tan_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_tan_f64()); }
+struct gen_tan_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(tanf(x));
+  }
+};
+KERNEL gocuda_tan_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_tan_f16()); }
+struct gen_tan_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(tanf(x));
+  }
+};
+KERNEL gocuda_tan_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_tan_bf16()); }
 
 // Tanh: dst = tanh(x).
 struct gen_tanh_f32 {
@@ -228,6 +469,22 @@ struct gen_tanh_f64 {
   __device__ __forceinline__ double operator()(T x) const { return tanh(x); }
 };
 KERNEL gocuda_tanh_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_tanh_f64()); }
+struct gen_tanh_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(tanhf(x));
+  }
+};
+KERNEL gocuda_tanh_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_tanh_f16()); }
+struct gen_tanh_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(tanhf(x));
+  }
+};
+KERNEL gocuda_tanh_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_tanh_bf16()); }
 
 // Erf: dst = the error function erf(x).
 struct gen_erf_f32 {
@@ -240,6 +497,22 @@ struct gen_erf_f64 {
   __device__ __forceinline__ double operator()(T x) const { return erf(x); }
 };
 KERNEL gocuda_erf_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_erf_f64()); }
+struct gen_erf_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(erff(x));
+  }
+};
+KERNEL gocuda_erf_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_erf_f16()); }
+struct gen_erf_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(erff(x));
+  }
+};
+KERNEL gocuda_erf_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_erf_bf16()); }
 
 // Sigmoid: dst = 1 / (1 + e**-x), in T's precision (0 where e**-x overflows T).
 struct gen_sigmoid_f32 {
@@ -252,6 +525,22 @@ struct gen_sigmoid_f64 {
   __device__ __forceinline__ double operator()(T x) const { return 1.0 / (1.0 + exp(-x)); }
 };
 KERNEL gocuda_sigmoid_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_sigmoid_f64()); }
+struct gen_sigmoid_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(1.0f / (1.0f + expf(-x)));
+  }
+};
+KERNEL gocuda_sigmoid_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_sigmoid_f16()); }
+struct gen_sigmoid_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(1.0f / (1.0f + expf(-x)));
+  }
+};
+KERNEL gocuda_sigmoid_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_sigmoid_bf16()); }
 
 // Relu: dst = max(x, 0) (0 for NaN).
 struct gen_relu_f32 {
@@ -264,6 +553,22 @@ struct gen_relu_f64 {
   __device__ __forceinline__ double operator()(T x) const { return x > 0 ? x : (T)0; }
 };
 KERNEL gocuda_relu_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_relu_f64()); }
+struct gen_relu_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_);
+    return f32_to_f16(x > 0 ? x : (T)0);
+  }
+};
+KERNEL gocuda_relu_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_relu_f16()); }
+struct gen_relu_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_);
+    return f32_to_bf16(x > 0 ? x : (T)0);
+  }
+};
+KERNEL gocuda_relu_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_relu_bf16()); }
 
 // Pow: dst = a**b (C's and Go's pow: pow(x, 0) = 1 even for NaN, pow(1, y) = 1).
 struct gen_pow_f32 {
@@ -276,6 +581,22 @@ struct gen_pow_f64 {
   __device__ __forceinline__ double operator()(T x, T y) const { return pow(x, y); }
 };
 KERNEL gocuda_pow_f64(double* dst, const double* a, const double* b, i64 n) { emap2(dst, a, b, n, gen_pow_f64()); }
+struct gen_pow_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
+    const T x = f16_to_f32(x_), y = f16_to_f32(y_);
+    return f32_to_f16(powf(x, y));
+  }
+};
+KERNEL gocuda_pow_f16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_pow_f16()); }
+struct gen_pow_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
+    const T x = bf16_to_f32(x_), y = bf16_to_f32(y_);
+    return f32_to_bf16(powf(x, y));
+  }
+};
+KERNEL gocuda_pow_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_pow_bf16()); }
 
 // Minimum: dst = the smaller of a and b, NaN if either is NaN (a where they are equal).
 struct gen_minimum_f32 {
@@ -303,6 +624,22 @@ struct gen_minimum_u8 {
   __device__ __forceinline__ u8 operator()(T x, T y) const { return minimum_(x, y); }
 };
 KERNEL gocuda_minimum_u8(u8* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_minimum_u8()); }
+struct gen_minimum_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
+    const T x = f16_to_f32(x_), y = f16_to_f32(y_);
+    return f32_to_f16(minimum_(x, y));
+  }
+};
+KERNEL gocuda_minimum_f16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_minimum_f16()); }
+struct gen_minimum_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
+    const T x = bf16_to_f32(x_), y = bf16_to_f32(y_);
+    return f32_to_bf16(minimum_(x, y));
+  }
+};
+KERNEL gocuda_minimum_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_minimum_bf16()); }
 
 // Maximum: dst = the larger of a and b, NaN if either is NaN (a where they are equal).
 struct gen_maximum_f32 {
@@ -330,6 +667,22 @@ struct gen_maximum_u8 {
   __device__ __forceinline__ u8 operator()(T x, T y) const { return maximum_(x, y); }
 };
 KERNEL gocuda_maximum_u8(u8* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_maximum_u8()); }
+struct gen_maximum_f16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
+    const T x = f16_to_f32(x_), y = f16_to_f32(y_);
+    return f32_to_f16(maximum_(x, y));
+  }
+};
+KERNEL gocuda_maximum_f16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_maximum_f16()); }
+struct gen_maximum_bf16 {
+  typedef float T;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
+    const T x = bf16_to_f32(x_), y = bf16_to_f32(y_);
+    return f32_to_bf16(maximum_(x, y));
+  }
+};
+KERNEL gocuda_maximum_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_maximum_bf16()); }
 
 // Equal: dst = a == b.
 struct gen_eq_f32 {
@@ -362,6 +715,22 @@ struct gen_eq_b8 {
   __device__ __forceinline__ bool operator()(T x, T y) const { return x == y; }
 };
 KERNEL gocuda_eq_b8(bool* dst, const bool* a, const bool* b, i64 n) { emap2(dst, a, b, n, gen_eq_b8()); }
+struct gen_eq_f16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = f16_to_f32(x_), y = f16_to_f32(y_);
+    return x == y;
+  }
+};
+KERNEL gocuda_eq_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_eq_f16()); }
+struct gen_eq_bf16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = bf16_to_f32(x_), y = bf16_to_f32(y_);
+    return x == y;
+  }
+};
+KERNEL gocuda_eq_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_eq_bf16()); }
 
 // NotEqual: dst = a != b (true where either is NaN).
 struct gen_ne_f32 {
@@ -394,6 +763,22 @@ struct gen_ne_b8 {
   __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
 };
 KERNEL gocuda_ne_b8(bool* dst, const bool* a, const bool* b, i64 n) { emap2(dst, a, b, n, gen_ne_b8()); }
+struct gen_ne_f16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = f16_to_f32(x_), y = f16_to_f32(y_);
+    return x != y;
+  }
+};
+KERNEL gocuda_ne_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_ne_f16()); }
+struct gen_ne_bf16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = bf16_to_f32(x_), y = bf16_to_f32(y_);
+    return x != y;
+  }
+};
+KERNEL gocuda_ne_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_ne_bf16()); }
 
 // Less: dst = a < b.
 struct gen_lt_f32 {
@@ -421,6 +806,22 @@ struct gen_lt_u8 {
   __device__ __forceinline__ bool operator()(T x, T y) const { return x < y; }
 };
 KERNEL gocuda_lt_u8(bool* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_lt_u8()); }
+struct gen_lt_f16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = f16_to_f32(x_), y = f16_to_f32(y_);
+    return x < y;
+  }
+};
+KERNEL gocuda_lt_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_lt_f16()); }
+struct gen_lt_bf16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = bf16_to_f32(x_), y = bf16_to_f32(y_);
+    return x < y;
+  }
+};
+KERNEL gocuda_lt_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_lt_bf16()); }
 
 // LessEqual: dst = a <= b.
 struct gen_le_f32 {
@@ -448,6 +849,22 @@ struct gen_le_u8 {
   __device__ __forceinline__ bool operator()(T x, T y) const { return x <= y; }
 };
 KERNEL gocuda_le_u8(bool* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_le_u8()); }
+struct gen_le_f16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = f16_to_f32(x_), y = f16_to_f32(y_);
+    return x <= y;
+  }
+};
+KERNEL gocuda_le_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_le_f16()); }
+struct gen_le_bf16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = bf16_to_f32(x_), y = bf16_to_f32(y_);
+    return x <= y;
+  }
+};
+KERNEL gocuda_le_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_le_bf16()); }
 
 // Greater: dst = a > b.
 struct gen_gt_f32 {
@@ -475,6 +892,22 @@ struct gen_gt_u8 {
   __device__ __forceinline__ bool operator()(T x, T y) const { return x > y; }
 };
 KERNEL gocuda_gt_u8(bool* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_gt_u8()); }
+struct gen_gt_f16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = f16_to_f32(x_), y = f16_to_f32(y_);
+    return x > y;
+  }
+};
+KERNEL gocuda_gt_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_gt_f16()); }
+struct gen_gt_bf16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = bf16_to_f32(x_), y = bf16_to_f32(y_);
+    return x > y;
+  }
+};
+KERNEL gocuda_gt_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_gt_bf16()); }
 
 // GreaterEqual: dst = a >= b.
 struct gen_ge_f32 {
@@ -502,6 +935,22 @@ struct gen_ge_u8 {
   __device__ __forceinline__ bool operator()(T x, T y) const { return x >= y; }
 };
 KERNEL gocuda_ge_u8(bool* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_ge_u8()); }
+struct gen_ge_f16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = f16_to_f32(x_), y = f16_to_f32(y_);
+    return x >= y;
+  }
+};
+KERNEL gocuda_ge_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_ge_f16()); }
+struct gen_ge_bf16 {
+  typedef float T;
+  __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
+    const T x = bf16_to_f32(x_), y = bf16_to_f32(y_);
+    return x >= y;
+  }
+};
+KERNEL gocuda_ge_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_ge_bf16()); }
 
 // LogicalAnd: dst = a && b.
 struct gen_and_b8 {
@@ -567,6 +1016,16 @@ struct gen_where_b8 {
   __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
 };
 KERNEL gocuda_where_b8(bool* dst, const bool* cond, const bool* a, const bool* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_b8()); }
+struct gen_where_f16 {
+  typedef unsigned short T;
+  __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
+};
+KERNEL gocuda_where_f16(unsigned short* dst, const bool* cond, const unsigned short* a, const unsigned short* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_f16()); }
+struct gen_where_bf16 {
+  typedef unsigned short T;
+  __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
+};
+KERNEL gocuda_where_bf16(unsigned short* dst, const bool* cond, const unsigned short* a, const unsigned short* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_bf16()); }
 
 // Clamp: dst = Minimum(Maximum(x, lo), hi) for scalars lo and hi: NaN stays NaN, and lo > hi gives hi everywhere.
 struct gen_clamp_f32 {
@@ -609,6 +1068,28 @@ struct gen_clamp_u8 {
 KERNEL gocuda_clamp_u8(u8* dst, const u8* x, u64 lo, u64 hi, i64 n) {
   emap1(dst, x, n, gen_clamp_u8{scalar<u8>(lo), scalar<u8>(hi)});
 }
+struct gen_clamp_f16 {
+  typedef float T;
+  unsigned short lo_, hi_;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = f16_to_f32(x_), lo = f16_to_f32(lo_), hi = f16_to_f32(hi_);
+    return f32_to_f16(minimum_(maximum_(x, lo), hi));
+  }
+};
+KERNEL gocuda_clamp_f16(unsigned short* dst, const unsigned short* x, u64 lo, u64 hi, i64 n) {
+  emap1(dst, x, n, gen_clamp_f16{(unsigned short)lo, (unsigned short)hi});
+}
+struct gen_clamp_bf16 {
+  typedef float T;
+  unsigned short lo_, hi_;
+  __device__ __forceinline__ unsigned short operator()(unsigned short x_) const {
+    const T x = bf16_to_f32(x_), lo = bf16_to_f32(lo_), hi = bf16_to_f32(hi_);
+    return f32_to_bf16(minimum_(maximum_(x, lo), hi));
+  }
+};
+KERNEL gocuda_clamp_bf16(unsigned short* dst, const unsigned short* x, u64 lo, u64 hi, i64 n) {
+  emap1(dst, x, n, gen_clamp_bf16{(unsigned short)lo, (unsigned short)hi});
+}
 
 // Convert: dst = x converted to dst's type (see optable.Convert for the rules).
 struct gen_convert_f32_f32 {
@@ -639,6 +1120,14 @@ struct gen_convert_f32_b8 {
   __device__ __forceinline__ bool operator()(float x) const { return (x != 0); }
 };
 KERNEL gocuda_convert_f32_b8(bool* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_b8()); }
+struct gen_convert_f32_f16 {
+  __device__ __forceinline__ unsigned short operator()(float x) const { return f32_to_f16(x); }
+};
+KERNEL gocuda_convert_f32_f16(unsigned short* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_f16()); }
+struct gen_convert_f32_bf16 {
+  __device__ __forceinline__ unsigned short operator()(float x) const { return f32_to_bf16(x); }
+};
+KERNEL gocuda_convert_f32_bf16(unsigned short* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_bf16()); }
 struct gen_convert_f64_f32 {
   __device__ __forceinline__ float operator()(double x) const { return (float)x; }
 };
@@ -667,6 +1156,14 @@ struct gen_convert_f64_b8 {
   __device__ __forceinline__ bool operator()(double x) const { return (x != 0); }
 };
 KERNEL gocuda_convert_f64_b8(bool* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_b8()); }
+struct gen_convert_f64_f16 {
+  __device__ __forceinline__ unsigned short operator()(double x) const { return f64_to_f16((double)x); }
+};
+KERNEL gocuda_convert_f64_f16(unsigned short* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_f16()); }
+struct gen_convert_f64_bf16 {
+  __device__ __forceinline__ unsigned short operator()(double x) const { return f64_to_bf16((double)x); }
+};
+KERNEL gocuda_convert_f64_bf16(unsigned short* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_bf16()); }
 struct gen_convert_i32_f32 {
   __device__ __forceinline__ float operator()(int x) const { return (float)x; }
 };
@@ -695,6 +1192,14 @@ struct gen_convert_i32_b8 {
   __device__ __forceinline__ bool operator()(int x) const { return (x != 0); }
 };
 KERNEL gocuda_convert_i32_b8(bool* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_b8()); }
+struct gen_convert_i32_f16 {
+  __device__ __forceinline__ unsigned short operator()(int x) const { return f64_to_f16((double)x); }
+};
+KERNEL gocuda_convert_i32_f16(unsigned short* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_f16()); }
+struct gen_convert_i32_bf16 {
+  __device__ __forceinline__ unsigned short operator()(int x) const { return f64_to_bf16((double)x); }
+};
+KERNEL gocuda_convert_i32_bf16(unsigned short* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_bf16()); }
 struct gen_convert_i64_f32 {
   __device__ __forceinline__ float operator()(i64 x) const { return (float)x; }
 };
@@ -723,6 +1228,14 @@ struct gen_convert_i64_b8 {
   __device__ __forceinline__ bool operator()(i64 x) const { return (x != 0); }
 };
 KERNEL gocuda_convert_i64_b8(bool* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_b8()); }
+struct gen_convert_i64_f16 {
+  __device__ __forceinline__ unsigned short operator()(i64 x) const { return f64_to_f16((double)x); }
+};
+KERNEL gocuda_convert_i64_f16(unsigned short* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_f16()); }
+struct gen_convert_i64_bf16 {
+  __device__ __forceinline__ unsigned short operator()(i64 x) const { return f64_to_bf16((double)x); }
+};
+KERNEL gocuda_convert_i64_bf16(unsigned short* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_bf16()); }
 struct gen_convert_u8_f32 {
   __device__ __forceinline__ float operator()(u8 x) const { return (float)x; }
 };
@@ -751,6 +1264,14 @@ struct gen_convert_u8_b8 {
   __device__ __forceinline__ bool operator()(u8 x) const { return (x != 0); }
 };
 KERNEL gocuda_convert_u8_b8(bool* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_b8()); }
+struct gen_convert_u8_f16 {
+  __device__ __forceinline__ unsigned short operator()(u8 x) const { return f64_to_f16((double)x); }
+};
+KERNEL gocuda_convert_u8_f16(unsigned short* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_f16()); }
+struct gen_convert_u8_bf16 {
+  __device__ __forceinline__ unsigned short operator()(u8 x) const { return f64_to_bf16((double)x); }
+};
+KERNEL gocuda_convert_u8_bf16(unsigned short* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_bf16()); }
 struct gen_convert_c64_f32 {
   __device__ __forceinline__ float operator()(c64 x) const { return x.re; }
 };
@@ -779,6 +1300,14 @@ struct gen_convert_c64_b8 {
   __device__ __forceinline__ bool operator()(c64 x) const { return (x.re != 0 || x.im != 0); }
 };
 KERNEL gocuda_convert_c64_b8(bool* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_b8()); }
+struct gen_convert_c64_f16 {
+  __device__ __forceinline__ unsigned short operator()(c64 x) const { return f32_to_f16(x.re); }
+};
+KERNEL gocuda_convert_c64_f16(unsigned short* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_f16()); }
+struct gen_convert_c64_bf16 {
+  __device__ __forceinline__ unsigned short operator()(c64 x) const { return f32_to_bf16(x.re); }
+};
+KERNEL gocuda_convert_c64_bf16(unsigned short* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_bf16()); }
 struct gen_convert_b8_f32 {
   __device__ __forceinline__ float operator()(bool x) const { return (float)x; }
 };
@@ -807,3 +1336,83 @@ struct gen_convert_b8_b8 {
   __device__ __forceinline__ bool operator()(bool x) const { return x; }
 };
 KERNEL gocuda_convert_b8_b8(bool* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_b8()); }
+struct gen_convert_b8_f16 {
+  __device__ __forceinline__ unsigned short operator()(bool x) const { return f32_to_f16((float)x); }
+};
+KERNEL gocuda_convert_b8_f16(unsigned short* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_f16()); }
+struct gen_convert_b8_bf16 {
+  __device__ __forceinline__ unsigned short operator()(bool x) const { return f32_to_bf16((float)x); }
+};
+KERNEL gocuda_convert_b8_bf16(unsigned short* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_bf16()); }
+struct gen_convert_f16_f32 {
+  __device__ __forceinline__ float operator()(unsigned short x) const { return f16_to_f32(x); }
+};
+KERNEL gocuda_convert_f16_f32(float* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_f32()); }
+struct gen_convert_f16_f64 {
+  __device__ __forceinline__ double operator()(unsigned short x) const { return (double)f16_to_f32(x); }
+};
+KERNEL gocuda_convert_f16_f64(double* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_f64()); }
+struct gen_convert_f16_i32 {
+  __device__ __forceinline__ int operator()(unsigned short x) const { return sat_i32((double)f16_to_f32(x)); }
+};
+KERNEL gocuda_convert_f16_i32(int* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_i32()); }
+struct gen_convert_f16_i64 {
+  __device__ __forceinline__ i64 operator()(unsigned short x) const { return sat_i64((double)f16_to_f32(x)); }
+};
+KERNEL gocuda_convert_f16_i64(i64* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_i64()); }
+struct gen_convert_f16_u8 {
+  __device__ __forceinline__ u8 operator()(unsigned short x) const { return sat_u8((double)f16_to_f32(x)); }
+};
+KERNEL gocuda_convert_f16_u8(u8* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_u8()); }
+struct gen_convert_f16_c64 {
+  __device__ __forceinline__ c64 operator()(unsigned short x) const { return c64{(float)f16_to_f32(x), 0.0f}; }
+};
+KERNEL gocuda_convert_f16_c64(c64* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_c64()); }
+struct gen_convert_f16_b8 {
+  __device__ __forceinline__ bool operator()(unsigned short x) const { return (f16_to_f32(x) != 0); }
+};
+KERNEL gocuda_convert_f16_b8(bool* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_b8()); }
+struct gen_convert_f16_f16 {
+  __device__ __forceinline__ unsigned short operator()(unsigned short x) const { return x; }
+};
+KERNEL gocuda_convert_f16_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_f16()); }
+struct gen_convert_f16_bf16 {
+  __device__ __forceinline__ unsigned short operator()(unsigned short x) const { return f32_to_bf16(f16_to_f32(x)); }
+};
+KERNEL gocuda_convert_f16_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_bf16()); }
+struct gen_convert_bf16_f32 {
+  __device__ __forceinline__ float operator()(unsigned short x) const { return bf16_to_f32(x); }
+};
+KERNEL gocuda_convert_bf16_f32(float* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_f32()); }
+struct gen_convert_bf16_f64 {
+  __device__ __forceinline__ double operator()(unsigned short x) const { return (double)bf16_to_f32(x); }
+};
+KERNEL gocuda_convert_bf16_f64(double* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_f64()); }
+struct gen_convert_bf16_i32 {
+  __device__ __forceinline__ int operator()(unsigned short x) const { return sat_i32((double)bf16_to_f32(x)); }
+};
+KERNEL gocuda_convert_bf16_i32(int* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_i32()); }
+struct gen_convert_bf16_i64 {
+  __device__ __forceinline__ i64 operator()(unsigned short x) const { return sat_i64((double)bf16_to_f32(x)); }
+};
+KERNEL gocuda_convert_bf16_i64(i64* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_i64()); }
+struct gen_convert_bf16_u8 {
+  __device__ __forceinline__ u8 operator()(unsigned short x) const { return sat_u8((double)bf16_to_f32(x)); }
+};
+KERNEL gocuda_convert_bf16_u8(u8* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_u8()); }
+struct gen_convert_bf16_c64 {
+  __device__ __forceinline__ c64 operator()(unsigned short x) const { return c64{(float)bf16_to_f32(x), 0.0f}; }
+};
+KERNEL gocuda_convert_bf16_c64(c64* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_c64()); }
+struct gen_convert_bf16_b8 {
+  __device__ __forceinline__ bool operator()(unsigned short x) const { return (bf16_to_f32(x) != 0); }
+};
+KERNEL gocuda_convert_bf16_b8(bool* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_b8()); }
+struct gen_convert_bf16_f16 {
+  __device__ __forceinline__ unsigned short operator()(unsigned short x) const { return f32_to_f16(bf16_to_f32(x)); }
+};
+KERNEL gocuda_convert_bf16_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_f16()); }
+struct gen_convert_bf16_bf16 {
+  __device__ __forceinline__ unsigned short operator()(unsigned short x) const { return x; }
+};
+KERNEL gocuda_convert_bf16_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_bf16()); }

@@ -342,8 +342,10 @@ void test_strided(const char* name, K k, F ref) {
 #include "reduce_axes.inc"
 #include "harness_scansort.cpp"
 #include "index_checks.h"
+#include "half_check.h"
 
 int main() {
+  check_half();
   check_generated_ops();
   test_scansort();
   test_binary<float>("add_f32", gocuda_add_f32, [](float a, float b) { return a + b; });

@@ -22,6 +22,8 @@ template <> i64 opt_rnd<i64>(long long i) { return (i64)rng(); }
 template <> u8 opt_rnd<u8>(long long) { return (u8)rng(); }
 template <> c64 opt_rnd<c64>(long long i) { return c64{opt_rnd<float>(i), i % 5 == 0 ? 0.0f : rnd<float>()}; }
 template <> bool opt_rnd<bool>(long long) { return (rng() & 1) != 0; }
+// float16 and bfloat16 bits (one C type): any pattern, NaNs and Infs included.
+template <> unsigned short opt_rnd<unsigned short>(long long) { return (unsigned short)rng(); }
 
 template <class T> bool opt_same(T a, T b) { return same(a, b); }
 template <> bool opt_same(bool a, bool b) { return a == b; }

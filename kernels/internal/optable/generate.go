@@ -64,6 +64,9 @@ func Check() error {
 				if !ok {
 					return fmt.Errorf("optable: %s: unknown type %q", op.Name, s)
 				}
+				if t.Half {
+					return fmt.Errorf("optable: %s: %s takes float32's body (Type.Half); list f32, not %s", op.Name, t.Name(), s)
+				}
 				if seen[s] {
 					return fmt.Errorf("optable: %s: two bodies for %s", op.Name, s)
 				}
@@ -84,7 +87,7 @@ func Check() error {
 func typeList(op *Op) string {
 	var names []string
 	for _, c := range op.Cases() {
-		names = append(names, c.Type.Go)
+		names = append(names, c.Type.Name())
 	}
 	switch len(names) {
 	case 1:
@@ -109,6 +112,7 @@ func genCUDA() []byte {
 // 16-byte vector accesses when the pointers allow.
 
 #include "optable.cuh"
+#include "half.cuh"
 `)
 	for i := range Ops {
 		op := &Ops[i]
@@ -116,6 +120,10 @@ func genCUDA() []byte {
 		for _, c := range op.Cases() {
 			t, o := c.Type, c.Out()
 			f := functor(c)
+			if halfTyped(c) {
+				halfFunctor(&b, c)
+				continue
+			}
 			switch op.Kind {
 			case Unary:
 				fmt.Fprintf(&b, "struct %s {\n  typedef %s T;\n  __device__ __forceinline__ %s operator()(T x) const { return %s; }\n};\n", f, t.C, o.C, c.Impl.C)
@@ -186,7 +194,7 @@ func hostName(c Case) string { return "host" + c.Op.Name + strings.ToUpper(c.Typ
 
 func genKernels() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "// %s\n\npackage kernels\n\nimport (\n\t\"math\"\n\n\t\"github.com/gocuda/gocuda/backend\"\n)\n\n", header)
+	fmt.Fprintf(&b, "// %s\n\npackage kernels\n\nimport (\n\t\"math\"\n\n\t\"github.com/gocuda/gocuda/backend\"\n\t\"github.com/gocuda/gocuda/half\"\n)\n\n", header)
 
 	// The API.
 	for i := range Ops {
@@ -258,6 +266,10 @@ func genKernels() []byte {
 		op := &Ops[i]
 		for _, c := range op.Cases() {
 			t, o := c.Type, c.Out()
+			if halfTyped(c) {
+				halfHostLoop(&b, c)
+				continue
+			}
 			switch op.Kind {
 			case Unary:
 				fmt.Fprintf(&b, "\nfunc %s(d []%s, xs []%s) {\n\txs = xs[:len(d)]\n\tfor i, x := range xs {\n\t\td[i] = %s\n\t}\n}\n", hostName(c), o.Go, t.Go, c.Impl.Go)
@@ -365,7 +377,9 @@ pointers (kernels.Exp, kernels.Less, ...).
 On a GPU float32 math runs in float32 (expf, log1pf, ...: the CUDA math
 library's documented error, a few ulp at most); the host backend computes
 in float64 and rounds, so the two can differ in the last bits. Integers
-wrap as in Go.
+wrap as in Go. float16 and bfloat16 (package half) take every operation
+float32 does and compute in float32: the operands widen exactly, float32's
+body runs, and the result rounds once to nearest even (docs/half.md).
 
 | Go name | dst = | types | NumPy, PyTorch, Julia (CUDA.jl) |
 |---|---|---|---|
@@ -410,12 +424,18 @@ same on a GPU and on the host:
 - to complex64: the imaginary part is 0; from complex64 to a real type:
   the real part, converted as a float32 (NumPy's astype, without its
   warning); to bool: true unless both parts are 0.
+- float16 and bfloat16 widen exactly (to float32, then as float32
+  converts); into them, values round once to nearest even as package
+  half's conversions do (every NaN becomes 0x7fff, overflow gives ±Inf):
+  from float32, bool and the other 16-bit type through float32 (exact),
+  from float64 and the integers from float64 (int64 past 2^53 first
+  rounds to float64, as Go's float64(x) does).
 
 ## Kernels
 
 Kernel names: gocuda_<family>_<type> (gocuda_exp_f32, gocuda_lt_i64, gocuda_where_b8),
 and gocuda_convert_<from>_<to> (gocuda_convert_f32_i32), with types f32,
-f64, i32, i64, u8, c64 and b8 (bool).
+f64, i32, i64, u8, c64, b8 (bool), f16 (float16) and bf16 (bfloat16).
 `)
 	return b.Bytes()
 }

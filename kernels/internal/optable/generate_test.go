@@ -65,7 +65,8 @@ func TestCheckRejectsBadEntries(t *testing.T) {
 		op   optable.Op
 		want string
 	}{
-		{"unknown type", optable.Op{Name: "X", Kernel: "x", Doc: "x", Names: "x", Impls: []optable.Impl{{Types: "f16", C: "x", Go: "x"}}}, `unknown type "f16"`},
+		{"unknown type", optable.Op{Name: "X", Kernel: "x", Doc: "x", Names: "x", Impls: []optable.Impl{{Types: "f8", C: "x", Go: "x"}}}, `unknown type "f8"`},
+		{"half type listed", optable.Op{Name: "X", Kernel: "x", Doc: "x", Names: "x", Impls: []optable.Impl{{Types: "bf16", C: "x", Go: "x"}}}, `bfloat16 takes float32's body`},
 		{"two bodies", optable.Op{Name: "X", Kernel: "x", Doc: "x", Names: "x", Impls: []optable.Impl{{Types: "f32", C: "x", Go: "x"}, {Types: "f32", C: "x", Go: "x"}}}, "two bodies for f32"},
 		{"no Go body", optable.Op{Name: "X", Kernel: "x", Doc: "x", Names: "x", Impls: []optable.Impl{{Types: "f32", C: "x"}}}, "no C or no Go"},
 		{"taken name", optable.Op{Name: "Exp", Kernel: "x", Doc: "x", Names: "x", Impls: []optable.Impl{{Types: "f32", C: "x", Go: "x"}}}, "is taken"},

@@ -54,6 +54,12 @@ type Type struct {
 	Int    bool // int32, int64, uint8
 	Cplx   bool
 	Bool   bool
+	// Half: float16 and bfloat16, stored as their bits (C's unsigned
+	// short, package half's types in Go). They take every operation the
+	// table has for float32, with float32's body: the generated code
+	// widens the operands to float32 (exactly), runs the body, and rounds
+	// the result once to nearest even (half.go has the emission).
+	Half bool
 }
 
 // Types are the element types, in kernels.DType order.
@@ -65,6 +71,17 @@ var Types = []Type{
 	{Suffix: "u8", Go: "uint8", C: "u8", DType: "Uint8", Size: 1, Int: true},
 	{Suffix: "c64", Go: "complex64", C: "c64", DType: "Complex64", Size: 8, Cplx: true},
 	{Suffix: "b8", Go: "bool", C: "bool", DType: "Bool", Size: 1, Bool: true},
+	{Suffix: "f16", Go: "half.Float16", C: "unsigned short", DType: "Float16", Size: 2, Half: true},
+	{Suffix: "bf16", Go: "half.BFloat16", C: "unsigned short", DType: "BFloat16", Size: 2, Half: true},
+}
+
+// Name is the type's name in kernels (DType.String) and in docs:
+// t.Go, but "float16" and "bfloat16" for package half's types.
+func (t Type) Name() string {
+	if t.Half {
+		return strings.ToLower(strings.TrimPrefix(t.Go, "half."))
+	}
+	return t.Go
 }
 
 // TypeOf is the Type of a suffix; ok is false for an unknown one.
@@ -89,7 +106,8 @@ func (op *Op) Cases() []Case {
 	var cs []Case
 	for _, t := range Types {
 		for _, im := range op.Impls {
-			if hasWord(im.Types, t.Suffix) {
+			// A half type takes float32's body (Type.Half).
+			if hasWord(im.Types, t.Suffix) || t.Half && hasWord(im.Types, "f32") {
 				cs = append(cs, Case{Op: op, Type: t, Impl: im})
 			}
 		}
@@ -143,6 +161,15 @@ func Convert(from, to Type) (c, g string) {
 		}
 		from, _ = TypeOf("f32")
 		cx, gx = "x.re", "real(x)"
+	}
+	return convertReal(from, to, cx, gx)
+}
+
+// convertReal is Convert from a type other than complex64, of the C and
+// Go expressions cx and gx.
+func convertReal(from, to Type, cx, gx string) (c, g string) {
+	if from.Suffix != to.Suffix && (from.Half || to.Half) {
+		return convertHalf(from, to, cx, gx)
 	}
 	switch {
 	case from.Suffix == to.Suffix:
