@@ -17,7 +17,7 @@ import (
 type graphStep struct {
 	f      cuarray.Ops[float32]
 	fi     cuarray.Ops[int32]
-	model  *mlp.MLP
+	run    stepFunc
 	x      *cuarray.Array[float32]
 	labels *cuarray.Array[int32]
 	total  *cuarray.Array[float32]
@@ -25,8 +25,12 @@ type graphStep struct {
 	g      *cuarray.Graph
 }
 
-func newGraphStep(f cuarray.Ops[float32], model *mlp.MLP, cfg Config) (*graphStep, error) {
-	gs := &graphStep{f: f, fi: cuarray.On[int32](f.Stream()), model: model}
+// stepFunc is one training step on a batch, returning each example's loss:
+// mlp.MLP's Step or StepBF16.
+type stepFunc func(x *cuarray.Array[float32], labels *cuarray.Array[int32]) (*cuarray.Array[float32], error)
+
+func newGraphStep(f cuarray.Ops[float32], run stepFunc, cfg Config) (*graphStep, error) {
+	gs := &graphStep{f: f, fi: cuarray.On[int32](f.Stream()), run: run}
 	var err error
 	if gs.x, err = f.New(cfg.Batch, cfg.In); err != nil {
 		return nil, err
@@ -46,7 +50,7 @@ func (gs *graphStep) step(batch mlp.Batch) error {
 	if !gs.warmed {
 		// The warm-up: the first step, eager, into total.
 		gs.warmed = true
-		loss, err := gs.model.Step(batch.X, batch.Labels)
+		loss, err := gs.run(batch.X, batch.Labels)
 		if err != nil {
 			return err
 		}
@@ -60,7 +64,7 @@ func (gs *graphStep) step(batch mlp.Batch) error {
 	}
 	if gs.g == nil {
 		g, err := cuarray.Capture(gs.f.Stream(), func() error {
-			loss, err := gs.model.Step(gs.x, gs.labels)
+			loss, err := gs.run(gs.x, gs.labels)
 			if err != nil {
 				return err
 			}

@@ -49,6 +49,10 @@ type Config struct {
 	// into the graph's input arrays and launches it. The losses are
 	// eager's.
 	Graph bool `json:"graph"`
+	// BF16 runs the matrix products in bfloat16 on the tensor cores, from
+	// float32 master weights (-bf16, mlp.MLP.StepBF16), as PyTorch's
+	// autocast does: bench/pytorch_train.py --precision bfloat16.
+	BF16 bool `json:"bf16"`
 }
 
 // defaultConfig is the H100 run: each step allocates 1.20 GiB of fresh
@@ -214,6 +218,7 @@ func parseFlags(args []string) (Config, runOpts, error) {
 	fs.Float64Var(&c.Mom, "momentum", -1, "SGD momentum (TRAIN_MOMENTUM)")
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed for weights and data (TRAIN_SEED)")
 	fs.BoolVar(&c.Graph, "graph", envBool("TRAIN_GRAPH"), "train on the step captured once into a graph (cuarray.Capture) and replayed: one launch a step (TRAIN_GRAPH)")
+	fs.BoolVar(&c.BF16, "bf16", envBool("TRAIN_BF16"), "matrix products in bfloat16 with float32 accumulation and float32 master weights, as torch.autocast(bfloat16) (TRAIN_BF16)")
 	if err := fs.Parse(args); err != nil {
 		return c, opts, err
 	}
@@ -376,9 +381,14 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 		return nil, fmt.Errorf("train: making the model: %w", err)
 	}
 	fmt.Fprintf(w, "MLP %d → %d×%d → %d, batch %d, %d steps × %d epochs\n", cfg.In, cfg.Depth, cfg.Width, cfg.Classes, cfg.Batch, cfg.Steps, cfg.Epochs)
+	step := model.Step
+	if cfg.BF16 {
+		step = model.StepBF16
+		fmt.Fprintln(w, "matrix products in bfloat16 (float32 accumulation, float32 master weights)")
+	}
 	var graph *graphStep
 	if cfg.Graph {
-		if graph, err = newGraphStep(f, model, cfg); err != nil {
+		if graph, err = newGraphStep(f, step, cfg); err != nil {
 			return nil, err
 		}
 		defer graph.close()
@@ -413,7 +423,7 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 				}
 				continue
 			}
-			loss, err := model.Step(batch.X, batch.Labels)
+			loss, err := step(batch.X, batch.Labels)
 			if err != nil {
 				return nil, fmt.Errorf("train: epoch %d: %w", e+1, err)
 			}
