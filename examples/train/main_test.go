@@ -33,6 +33,22 @@ func TestQuickRunLossFalls(t *testing.T) {
 // helperEnv marks the test binary re-run as the example's main.
 const helperEnv = "TRAIN_TEST_AS_MAIN"
 
+func TestBFloat16RunEndsWithinTwoPercentOfFloat32(t *testing.T) {
+	f32, err := Run(quickConfig, io.Discard)
+	require.NoError(t, err)
+	cfg := quickConfig
+	cfg.BF16 = true
+	b16, err := Run(cfg, io.Discard)
+	require.NoError(t, err)
+	require.Len(t, b16.Epochs, cfg.Epochs)
+	last := func(r *Report) float64 { return r.Epochs[len(r.Epochs)-1].Loss }
+	// Issue 27: the bfloat16 run's last loss within 2 % of float32's.
+	assert.InEpsilon(t, last(f32), last(b16), 0.02, "float32 %+v, bfloat16 %+v", f32.Epochs, b16.Epochs)
+	assert.Less(t, last(b16), 0.85*b16.Epochs[0].Loss, "the bfloat16 loss should fall: %+v", b16.Epochs)
+	assert.True(t, b16.Config.BF16)
+	assert.NotEqual(t, last(f32), last(b16), "bfloat16 products round: the losses cannot be float32's to the bit")
+}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
 		os.Args = append([]string{"train"}, os.Args[1:]...)
