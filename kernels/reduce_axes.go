@@ -281,17 +281,19 @@ type reduceLaunch struct {
 
 // Pass 1's split of a reduced axis: a chunk of a row is at least
 // reduceMinPerChunk elements (a round of RUNROLL 16-byte loads of each of
-// 256 threads for float32), a chunk of a column at least reduceMinRowsPerChunk rows (4
-// rounds of RUNROLL rows a warp). Rows of at most reduceWarpRowBytes take
-// a warp each (a block each would leave most of its threads idle).
+// 256 threads, for float32), a chunk of a column at least
+// reduceMinRowsPerChunk rows (4 rounds of RUNROLL rows a warp). Rows of at
+// most reduceWarpRowBytes take a warp each (a block each would leave most
+// of its threads idle).
 const (
 	reduceMinPerChunk     = 4096
 	reduceMinRowsPerChunk = 128
 	reduceWarpRowBytes    = 2048
 	// reduceBlocksPerSM is the blocks of 256 threads the row, column and
-	// whole-array pass-1 kernels keep resident on a multiprocessor
-	// (__launch_bounds__(THREADS, 4): at most 64 registers a thread); the
-	// grids are sized in its multiples so that no wave runs part full.
+	// whole-array pass-1 kernels are sure to keep resident on a
+	// multiprocessor (__launch_bounds__(THREADS, 4): at most 64 registers
+	// a thread); their grids are sized in its multiples so that no wave
+	// runs part full, and 4 blocks' loads in flight (64 KiB) are enough.
 	reduceBlocksPerSM = 4
 	// reduceWaves is how many rounds of resident blocks a split reduction
 	// aims at: two, so that a block's barriers and start overlap another's
