@@ -127,6 +127,30 @@ const (
 	kTake
 	kScatter
 	kScatterAdd
+	// Reduce tuning (reduce_axes.go, cuda/reduce_axes.cuh): the row and
+	// column modes of each reduction over axes, a lean kernel each, so
+	// that each keeps the blocks resident that its grid assumes.
+	kRSumRow
+	kRSumCol
+	kRProdRow
+	kRProdCol
+	kRMeanRow
+	kRMeanCol
+	kRMaxRow
+	kRMaxCol
+	kRMinRow
+	kRMinCol
+	kRArgMaxRow
+	kRArgMaxCol
+	kRArgMinRow
+	kRArgMinCol
+	kRAnyRow
+	kRAnyCol
+	kRAllRow
+	kRAllCol
+	// A strided scan's carry-in of each chunk (scansort_gpu.go), between
+	// kScanCols' passes.
+	kScanColsCarry
 	numKops
 )
 
@@ -195,6 +219,27 @@ var kops = [numKops]struct {
 	kTake:       {"take", allTypes, false},
 	kScatter:    {"scatter", allTypes, false},
 	kScatterAdd: {"scatteradd", allTypes, false},
+	// Reduce tuning (reduce_axes.go).
+	kRSumRow:    {"rsumrow", allTypes, false},
+	kRSumCol:    {"rsumcol", allTypes, false},
+	kRProdRow:   {"rprodrow", allTypes, false},
+	kRProdCol:   {"rprodcol", allTypes, false},
+	kRMeanRow:   {"rmeanrow", allTypes, false},
+	kRMeanCol:   {"rmeancol", allTypes, false},
+	kRMaxRow:    {"rmaxrow", realTypes, false},
+	kRMaxCol:    {"rmaxcol", realTypes, false},
+	kRMinRow:    {"rminrow", realTypes, false},
+	kRMinCol:    {"rmincol", realTypes, false},
+	kRArgMaxRow: {"rargmaxrow", realTypes, false},
+	kRArgMaxCol: {"rargmaxcol", realTypes, false},
+	kRArgMinRow: {"rargminrow", realTypes, false},
+	kRArgMinCol: {"rargmincol", realTypes, false},
+	kRAnyRow:    {"ranyrow", allTypes, false},
+	kRAnyCol:    {"ranycol", allTypes, false},
+	kRAllRow:    {"rallrow", allTypes, false},
+	kRAllCol:    {"rallcol", allTypes, false},
+	// A strided scan's carry-in (scansort_gpu.go).
+	kScanColsCarry: {"scancolscarry", realTypes, false},
 }
 
 const spinKernel = "gocuda_spin"
@@ -307,9 +352,12 @@ func elementwiseGrid(n int, dt DType, sms int) uint32 {
 	return clampGrid((vecs+threads-1)/threads, sms*blocksPerSM)
 }
 
+// reduceGrid sizes a whole-array reduction's pass 1: at most the blocks
+// its kernels keep resident (reduceBlocksPerSM an SM), so that the
+// grid-strided shares are one even round with no tail wave.
 func reduceGrid(n, sms int) uint32 {
 	per := threads * reduceMinPerThread
-	return clampGrid((n+per-1)/per, min(sms*blocksPerSM, maxPartials))
+	return clampGrid((n+per-1)/per, min(sms*reduceBlocksPerSM, maxPartials))
 }
 
 // rowsGrid: one warp a row.

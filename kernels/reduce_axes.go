@@ -26,20 +26,23 @@ const (
 	numReduceOps
 )
 
+// reduceOpInfo: each reduction's name, its kernels (k: the general mode
+// as pass 1 and the combination of chunks as pass 2; row and col: the row
+// and column modes) and the element types it takes.
 var reduceOpInfo = [numReduceOps]struct {
-	name  string
-	k     kop
-	types dtypeSet
+	name        string
+	k, row, col kop
+	types       dtypeSet
 }{
-	ReduceSum:    {"Sum", kRSum, allTypes},
-	ReduceProd:   {"Prod", kRProd, allTypes},
-	ReduceMean:   {"Mean", kRMean, allTypes},
-	ReduceMax:    {"Max", kRMax, realTypes},
-	ReduceMin:    {"Min", kRMin, realTypes},
-	ReduceArgMax: {"ArgMax", kRArgMax, realTypes},
-	ReduceArgMin: {"ArgMin", kRArgMin, realTypes},
-	ReduceAny:    {"Any", kRAny, everyType},
-	ReduceAll:    {"All", kRAll, everyType},
+	ReduceSum:    {"Sum", kRSum, kRSumRow, kRSumCol, allTypes},
+	ReduceProd:   {"Prod", kRProd, kRProdRow, kRProdCol, allTypes},
+	ReduceMean:   {"Mean", kRMean, kRMeanRow, kRMeanCol, allTypes},
+	ReduceMax:    {"Max", kRMax, kRMaxRow, kRMaxCol, realTypes},
+	ReduceMin:    {"Min", kRMin, kRMinRow, kRMinCol, realTypes},
+	ReduceArgMax: {"ArgMax", kRArgMax, kRArgMaxRow, kRArgMaxCol, realTypes},
+	ReduceArgMin: {"ArgMin", kRArgMin, kRArgMinRow, kRArgMinCol, realTypes},
+	ReduceAny:    {"Any", kRAny, kRAnyRow, kRAnyCol, everyType},
+	ReduceAll:    {"All", kRAll, kRAllRow, kRAllCol, everyType},
 }
 
 // Valid reports whether op is one of the declared reductions.
@@ -276,31 +279,49 @@ type reduceLaunch struct {
 	chunks int
 }
 
-// reduceMinPerChunk is the fewest elements of a reduced row one chunk of
-// pass 1 takes, and reduceMinRowsPerChunk the fewest rows of a column.
+// Pass 1's split of a reduced axis: a chunk of a row is at least
+// reduceMinPerChunk elements (a round of RUNROLL 16-byte loads of each of
+// 256 threads, for float32), a chunk of a column at least
+// reduceMinRowsPerChunk rows (4 rounds of RUNROLL rows a warp). Rows of at
+// most reduceWarpRowBytes take a warp each (a block each would leave most
+// of its threads idle).
 const (
 	reduceMinPerChunk     = 4096
-	reduceMinRowsPerChunk = 64
+	reduceMinRowsPerChunk = 128
+	reduceWarpRowBytes    = 2048
+	// reduceBlocksPerSM is the blocks of 256 threads the row, column and
+	// whole-array pass-1 kernels are sure to keep resident on a
+	// multiprocessor (__launch_bounds__(THREADS, 4): at most 64 registers
+	// a thread); their grids are sized in its multiples so that no wave
+	// runs part full, and 4 blocks' loads in flight (64 KiB) are enough.
+	reduceBlocksPerSM = 4
+	// reduceWaves is how many rounds of resident blocks a split reduction
+	// aims at: two, so that a block's barriers and start overlap another's
+	// loads.
+	reduceWaves = 2
 )
 
 // launch picks pass 1's mode, grid and split for sms multiprocessors and
 // scratchBytes of scratch.
 func (p *reducePlan) launch(op ReduceOp, dt DType, x backend.Ptr, sms, scratchBytes int) reduceLaunch {
-	wave := sms * blocksPerSM
+	resident := sms * reduceBlocksPerSM
+	target := reduceWaves * resident
 	acc := reduceAccBytes(op, dt)
 	maxChunks := scratchBytes / acc / p.nout
 	switch {
 	case len(p.rshape) == 1 && p.rstr[0] == 1 && len(p.oshape) <= reduceDims:
-		// Along the contiguous axis: a warp an output when the outputs
-		// fill the GPU's warps, else a block an output, and the rows split
-		// into chunks when even that leaves blocks idle.
-		warps := wave * (threads / 32)
-		if p.nout >= warps {
-			return reduceLaunch{rmodeRowWarp, clampGrid((p.nout+threads/32-1)/(threads/32), wave), 1}
+		// Along the contiguous axis: a warp an output for short rows, else
+		// a block an output, and the rows split into chunks when the
+		// outputs are too few to give every resident block two.
+		if p.nred*dt.Size() <= reduceWarpRowBytes {
+			warpsPerBlock := threads / 32
+			return reduceLaunch{rmodeRowWarp, clampGrid((p.nout+warpsPerBlock-1)/warpsPerBlock, 16*target), 1}
 		}
-		chunks := max(1, min(wave/p.nout, p.nred/reduceMinPerChunk, maxChunks))
-		units := p.nout * chunks
-		return reduceLaunch{rmodeRowBlock, clampGrid(units, wave), chunks}
+		chunks := 1
+		if p.nout < target {
+			chunks = max(1, min((target+p.nout-1)/p.nout, p.nred/reduceMinPerChunk, maxChunks))
+		}
+		return reduceLaunch{rmodeRowBlock, clampGrid(p.nout*chunks, 16*target), chunks}
 	case len(p.oshape) >= 1 && p.ostr[len(p.ostr)-1] == 1 && len(p.oshape) <= reduceDims && len(p.rshape) <= reduceDims:
 		inner := p.oshape[len(p.oshape)-1]
 		mode, width := rmodeCol, 32
@@ -309,15 +330,37 @@ func (p *reducePlan) launch(op ReduceOp, dt DType, x backend.Ptr, sms, scratchBy
 		}
 		tiles := p.nout / inner * ((inner + width - 1) / width)
 		chunks := 1
-		if tiles < wave {
-			chunks = max(1, min(wave/tiles, p.nred/reduceMinRowsPerChunk, maxChunks))
+		if tiles < target {
+			chunks = max(1, min((target+tiles-1)/tiles, p.nred/reduceMinRowsPerChunk, maxChunks))
 		}
 		if chunks == 1 {
-			return reduceLaunch{mode, clampGrid(tiles, wave), 1}
+			return reduceLaunch{mode, clampGrid(tiles, 16*target), 1}
 		}
+		// The kernel reads the chunk from blockIdx.x / (grid / chunks):
+		// the grid is exactly the tiles of every chunk.
 		return reduceLaunch{mode, uint32(tiles * chunks), chunks}
 	}
-	return reduceLaunch{rmodeGeneral, clampGrid((p.nout+threads-1)/threads, wave), 1}
+	return reduceLaunch{rmodeGeneral, clampGrid((p.nout+threads-1)/threads, sms*blocksPerSM), 1}
+}
+
+// kernel is the family that runs pass 1 in mode m.
+func (l reduceLaunch) kernel(op ReduceOp) kop {
+	switch l.mode {
+	case rmodeRowWarp, rmodeRowBlock:
+		return reduceOpInfo[op].row
+	case rmodeCol, rmodeColVec:
+		return reduceOpInfo[op].col
+	}
+	return reduceOpInfo[op].k
+}
+
+// pass2Grid sizes pass 2: a block an output below 32 outputs, else a block
+// a tile of 32 (reduce_axes.cuh's raxes2).
+func pass2Grid(nout, sms int) uint32 {
+	if nout < 32 {
+		return clampGrid(nout, nout)
+	}
+	return clampGrid((nout+31)/32, sms*blocksPerSM)
 }
 
 // colVec reports whether the column mode can read 16-byte vectors of
@@ -389,15 +432,14 @@ func (t *target) gpuReduceAxes(op ReduceOp, dst, x backend.Ptr, p *reducePlan, s
 		return t.errorf("shape %v, strides %v: %d kept and %d reduced dimensions after merging; a GPU reduction takes at most %d of each (copy the array contiguous first): %w",
 			p.shape, p.strides, len(p.oshape), len(p.rshape), reduceDims, backend.ErrNotSupported)
 	}
-	k := reduceOpInfo[op].k
 	l := p.launch(op, t.dt, x, t.sms, scratch.Bytes)
-	if err := t.launch(k, 0, l.grid, p.args(dst, scratch.Ptr, x, l)...); err != nil {
+	if err := t.launch(l.kernel(op), 0, l.grid, p.args(dst, scratch.Ptr, x, l)...); err != nil {
 		return err
 	}
 	if l.chunks == 1 {
 		return nil
 	}
-	return t.launch(k, 1, clampGrid((p.nout+threads-1)/threads, t.sms*blocksPerSM),
+	return t.launch(reduceOpInfo[op].k, 1, pass2Grid(p.nout, t.sms),
 		dptr(dst), dptr(scratch.Ptr), int64(p.nout), int64(p.nred), int64(l.chunks))
 }
 

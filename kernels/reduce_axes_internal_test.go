@@ -9,9 +9,10 @@ import (
 	"github.com/gocuda/gocuda/backend"
 )
 
-// The GPU launch plan, which only a GPU runs: the mode each layout takes,
-// the split of the reduced axis when the outputs are too few to fill an
-// H100's 132 SMs, and the scratch bound on it.
+// The GPU launch plan, which only a GPU runs: the mode (and kernel) each
+// layout takes, the split of the reduced axis when the outputs are too few
+// to give an H100's 132 SMs two rounds of resident blocks, and the scratch
+// bound on it.
 func TestReducePlanPicksModes(t *testing.T) {
 	const sms, lots = 132, 1 << 40
 	cases := []struct {
@@ -25,14 +26,16 @@ func TestReducePlanPicksModes(t *testing.T) {
 	}{
 		{"rows of a square matrix: a block a row", Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{1}, lots, rmodeRowBlock, 1},
 		{"many short rows: a warp a row", Float32, 0, []int{1 << 16, 64}, []int{64, 1}, []int{1}, lots, rmodeRowWarp, 1},
-		{"the whole array: one row in chunks", Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0, 1}, lots, rmodeRowBlock, sms * blocksPerSM},
+		{"the whole array: one row in chunks", Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0, 1}, lots, rmodeRowBlock, reduceWaves * sms * reduceBlocksPerSM},
 		{"the whole array without scratch", Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0, 1}, 0, rmodeRowBlock, 1},
-		{"columns: vectors, the rows split", Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, lots, rmodeColVec, 33},
-		{"columns of an unaligned view", Float32, 4, []int{4096, 4096}, []int{4096, 1}, []int{0}, lots, rmodeCol, 8},
-		{"columns of bytes", Uint8, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, lots, rmodeCol, 8},
-		{"a middle axis", Float64, 0, []int{8, 512, 64}, []int{512 * 64, 64, 1}, []int{1}, lots, rmodeColVec, 8},
+		{"columns: vectors, the rows split", Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, lots, rmodeColVec, 4096 / reduceMinRowsPerChunk},
+		{"columns of an unaligned view", Float32, 4, []int{4096, 4096}, []int{4096, 1}, []int{0}, lots, rmodeCol, 9},
+		{"columns of bytes", Uint8, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, lots, rmodeCol, 9},
+		{"a middle axis", Float64, 0, []int{8, 512, 64}, []int{512 * 64, 64, 1}, []int{1}, lots, rmodeColVec, 512 / reduceMinRowsPerChunk},
 		{"two axes around a kept one", Float32, 0, []int{8, 5, 64}, []int{320, 64, 1}, []int{0, 2}, lots, rmodeGeneral, 1},
-		{"rows of a transpose", Float32, 0, []int{300, 200}, []int{1, 300}, []int{1}, lots, rmodeColVec, 3},
+		{"rows of a transpose", Float32, 0, []int{300, 200}, []int{1, 300}, []int{1}, lots, rmodeColVec, 1},
+		{"a few long rows: split into chunks", Float32, 0, []int{4, 1 << 20}, []int{1 << 20, 1}, []int{1}, lots, rmodeRowBlock, (1 << 20) / reduceMinPerChunk},
+		{"rows of 512 floats: a warp a row", Float32, 0, []int{100, 512}, []int{512, 1}, []int{1}, lots, rmodeRowWarp, 1},
 	}
 	for _, c := range cases {
 		p, err := planReduce(c.shape, c.strides, c.axes)
@@ -41,8 +44,10 @@ func TestReducePlanPicksModes(t *testing.T) {
 		assert.Equal(t, c.mode, l.mode, c.name)
 		assert.Equal(t, c.chunks, l.chunks, c.name)
 		assert.GreaterOrEqual(t, max(c.scratch, 0), (l.chunks-1)*p.nout*reduceAccBytes(ReduceSum, c.dt), "%s: the split fits the scratch", c.name)
-		if l.chunks > 1 {
+		if l.chunks > 1 && (l.mode == rmodeCol || l.mode == rmodeColVec) {
 			assert.Zero(t, int(l.grid)%l.chunks, "%s: the grid is whole runs of tiles", c.name)
 		}
+		want := map[int]kop{rmodeGeneral: kRSum, rmodeRowWarp: kRSumRow, rmodeRowBlock: kRSumRow, rmodeCol: kRSumCol, rmodeColVec: kRSumCol}[l.mode]
+		assert.Equal(t, want, l.kernel(ReduceSum), "%s: the mode's kernel", c.name)
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/backend"
 )
 
 // The GPU launch plans, checked here where no GPU runs them: chunks cover
@@ -84,4 +86,25 @@ func TestScanOpNames(t *testing.T) {
 	assert.Equal(t, "Cumsum", CumSum.String())
 	assert.Equal(t, "Cummin", CumMin.String())
 	assert.Equal(t, "ScanOp(9)", ScanOp(9).String())
+}
+
+// A strided scan reads 16-byte vectors of columns only where every vector
+// is whole and aligned; otherwise a thread a column.
+func TestScanColsVecNeedsWholeAlignedVectors(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		dt     DType
+		dst, x uintptr
+		inner  int
+		want   bool
+	}{
+		{"float32, 4096 columns", Float32, 0, 256, 4096, true},
+		{"float64, even columns", Float64, 512, 0, 6, true},
+		{"float32, columns not whole vectors", Float32, 0, 0, 4094, false},
+		{"x at an offset", Float32, 0, 4, 4096, false},
+		{"dst at an offset", Float64, 8, 0, 4096, false},
+		{"bytes", Uint8, 0, 0, 4096, false},
+	} {
+		assert.Equal(t, c.want, scanColsVec(c.dt, backend.Ptr(c.dst), backend.Ptr(c.x), c.inner), c.name)
+	}
 }

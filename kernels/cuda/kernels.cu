@@ -587,51 +587,91 @@ __device__ __forceinline__ A block_reduce(A v, A ident, Op op) {
 }
 
 // Pass 1: block b reduces its grid-strided share of x and writes out[b].
+// Each thread keeps 4 independent 16-byte loads in flight (and 4
+// accumulators, combined in a fixed order at the end), so that the grid Go
+// sizes to the resident blocks (reduceBlocksPerSM a multiprocessor, which
+// the kernels' __launch_bounds__ guarantee) streams at full bandwidth.
+// Which elements a thread takes, and in what order, depends only on n and
+// the grid: deterministic.
 template <class T, class A, class Op>
 __device__ __forceinline__ void reduce1(const T* x, i64 n, A* out, A ident, Op op) {
-  constexpr int K = 16 / sizeof(T);
+  constexpr int K = 16 / sizeof(T), U = 4;
   const i64 tid = global_tid(), stride = global_stride();
-  A acc = ident;
+  A acc[U] = {ident, ident, ident, ident};
   if (aligned16(x)) {
     const i64 nv = n / K;
     const Vec<T>* xv = reinterpret_cast<const Vec<T>*>(x);
-    for (i64 i = tid; i < nv; i += stride) {
+    i64 i = tid;
+    for (; i + (U - 1) * stride < nv; i += U * stride) {
+      Vec<T> v[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) v[u] = vload(xv + i + u * stride);
+#pragma unroll
+      for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[u] = op(acc[u], lift(v[u].e[k], (A*)0));
+    }
+    for (; i < nv; i += stride) {
       const Vec<T> v = vload(xv + i);
 #pragma unroll
-      for (int k = 0; k < K; k++) acc = op(acc, lift(v.e[k], (A*)0));
+      for (int k = 0; k < K; k++) acc[0] = op(acc[0], lift(v.e[k], (A*)0));
     }
     const i64 t = nv * K + tid;
-    if (t < n) acc = op(acc, lift(x[t], (A*)0));
+    if (t < n) acc[0] = op(acc[0], lift(x[t], (A*)0));
   } else {
-    for (i64 i = tid; i < n; i += stride) acc = op(acc, lift(x[i], (A*)0));
+    i64 i = tid;
+    for (; i + (U - 1) * stride < n; i += U * stride) {
+      T v[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) v[u] = x[i + u * stride];
+#pragma unroll
+      for (int u = 0; u < U; u++) acc[u] = op(acc[u], lift(v[u], (A*)0));
+    }
+    for (; i < n; i += stride) acc[0] = op(acc[0], lift(x[i], (A*)0));
   }
-  acc = block_reduce(acc, ident, op);
-  if (threadIdx.x == 0) out[blockIdx.x] = acc;
+  A r = op(op(acc[0], acc[1]), op(acc[2], acc[3]));
+  r = block_reduce(r, ident, op);
+  if (threadIdx.x == 0) out[blockIdx.x] = r;
 }
 
-// Pass 1 of a dot product: sum of x[i]*y[i], each product in A.
+// Pass 1 of a dot product: sum of x[i]*y[i], each product in A, loads in
+// flight as reduce1's.
 template <class T, class A>
 __device__ __forceinline__ void dot1(const T* x, const T* y, i64 n, A* out) {
-  constexpr int K = 16 / sizeof(T);
+  constexpr int K = 16 / sizeof(T), U = 4;
   const i64 tid = global_tid(), stride = global_stride();
-  A acc = 0;
+  A acc[U] = {0, 0, 0, 0};
   if (aligned16(x) && aligned16(y)) {
     const i64 nv = n / K;
     const Vec<T>* xv = reinterpret_cast<const Vec<T>*>(x);
     const Vec<T>* yv = reinterpret_cast<const Vec<T>*>(y);
-    for (i64 i = tid; i < nv; i += stride) {
+    i64 i = tid;
+    for (; i + (U - 1) * stride < nv; i += U * stride) {
+      Vec<T> a[U], b[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        a[u] = vload(xv + i + u * stride);
+        b[u] = vload(yv + i + u * stride);
+      }
+#pragma unroll
+      for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[u] += lift(a[u].e[k], (A*)0) * lift(b[u].e[k], (A*)0);
+    }
+    for (; i < nv; i += stride) {
       const Vec<T> a = vload(xv + i);
       const Vec<T> b = vload(yv + i);
 #pragma unroll
-      for (int k = 0; k < K; k++) acc += lift(a.e[k], (A*)0) * lift(b.e[k], (A*)0);
+      for (int k = 0; k < K; k++) acc[0] += lift(a.e[k], (A*)0) * lift(b.e[k], (A*)0);
     }
     const i64 t = nv * K + tid;
-    if (t < n) acc += lift(x[t], (A*)0) * lift(y[t], (A*)0);
+    if (t < n) acc[0] += lift(x[t], (A*)0) * lift(y[t], (A*)0);
   } else {
-    for (i64 i = tid; i < n; i += stride) acc += lift(x[i], (A*)0) * lift(y[i], (A*)0);
+    for (i64 i = tid; i < n; i += stride) acc[0] += lift(x[i], (A*)0) * lift(y[i], (A*)0);
   }
-  acc = block_reduce(acc, (A)0, SumOp());
-  if (threadIdx.x == 0) out[blockIdx.x] = acc;
+  A r = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  r = block_reduce(r, (A)0, SumOp());
+  if (threadIdx.x == 0) out[blockIdx.x] = r;
 }
 
 // Pass 2: one block reduces the m partials of pass 1 into out[0].
@@ -643,8 +683,12 @@ __device__ __forceinline__ void reduce2(const A* partials, int m, A* out, A iden
   if (threadIdx.x == 0) out[0] = acc;
 }
 
+// The whole-array pass-1 kernels keep 4 blocks an SM resident (at most 64
+// registers a thread): Go sizes their grids to that (reduceBlocksPerSM).
+#define KERNEL_R4 extern "C" __global__ void __launch_bounds__(THREADS, 4)
+
 #define SUM(T, S, A)                                                                                      \
-  KERNEL gocuda_sum_##S##_pass1(const T* x, i64 n, A* out) { reduce1(x, n, out, A(), SumOp()); }          \
+  KERNEL_R4 gocuda_sum_##S##_pass1(const T* x, i64 n, A* out) { reduce1(x, n, out, A(), SumOp()); }          \
   KERNEL gocuda_sum_##S##_pass2(const A* partials, int m, A* out) { reduce2(partials, m, out, A(), SumOp()); }
 
 SUM(float, f32, double)
@@ -655,11 +699,11 @@ SUM(u8, u8, u64)
 SUM(c64, c64, c128)
 
 #define MINMAX(T, S)                                                                                            \
-  KERNEL gocuda_max_##S##_pass1(const T* x, i64 n, T* out) { reduce1(x, n, out, lowest((T*)0), MaxOp()); }      \
+  KERNEL_R4 gocuda_max_##S##_pass1(const T* x, i64 n, T* out) { reduce1(x, n, out, lowest((T*)0), MaxOp()); }      \
   KERNEL gocuda_max_##S##_pass2(const T* partials, int m, T* out) {                                             \
     reduce2(partials, m, out, lowest((T*)0), MaxOp());                                                          \
   }                                                                                                             \
-  KERNEL gocuda_min_##S##_pass1(const T* x, i64 n, T* out) { reduce1(x, n, out, highest((T*)0), MinOp()); }     \
+  KERNEL_R4 gocuda_min_##S##_pass1(const T* x, i64 n, T* out) { reduce1(x, n, out, highest((T*)0), MinOp()); }     \
   KERNEL gocuda_min_##S##_pass2(const T* partials, int m, T* out) {                                             \
     reduce2(partials, m, out, highest((T*)0), MinOp());                                                         \
   }
@@ -671,7 +715,7 @@ MINMAX(i64, i64)
 MINMAX(u8, u8)
 
 #define DOT(T, S)                                                                                             \
-  KERNEL gocuda_dot_##S##_pass1(const T* x, const T* y, i64 n, double* out) { dot1(x, y, n, out); }           \
+  KERNEL_R4 gocuda_dot_##S##_pass1(const T* x, const T* y, i64 n, double* out) { dot1(x, y, n, out); }           \
   KERNEL gocuda_dot_##S##_pass2(const double* partials, int m, double* out) {                                 \
     reduce2(partials, m, out, 0.0, SumOp());                                                                  \
   }

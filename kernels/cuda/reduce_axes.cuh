@@ -8,25 +8,32 @@
 // aligned (leading dimensions of 1, stride 0). Output o (row-major over the
 // kept dimensions) reduces the nred elements at kept_off(o) + red_off(r) for
 // reduced index r (row-major over the reduced dimensions), and is written
-// contiguously to dst[o]. Pass 1 runs in one of four modes:
-//   RMODE_ROW_WARP: one contiguous reduced dimension (rs = 1), many
-//     outputs: a warp an output, lanes over 16-byte vectors of the row;
-//   RMODE_ROW_BLOCK: the same with few outputs: a block an (output, chunk),
-//     the row cut into `chunks` runs of a multiple of 16 elements;
-//   RMODE_COL: the innermost kept dimension is contiguous (os = 1): a block
-//     takes a tile of 32 consecutive outputs (a warp reads 32 consecutive
-//     elements of a reduced row: coalesced) and one of `chunks` runs of the
-//     reduced index, which its 8 warps split;
-//   RMODE_COL_VEC: RMODE_COL with one reduced dimension, elements of 4 or 8
-//     bytes and every row of a tile 16-byte aligned (Go checks the pointer,
-//     the strides and that the innermost kept dimension is a whole number
-//     of vectors): each lane owns a 16-byte vector of K columns, so a tile
-//     is 32*K columns and a warp reads 512 contiguous bytes of a row;
-//   RMODE_GENERAL: anything else, a thread an output.
+// contiguously to dst[o]. Pass 1 runs in one of five modes, each mode's
+// kernel lean so that it keeps enough blocks resident (the row and column
+// kernels are bound to 4 an SM, which Go's grids assume):
+//   RMODE_ROW_WARP (gocuda_<op>row_*): one contiguous reduced dimension
+//     (rs = 1), short rows: a warp an output;
+//   RMODE_ROW_BLOCK (the same kernel): longer rows: a block an (output,
+//     chunk), the row cut into `chunks` runs of a multiple of 16 elements.
+//     Both read a row's elements before its first 16-byte boundary one by
+//     one and the rest as 16-byte vectors, RUNROLL loads in flight a thread
+//     into as many accumulators;
+//   RMODE_COL (gocuda_<op>col_*): the innermost kept dimension is
+//     contiguous (os = 1): a block takes a tile of 32 consecutive outputs (a
+//     warp reads 32 consecutive elements of a reduced row: coalesced) and
+//     one of `chunks` runs of the reduced index, which its 8 warps split,
+//     RUNROLL rows in flight a warp;
+//   RMODE_COL_VEC (the same kernel): RMODE_COL with one reduced dimension,
+//     elements of 4 or 8 bytes and every row of a tile 16-byte aligned (Go
+//     checks the pointer, the strides and that the innermost kept dimension
+//     is a whole number of vectors): each lane owns a 16-byte vector of K
+//     columns, so a tile is 32*K columns and a warp reads 512 contiguous
+//     bytes of a row;
+//   RMODE_GENERAL (gocuda_<op>_*_pass1): anything else, a thread an output.
 // With chunks > 1 pass 1 writes each chunk's accumulator to
-// partials[chunk * nout + o] and pass 2 combines them in chunk order, a
-// thread an output, and finishes. Every combination happens in an order
-// fixed by the launch, so results are deterministic; indices are 64-bit.
+// partials[chunk * nout + o] and pass 2 combines them in an order fixed by
+// nout and chunks. Every combination happens in an order fixed by the
+// launch, so results are deterministic (no atomics); indices are 64-bit.
 //
 // Each reduction is a struct R: R::Acc (the accumulator), R::Out (what dst
 // holds), ident(), lift(v, r) (element v at reduced index r), combine(a, b),
@@ -192,87 +199,57 @@ __device__ __forceinline__ typename R::Acc rblock_reduce(typename R::Acc v) {
   return v;
 }
 
-// Thread t of nt folds elements [lo, hi) of a contiguous row: 16-byte
-// vectors t, t + nt, ... when the row is aligned (lo is a multiple of 16
-// elements), then the tail.
+// RUNROLL is the 16-byte loads a thread has in flight at once (and its
+// independent accumulators): 256 threads x 4 x 16 bytes is 16 KiB a block,
+// 64 KiB an SM at the 4 blocks __launch_bounds__ guarantees, more than the
+// bytes H100's memory needs in flight to stream at full rate.
+#define RUNROLL 4
+
+// Thread t of nt folds elements [lo, hi) of a contiguous row: the elements
+// before the first 16-byte boundary one each, then 16-byte vectors t,
+// t + nt, ... RUNROLL at a time into RUNROLL accumulators, then the tail.
+// The order depends only on (lo, hi, t, nt): deterministic.
 template <class T, class R>
 __device__ __forceinline__ typename R::Acc row_fold(const T* row, i64 lo, i64 hi, int t, int nt) {
-  constexpr int K = 16 / sizeof(T);
-  typename R::Acc acc = R::ident();
-  if (hi < lo) hi = lo;
-  i64 start = lo + t;
-  if (aligned16(row + lo)) {
-    const i64 nv = (hi - lo) / K;
-    const Vec<T>* v = reinterpret_cast<const Vec<T>*>(row + lo);
-#pragma unroll 4
-    for (i64 i = t; i < nv; i += nt) {
-      const Vec<T> e = vload(v + i);
-#pragma unroll
-      for (int k = 0; k < K; k++) acc = R::combine(acc, R::lift(e.e[k], lo + i * K + k));
-    }
-    start = lo + nv * K + t;
-  }
-  for (i64 i = start; i < hi; i += nt) acc = R::combine(acc, R::lift(row[i], i));
-  return acc;
-}
-
-// RMODE_COL_VEC: lane tx of warp ty folds columns c .. c+K-1 of its tile
-// from rows r0+ty, r0+ty+H, ...; the H partials of each column are then
-// combined in warp order, one of the K columns at a time through part.
-template <class T, class R>
-__device__ __forceinline__ void col_vec(typename R::Out* dst, typename R::Acc* partials, const T* x, i64 nout, i64 nred,
-                                        i64 chunks, const RLayout& L) {
   typedef typename R::Acc A;
-  constexpr int K = 16 / sizeof(T), W = 32, H = THREADS / 32;
-  __shared__ A part[H][W];
-  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
-  const i64 inner = L.od[RDIMS - 1], ct = (inner + W * K - 1) / (W * K), tiles = nout / inner * ct;
-  const i64 gtiles = gridDim.x / chunks, chunk = blockIdx.x / gtiles;
-  const i64 per = (nred + chunks - 1) / chunks;
-  const i64 r0 = chunk * per, r1 = r0 + per < nred ? r0 + per : nred;
-  const i64 rsv = L.rs[RDIMS - 1] / K;  // the reduced stride in vectors
-  i64 gd[RDIMS], gs[RDIMS];
+  constexpr int K = 16 / sizeof(T), U = RUNROLL;
+  A acc[U];
 #pragma unroll
-  for (int k = 0; k < RDIMS; k++) {
-    gd[k] = k == 0 ? 1 : L.od[k - 1];
-    gs[k] = k == 0 ? 0 : L.os[k - 1];
-  }
-  for (i64 tile = blockIdx.x % gtiles; tile < tiles; tile += gtiles) {  // uniform across the block
-    const i64 g = tile / ct, c = (tile % ct) * W * K + (i64)tx * K;
-    A acc[K];
+  for (int u = 0; u < U; u++) acc[u] = R::ident();
+  if (hi < lo) hi = lo;
+  const u64 addr = (u64)(row + lo);
+  i64 head = (i64)((16 - (addr & 15)) & 15) / (i64)sizeof(T);
+  if (addr % sizeof(T) != 0 || head > hi - lo) head = hi - lo;  // no vectors
+  if (t < head) acc[0] = R::combine(acc[0], R::lift(row[lo + t], lo + t));
+  const i64 vlo = lo + head, nv = (hi - vlo) / K;
+  const Vec<T>* v = reinterpret_cast<const Vec<T>*>(row + vlo);
+  i64 i = t;
+  for (; i + (U - 1) * (i64)nt < nv; i += U * (i64)nt) {
+    Vec<T> e[U];
 #pragma unroll
-    for (int k = 0; k < K; k++) acc[k] = R::ident();
-    if (c < inner) {  // inner is a multiple of K: all K columns are there
-      const Vec<T>* col = reinterpret_cast<const Vec<T>*>(x + rl_offset(g, gd, gs) + c);
-#pragma unroll 4
-      for (i64 r = r0 + ty; r < r1; r += H) {
-        const Vec<T> e = vload(col + r * rsv);
+    for (int u = 0; u < U; u++) e[u] = vload(v + i + u * nt);
 #pragma unroll
-        for (int k = 0; k < K; k++) acc[k] = R::combine(acc[k], R::lift(e.e[k], r));
-      }
-    }
+    for (int u = 0; u < U; u++) {
+      const i64 r = vlo + (i + u * nt) * K;
 #pragma unroll
-    for (int k = 0; k < K; k++) {
-      part[ty][tx] = acc[k];
-      __syncthreads();
-      if (ty == 0 && c < inner) {
-        A s = part[0][tx];
-#pragma unroll
-        for (int j = 1; j < H; j++) s = R::combine(s, part[j][tx]);
-        const i64 o = g * inner + c + k;
-        if (chunks == 1)
-          dst[o] = R::finish(s, nred);
-        else
-          partials[chunk * nout + o] = s;
-      }
-      __syncthreads();  // part is rewritten for the next column
+      for (int k = 0; k < K; k++) acc[u] = R::combine(acc[u], R::lift(e[u].e[k], r + k));
     }
   }
+  for (; i < nv; i += nt) {
+    const Vec<T> e = vload(v + i);
+#pragma unroll
+    for (int k = 0; k < K; k++) acc[0] = R::combine(acc[0], R::lift(e.e[k], vlo + i * K + k));
+  }
+  for (i64 j = vlo + nv * K + t; j < hi; j += nt) acc[0] = R::combine(acc[0], R::lift(row[j], j));
+  static_assert(U == 4, "the accumulators' combination below");
+  return R::combine(R::combine(acc[0], acc[1]), R::combine(acc[2], acc[3]));
 }
 
+// RMODE_ROW_WARP and RMODE_ROW_BLOCK (the reduced dimension is one and
+// contiguous; L.od/L.os place each output's row).
 template <class T, class R>
-__device__ __forceinline__ void raxes1(typename R::Out* dst, typename R::Acc* partials, const T* x, i64 nout, i64 nred,
-                                       int mode, i64 chunks, const RLayout& L) {
+__device__ __forceinline__ void raxes_row(typename R::Out* dst, typename R::Acc* partials, const T* x, i64 nout, i64 nred,
+                                          int mode, i64 chunks, const RLayout& L) {
   typedef typename R::Acc A;
   const int lane = threadIdx.x & 31;
   if (mode == RMODE_ROW_WARP) {
@@ -282,112 +259,247 @@ __device__ __forceinline__ void raxes1(typename R::Out* dst, typename R::Acc* pa
       acc = warp_reduce(acc, RComb<R>());
       if (lane == 0) dst[o] = R::finish(acc, nred);
     }
-  } else if (mode == RMODE_ROW_BLOCK) {
-    i64 per = (nred + chunks - 1) / chunks;
-    per = (per + 15) / 16 * 16;  // chunks start on a vector boundary
-    const i64 units = nout * chunks;
-    for (i64 u = blockIdx.x; u < units; u += gridDim.x) {  // uniform across the block
-      const i64 o = u % nout, c = u / nout;
-      const i64 lo = c * per, hi = lo + per < nred ? lo + per : nred;
-      A acc = row_fold<T, R>(x + rl_offset(o, L.od, L.os), lo, hi, threadIdx.x, blockDim.x);
-      acc = rblock_reduce<R>(acc);
-      if (threadIdx.x == 0) {
-        if (chunks == 1)
-          dst[o] = R::finish(acc, nred);
-        else
-          partials[c * nout + o] = acc;
-      }
-    }
-  } else if (mode == RMODE_COL_VEC) {
-    col_vec<T, R>(dst, partials, x, nout, nred, chunks, L);
-  } else if (mode == RMODE_COL) {
-    constexpr int W = 32, H = THREADS / 32;
-    __shared__ A part[H][W];
-    const int tx = lane, ty = threadIdx.x >> 5;
-    const i64 inner = L.od[RDIMS - 1], ct = (inner + W - 1) / W, tiles = nout / inner * ct;
-    const i64 gtiles = gridDim.x / chunks, chunk = blockIdx.x / gtiles;
-    const i64 per = (nred + chunks - 1) / chunks;
-    const i64 r0 = chunk * per, r1 = r0 + per < nred ? r0 + per : nred;
-    const bool single = rl_single(L.rd);
-    const i64 rs = L.rs[RDIMS - 1];
-    // The kept dimensions but the innermost: each tile's outer group.
-    i64 gd[RDIMS], gs[RDIMS];
-#pragma unroll
-    for (int k = 0; k < RDIMS; k++) {
-      gd[k] = k == 0 ? 1 : L.od[k - 1];
-      gs[k] = k == 0 ? 0 : L.os[k - 1];
-    }
-    for (i64 tile = blockIdx.x % gtiles; tile < tiles; tile += gtiles) {  // uniform across the block
-      const i64 g = tile / ct, c = (tile % ct) * W + tx;
-      A acc = R::ident();
-      if (c < inner) {
-        const T* col = x + rl_offset(g, gd, gs) + c;
-        if (single) {
-#pragma unroll 4
-          for (i64 r = r0 + ty; r < r1; r += H) acc = R::combine(acc, R::lift(col[r * rs], r));
-        } else {
-          for (i64 r = r0 + ty; r < r1; r += H) acc = R::combine(acc, R::lift(col[rl_offset(r, L.rd, L.rs)], r));
-        }
-      }
-      part[ty][tx] = acc;
-      __syncthreads();
-      if (ty == 0 && c < inner) {
-        A s = part[0][tx];
-#pragma unroll
-        for (int k = 1; k < H; k++) s = R::combine(s, part[k][tx]);
-        const i64 o = g * inner + c;
-        if (chunks == 1)
-          dst[o] = R::finish(s, nred);
-        else
-          partials[chunk * nout + o] = s;
-      }
-      __syncthreads();  // part is reused by the next tile
-    }
-  } else {
-    // General: a thread an output, stepping the reduced coordinates with
-    // carries (no division inside the loop).
-    const i64 tid = global_tid(), stride = global_stride();
-    for (i64 o = tid; o < nout; o += stride) {
-      const T* base = x + rl_offset(o, L.od, L.os);
-      A acc = R::ident();
-      i64 cr[RDIMS] = {0, 0, 0, 0}, off = 0;
-      for (i64 r = 0; r < nred; r++) {
-        acc = R::combine(acc, R::lift(base[off], r));
-        for (int k = RDIMS - 1; k >= 0; k--) {
-          off += L.rs[k];
-          if (++cr[k] < L.rd[k]) break;
-          off -= L.rd[k] * L.rs[k];
-          cr[k] = 0;
-        }
-      }
-      dst[o] = R::finish(acc, nred);
+    return;
+  }
+  i64 per = (nred + chunks - 1) / chunks;
+  per = (per + 15) / 16 * 16;  // chunks start on a vector boundary of an aligned row
+  const i64 units = nout * chunks;
+  for (i64 u = blockIdx.x; u < units; u += gridDim.x) {  // uniform across the block
+    const i64 o = u % nout, c = u / nout;
+    const i64 lo = c * per, hi = lo + per < nred ? lo + per : nred;
+    A acc = row_fold<T, R>(x + rl_offset(o, L.od, L.os), lo, hi, threadIdx.x, blockDim.x);
+    acc = rblock_reduce<R>(acc);
+    if (threadIdx.x == 0) {
+      if (chunks == 1)
+        dst[o] = R::finish(acc, nred);
+      else
+        partials[c * nout + o] = acc;
     }
   }
 }
 
-// Pass 2: output o combines its chunks' partials in chunk order.
-template <class R>
-__device__ __forceinline__ void raxes2(typename R::Out* dst, const typename R::Acc* partials, i64 nout, i64 nred,
-                                       i64 chunks) {
+// The kept dimensions but the innermost, as a layout of each column
+// tile's outer group.
+__device__ __forceinline__ void rl_groups(const RLayout& L, i64* gd, i64* gs) {
+#pragma unroll
+  for (int k = 0; k < RDIMS; k++) {
+    gd[k] = k == 0 ? 1 : L.od[k - 1];
+    gs[k] = k == 0 ? 0 : L.os[k - 1];
+  }
+}
+
+// RMODE_COL_VEC: lane tx of warp ty folds columns c .. c+K-1 of its tile
+// from rows r0+ty, r0+ty+H, ... (RUNROLL rows loaded at once, folded in
+// row order); the H partials of each column are then combined in warp
+// order, warp k finishing column c+k of every lane.
+template <class T, class R>
+__device__ __forceinline__ void col_vec(typename R::Out* dst, typename R::Acc* partials, const T* x, i64 nout, i64 nred,
+                                        i64 chunks, const RLayout& L) {
+  typedef typename R::Acc A;
+  constexpr int K = 16 / sizeof(T), W = 32, H = THREADS / 32, U = RUNROLL;
+  static_assert(K <= H, "a warp finishes each column of a vector");
+  // part holds every lane's K accumulators at once (at most 16 KiB: K = 4
+  // of 16-byte ArgAcc), so a tile needs two barriers, not two a column.
+  __shared__ A part[K][H][W];
+  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+  const i64 inner = L.od[RDIMS - 1], ct = (inner + W * K - 1) / (W * K), tiles = nout / inner * ct;
+  const i64 gtiles = gridDim.x / chunks, chunk = blockIdx.x / gtiles;
+  const i64 per = (nred + chunks - 1) / chunks;
+  const i64 r0 = chunk * per, r1 = r0 + per < nred ? r0 + per : nred;
+  const i64 rsv = L.rs[RDIMS - 1] / K;  // the reduced stride in vectors
+  i64 gd[RDIMS], gs[RDIMS];
+  rl_groups(L, gd, gs);
+  for (i64 tile = blockIdx.x % gtiles; tile < tiles; tile += gtiles) {  // uniform across the block
+    const i64 g = tile / ct, c = (tile % ct) * W * K + (i64)tx * K;
+    A acc[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) acc[k] = R::ident();
+    if (c < inner) {  // inner is a multiple of K: all K columns are there
+      const Vec<T>* col = reinterpret_cast<const Vec<T>*>(x + rl_offset(g, gd, gs) + c);
+      i64 r = r0 + ty;
+      for (; r + (U - 1) * H < r1; r += U * H) {
+        Vec<T> e[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) e[u] = vload(col + (r + u * H) * rsv);
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+          for (int k = 0; k < K; k++) acc[k] = R::combine(acc[k], R::lift(e[u].e[k], r + u * H));
+      }
+      for (; r < r1; r += H) {
+        const Vec<T> e = vload(col + r * rsv);
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = R::combine(acc[k], R::lift(e.e[k], r));
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < K; k++) part[k][ty][tx] = acc[k];
+    __syncthreads();
+    if (ty < K && c < inner) {
+      A s = part[ty][0][tx];
+#pragma unroll
+      for (int j = 1; j < H; j++) s = R::combine(s, part[ty][j][tx]);
+      const i64 o = g * inner + c + ty;
+      if (chunks == 1)
+        dst[o] = R::finish(s, nred);
+      else
+        partials[chunk * nout + o] = s;
+    }
+    __syncthreads();  // part is rewritten by the next tile
+  }
+}
+
+// RMODE_COL and RMODE_COL_VEC: the innermost kept dimension is contiguous.
+template <class T, class R>
+__device__ __forceinline__ void raxes_col(typename R::Out* dst, typename R::Acc* partials, const T* x, i64 nout, i64 nred,
+                                          int mode, i64 chunks, const RLayout& L) {
+  typedef typename R::Acc A;
+  if constexpr (sizeof(T) >= 4) {  // Go picks vectors of columns for 4- and 8-byte elements only
+    if (mode == RMODE_COL_VEC) {
+      col_vec<T, R>(dst, partials, x, nout, nred, chunks, L);
+      return;
+    }
+  }
+  constexpr int W = 32, H = THREADS / 32, U = RUNROLL;
+  __shared__ A part[H][W];
+  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+  const i64 inner = L.od[RDIMS - 1], ct = (inner + W - 1) / W, tiles = nout / inner * ct;
+  const i64 gtiles = gridDim.x / chunks, chunk = blockIdx.x / gtiles;
+  const i64 per = (nred + chunks - 1) / chunks;
+  const i64 r0 = chunk * per, r1 = r0 + per < nred ? r0 + per : nred;
+  const bool single = rl_single(L.rd);
+  const i64 rs = L.rs[RDIMS - 1];
+  i64 gd[RDIMS], gs[RDIMS];
+  rl_groups(L, gd, gs);
+  for (i64 tile = blockIdx.x % gtiles; tile < tiles; tile += gtiles) {  // uniform across the block
+    const i64 g = tile / ct, c = (tile % ct) * W + tx;
+    A acc = R::ident();
+    if (c < inner) {
+      const T* col = x + rl_offset(g, gd, gs) + c;
+      if (single) {
+        i64 r = r0 + ty;
+        for (; r + (U - 1) * H < r1; r += U * H) {
+          T e[U];
+#pragma unroll
+          for (int u = 0; u < U; u++) e[u] = col[(r + u * H) * rs];
+#pragma unroll
+          for (int u = 0; u < U; u++) acc = R::combine(acc, R::lift(e[u], r + u * H));
+        }
+        for (; r < r1; r += H) acc = R::combine(acc, R::lift(col[r * rs], r));
+      } else {
+        for (i64 r = r0 + ty; r < r1; r += H) acc = R::combine(acc, R::lift(col[rl_offset(r, L.rd, L.rs)], r));
+      }
+    }
+    part[ty][tx] = acc;
+    __syncthreads();
+    if (ty == 0 && c < inner) {
+      A s = part[0][tx];
+#pragma unroll
+      for (int k = 1; k < H; k++) s = R::combine(s, part[k][tx]);
+      const i64 o = g * inner + c;
+      if (chunks == 1)
+        dst[o] = R::finish(s, nred);
+      else
+        partials[chunk * nout + o] = s;
+    }
+    __syncthreads();  // part is reused by the next tile
+  }
+}
+
+// RMODE_GENERAL: a thread an output, stepping the reduced coordinates with
+// carries (no division inside the loop).
+template <class T, class R>
+__device__ __forceinline__ void raxes_general(typename R::Out* dst, const T* x, i64 nout, i64 nred, const RLayout& L) {
+  typedef typename R::Acc A;
   const i64 tid = global_tid(), stride = global_stride();
   for (i64 o = tid; o < nout; o += stride) {
-    typename R::Acc acc = partials[o];
-    for (i64 c = 1; c < chunks; c++) acc = R::combine(acc, partials[c * nout + o]);
+    const T* base = x + rl_offset(o, L.od, L.os);
+    A acc = R::ident();
+    i64 cr[RDIMS] = {0, 0, 0, 0}, off = 0;
+    for (i64 r = 0; r < nred; r++) {
+      acc = R::combine(acc, R::lift(base[off], r));
+      for (int k = RDIMS - 1; k >= 0; k--) {
+        off += L.rs[k];
+        if (++cr[k] < L.rd[k]) break;
+        off -= L.rd[k] * L.rs[k];
+        cr[k] = 0;
+      }
+    }
     dst[o] = R::finish(acc, nred);
   }
 }
 
+// Pass 2: output o combines its chunks' partials. Fewer than 32 outputs
+// (a whole array, a few long rows) take a block each: thread t combines
+// chunks t, t + 256, ... and the block's tree the threads'. More take 32
+// consecutive outputs a block (coalesced): warp w combines chunks w, w + 8,
+// ... of its lane's output, then the warps' results in warp order. Either
+// order is fixed by nout and chunks alone: deterministic for any grid.
+template <class R>
+__device__ __forceinline__ void raxes2(typename R::Out* dst, const typename R::Acc* partials, i64 nout, i64 nred,
+                                       i64 chunks) {
+  typedef typename R::Acc A;
+  if (nout < 32) {
+    for (i64 o = blockIdx.x; o < nout; o += gridDim.x) {  // uniform across the block
+      A acc = R::ident();
+      for (i64 c = threadIdx.x; c < chunks; c += blockDim.x) acc = R::combine(acc, partials[c * nout + o]);
+      acc = rblock_reduce<R>(acc);
+      if (threadIdx.x == 0) dst[o] = R::finish(acc, nred);
+    }
+    return;
+  }
+  constexpr int W = 32, H = THREADS / 32;
+  __shared__ A part[H][W];
+  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+  const i64 tiles = (nout + W - 1) / W;
+  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {  // uniform across the block
+    const i64 o = tile * W + tx;
+    A acc = R::ident();
+    if (o < nout) {
+#pragma unroll 4
+      for (i64 c = ty; c < chunks; c += H) acc = R::combine(acc, partials[c * nout + o]);
+    }
+    part[ty][tx] = acc;
+    __syncthreads();
+    if (ty == 0 && o < nout) {
+      A s = part[0][tx];
+#pragma unroll
+      for (int j = 1; j < H; j++) s = R::combine(s, part[j][tx]);
+      dst[o] = R::finish(s, nred);
+    }
+    __syncthreads();  // part is reused by the next tile
+  }
+}
+
+// The row and column kernels are bound to 4 resident blocks an SM (at most
+// 64 registers a thread), which Go's grids assume (reduceBlocksPerSM).
+#define KERNEL_R extern "C" __global__ void __launch_bounds__(THREADS, 4)
 #define RL_PARAMS(p) i64 p##0, i64 p##1, i64 p##2, i64 p##3
 #define RL_VALUES(p) {p##0, p##1, p##2, p##3}
-#define RAXES(NAME, S, T, R)                                                                                     \
-  KERNEL gocuda_##NAME##_##S##_pass1(R::Out* dst, R::Acc* partials, const T* x, i64 nout, i64 nred, int mode,     \
-                                     i64 chunks, RL_PARAMS(od), RL_PARAMS(os), RL_PARAMS(rd), RL_PARAMS(rs)) {   \
-    const RLayout L = {RL_VALUES(od), RL_VALUES(os), RL_VALUES(rd), RL_VALUES(rs)};                               \
-    raxes1<T, R>(dst, partials, x, nout, nred, mode, chunks, L);                                                  \
+#define RAXES_ARGS(T, R)                                                                                     \
+  R::Out *dst, R::Acc *partials, const T *x, i64 nout, i64 nred, int mode, i64 chunks, RL_PARAMS(od), RL_PARAMS(os), \
+      RL_PARAMS(rd), RL_PARAMS(rs)
+#define RAXES_LAYOUT const RLayout L = {RL_VALUES(od), RL_VALUES(os), RL_VALUES(rd), RL_VALUES(rs)}
+// Four kernels an (operation, type): _pass1 the general mode, <name>row_
+// and <name>col_ the row and column modes (the same arguments), _pass2 the
+// combination of chunks.
+#define RAXES_K(NAME, S, T, R)                                                                                   \
+  KERNEL gocuda_##NAME##_##S##_pass1(RAXES_ARGS(T, R)) {                                                               \
+    RAXES_LAYOUT;                                                                                                \
+    raxes_general<T, R>(dst, x, nout, nred, L);                                                                  \
+  }                                                                                                              \
+  KERNEL_R gocuda_##NAME##row_##S(RAXES_ARGS(T, R)) {                                                                  \
+    RAXES_LAYOUT;                                                                                                \
+    raxes_row<T, R>(dst, partials, x, nout, nred, mode, chunks, L);                                              \
+  }                                                                                                              \
+  KERNEL_R gocuda_##NAME##col_##S(RAXES_ARGS(T, R)) {                                                                  \
+    RAXES_LAYOUT;                                                                                                \
+    raxes_col<T, R>(dst, partials, x, nout, nred, mode, chunks, L);                                              \
   }                                                                                                              \
   KERNEL gocuda_##NAME##_##S##_pass2(R::Out* dst, const R::Acc* partials, i64 nout, i64 nred, i64 chunks) {       \
     raxes2<R>(dst, partials, nout, nred, chunks);                                                                 \
   }
+#define RAXES(NAME, S, T, R) RAXES_K(NAME, S, T, R)
 
 // The reductions of each type: sums and products of integers in (wrapping)
 // int64, of float32 in float64, of complex64 in complex128; means of

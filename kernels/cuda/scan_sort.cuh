@@ -220,31 +220,140 @@ __device__ void scan_rows_pass2(T* dst, const T* x, const u64* partials, i64 row
   }
 }
 
-// Down a strided axis: a thread owns column col (of outer*inner), chunk
-// ch of its n elements inner apart.
+// Down a strided axis: a thread owns K adjacent columns (K = 1, or with
+// SCAN_VEC in op a 16-byte vector of them: Go checks that inner is whole
+// vectors and x and dst are 16-byte aligned) of outer*inner, and chunk ch
+// of their n elements inner apart, SCAN_ROWS rows loaded at once. Pass 1
+// writes each chunk's reduction to partials[ch*cols + col];
+// scan_cols_carry turns them into each chunk's carry-in (the reduction of
+// the chunks before it, in chunk order: deterministic), which pass 2 starts
+// from. Pass 2 takes the work items in reverse, so that it first rescans
+// the rows pass 1 read last, which the L2 cache still holds.
+#define SCAN_VEC 16
+#define SCAN_ROWS 4
+
+template <class T, int K>
+struct ScanLine {
+  T e[K];
+};
+template <class T, int K>
+__device__ __forceinline__ ScanLine<T, K> scan_ld(const T* p) {
+  ScanLine<T, K> l;
+  if constexpr (K == 1) {
+    l.e[0] = *p;
+  } else {
+    const Vec<T> v = vload(reinterpret_cast<const Vec<T>*>(p));
+#pragma unroll
+    for (int k = 0; k < K; k++) l.e[k] = v.e[k];
+  }
+  return l;
+}
+template <class T, int K>
+__device__ __forceinline__ void scan_st(T* p, const ScanLine<T, K>& l) {
+  if constexpr (K == 1) {
+    *p = l.e[0];
+  } else {
+    Vec<T> v;
+#pragma unroll
+    for (int k = 0; k < K; k++) v.e[k] = l.e[k];
+    vstore(reinterpret_cast<Vec<T>*>(p), v);
+  }
+}
+
+template <class T, class A, int K>
+__device__ __forceinline__ void scan_cols_k(T* dst, const T* x, u64* partials, bool pass1, i64 outer, i64 n, i64 inner,
+                                            i64 L, i64 c, int op) {
+  constexpr int U = SCAN_ROWS;
+  const i64 cols = outer * inner, vcols = cols / K, colBlocks = (vcols + THREADS - 1) / THREADS;
+  const i64 items = colBlocks * c;
+  for (i64 w0 = blockIdx.x; w0 < items; w0 += gridDim.x) {
+    const i64 w = pass1 ? w0 : items - 1 - w0;
+    const i64 ch = w / colBlocks, vc = (w % colBlocks) * THREADS + threadIdx.x;
+    if (vc >= vcols) continue;
+    const i64 col = vc * K;
+    const i64 off = (col / inner) * n * inner + col % inner;  // inner is whole vectors: one group
+    const i64 lo = ch * L, hi = lo + L < n ? lo + L : n;
+    const T* p = x + off;
+    A acc[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) acc[k] = (pass1 || c == 1) ? sc_ident<A>(op) : *(const A*)(partials + ch * cols + col + k);
+    i64 j = lo;
+    if (pass1) {
+      for (; j + U - 1 < hi; j += U) {
+        ScanLine<T, K> e[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) e[u] = scan_ld<T, K>(p + (j + u) * inner);
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+          for (int k = 0; k < K; k++) acc[k] = sc_op(op, acc[k], (A)e[u].e[k]);
+      }
+      for (; j < hi; j++) {
+        const ScanLine<T, K> e = scan_ld<T, K>(p + j * inner);
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = sc_op(op, acc[k], (A)e.e[k]);
+      }
+#pragma unroll
+      for (int k = 0; k < K; k++) *(A*)(partials + ch * cols + col + k) = acc[k];
+      continue;
+    }
+    T* d = dst + off;
+    for (; j + U - 1 < hi; j += U) {
+      ScanLine<T, K> e[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) e[u] = scan_ld<T, K>(p + (j + u) * inner);
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+          acc[k] = sc_op(op, acc[k], (A)e[u].e[k]);
+          e[u].e[k] = (T)acc[k];
+        }
+        scan_st<T, K>(d + (j + u) * inner, e[u]);
+      }
+    }
+    for (; j < hi; j++) {
+      ScanLine<T, K> e = scan_ld<T, K>(p + j * inner);
+#pragma unroll
+      for (int k = 0; k < K; k++) {
+        acc[k] = sc_op(op, acc[k], (A)e.e[k]);
+        e.e[k] = (T)acc[k];
+      }
+      scan_st<T, K>(d + j * inner, e);
+    }
+  }
+}
+
 template <class T, class A>
 __device__ void scan_cols(T* dst, const T* x, u64* partials, bool pass1, i64 outer, i64 n, i64 inner, i64 L, i64 c,
                           int op) {
-  const i64 cols = outer * inner, colBlocks = (cols + THREADS - 1) / THREADS;
-  for (i64 w = blockIdx.x; w < colBlocks * c; w += gridDim.x) {
-    const i64 ch = w / colBlocks, col = (w % colBlocks) * THREADS + threadIdx.x;
-    if (col >= cols) continue;
-    const i64 off = (col / inner) * n * inner + col % inner;
-    const i64 lo = ch * L, hi = lo + L < n ? lo + L : n;
-    const T* p = x + off;
+  if (op & SCAN_VEC)
+    scan_cols_k<T, A, 16 / sizeof(T)>(dst, x, partials, pass1, outer, n, inner, L, c, op & ~SCAN_VEC);
+  else
+    scan_cols_k<T, A, 1>(dst, x, partials, pass1, outer, n, inner, L, c, op);
+}
+
+// The carry-in of each chunk of each column: partials[j*cols + col] becomes
+// the reduction of chunks 0 .. j-1 (the identity for j = 0), folded in
+// chunk order. A thread a column; 16 loads in flight before the stores
+// that follow them.
+template <class A>
+__device__ void scan_cols_carry(u64* partials, i64 cols, i64 c, int op) {
+  constexpr int B = 16;
+  for (i64 col = global_tid(); col < cols; col += global_stride()) {
     A acc = sc_ident<A>(op);
-    if (pass1) {
-#pragma unroll 4
-      for (i64 j = lo; j < hi; j++) acc = sc_op(op, acc, (A)p[j * inner]);
-      *(A*)(partials + ch * cols + col) = acc;
-      continue;
-    }
-    for (i64 j = 0; j < ch; j++) acc = sc_op(op, acc, *(const A*)(partials + j * cols + col));
-    T* d = dst + off;
-#pragma unroll 4
-    for (i64 j = lo; j < hi; j++) {
-      acc = sc_op(op, acc, (A)p[j * inner]);
-      d[j * inner] = (T)acc;
+    for (i64 j = 0; j < c; j += B) {
+      A v[B];
+#pragma unroll
+      for (int u = 0; u < B; u++)
+        if (j + u < c) v[u] = *(const A*)(partials + (j + u) * cols + col);
+#pragma unroll
+      for (int u = 0; u < B; u++) {
+        if (j + u < c) {
+          *(A*)(partials + (j + u) * cols + col) = acc;
+          acc = sc_op(op, acc, v[u]);
+        }
+      }
     }
   }
 }
@@ -526,6 +635,9 @@ __device__ void sort_rows(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k
   KERNEL gocuda_scancols_##S##_pass2(T* dst, const T* x, const u64* partials, i64 outer, i64 n, i64 inner, i64 L, \
                                      i64 c, int op) {                                                            \
     scan_cols<T, A>(dst, x, (u64*)partials, false, outer, n, inner, L, c, op);                                   \
+  }                                                                                                              \
+  KERNEL gocuda_scancolscarry_##S(u64* partials, i64 cols, i64 c, int op) {                                       \
+    scan_cols_carry<A>(partials, cols, c, op);                                                                   \
   }                                                                                                              \
   KERNEL gocuda_radix_##S##_pass1(u64* counts, const T* x, i64 n, int shift, i64 tpb, int flags) {               \
     radix_hist<T>(counts, x, n, shift, tpb, flags);                                                              \

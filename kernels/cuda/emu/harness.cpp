@@ -25,7 +25,7 @@ unsigned egrid(long long n, int size) {
 }
 unsigned rgrid(long long n) {
   long long per = 256 * 16, b = (n + per - 1) / per;
-  if (b > SMS * 8) b = SMS * 8;
+  if (b > SMS * 4) b = SMS * 4;  // reduceGrid: reduceBlocksPerSM resident blocks an SM
   return b < 1 ? 1 : (unsigned)b;
 }
 
