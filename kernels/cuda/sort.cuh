@@ -19,8 +19,8 @@
 // strides 8 to 128 warp shuffles, and only strides of 256 and more go
 // through shared memory. For 32-bit and 8-bit keys an entry is one u64,
 // key << 32 | index. The block writes the row's first k (k = n for a sort)
-// through shared memory, coalesced; values are gathered from the row by
-// index, so they keep their bits.
+// through shared memory, coalesced; values are the row's bits (kept in
+// shared memory) taken by index, so they keep their bits.
 //
 // Longer rows (and 1-D arrays) take an LSD radix sort with 8-bit digits:
 //   - gocuda_radixup_*: one read of the keys counts the digits of every
@@ -177,8 +177,13 @@ __device__ void row_sort(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k,
   typedef typename RK<T>::S S;
   constexpr bool W = RK<T>::BITS == 64;
   constexpr int CAP = W ? ROWSORT_CAP8 : ROWSORT_CAP4;
+  // shk: the entries' keys; aux: their indices (64-bit keys) and the row's
+  // bits, for the values out. 48 KB in all for 4-byte types, the most
+  // static shared memory a kernel may have.
   __shared__ u64 shk[CAP];
-  __shared__ unsigned shi[W ? CAP : 1];
+  __shared__ u64 aux[W ? CAP * 3 / 2 : CAP / 2];
+  unsigned* const shi = (unsigned*)aux;
+  S* const sraw = W ? (S*)(aux + CAP / 2) : (S*)aux;
   const int B = blockDim.x, P = B * ROWSORT_ITEMS, tid = threadIdx.x;
   const bool desc = flags & SRT_DESC;
   auto put = [&](int at, const SEnt<W>& e) {
@@ -202,7 +207,11 @@ __device__ void row_sort(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k,
       const unsigned i = tid * ROWSORT_ITEMS + s;
       // Padding: the largest key, an index past the row.
       u64 key = ~0ULL;
-      if (i < n) key = (u64)sort_key<T>(row[i], desc);
+      if (i < n) {
+        const S b = row[i];
+        sraw[i] = b;
+        key = (u64)sort_key<T>(b, desc);
+      }
       if constexpr (W) {
         e[s].k = key;
         e[s].i = i;
@@ -272,7 +281,7 @@ __device__ void row_sort(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k,
     for (int i = tid; i < k; i += B) {
       const unsigned at = se_index(get(rs_sw(i)));
       if (dsti != nullptr) dsti[r * k + i] = at;
-      if (dstv != nullptr) ((S*)dstv)[r * k + i] = row[at];
+      if (dstv != nullptr) ((S*)dstv)[r * k + i] = sraw[at];
     }
     __syncthreads();
   }
