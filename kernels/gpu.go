@@ -113,12 +113,8 @@ const (
 	kRAny
 	kRAll
 	// Scans and sorting (scansort.go, cuda/scan_sort.cuh).
-	kScanRows     // pass 1: chunk partials; pass 2: scan along a contiguous axis
-	kScanCols     // the same down a strided axis
-	kRadix        // pass 1: digit histograms; pass 2: stable scatter
-	kRadixOffsets // the digit counts' exclusive scan (int64 counts, one kernel)
-	kSortRows     // a block sorts a row in shared memory
-	kTopKTake     // TopK of a long row: values and indices of its argsort's first k
+	kScanRows // pass 1: chunk partials; pass 2: scan along a contiguous axis
+	kScanCols // the same down a strided axis
 	// Construction and indexing (index.go).
 	kArange
 	kLinspace
@@ -151,6 +147,14 @@ const (
 	// A strided scan's carry-in of each chunk (scansort_gpu.go), between
 	// kScanCols' passes.
 	kScanColsCarry
+	// sort (scansort.go, scansort_gpu.go, cuda/sort.cuh).
+	kRowSort      // a block sorts a row (bitonic, in registers and shared memory)
+	kRadixUp      // every pass's digit totals in one read
+	kRadixPlan    // which passes run and their buffers (one block)
+	kRadixHist    // a pass's digit counts of each block
+	kRadixOff     // a pass's counts scanned into each block's first place for each digit
+	kRadixScatter // a pass's stable scatter
+	kSortTake     // TopK of a long row: values and indices of its argsort's first k
 	numKops
 )
 
@@ -205,12 +209,8 @@ var kops = [numKops]struct {
 	kRAny:    {"rany", allTypes, true},
 	kRAll:    {"rall", allTypes, true},
 	// Scans and sorting (scansort.go, cuda/scan_sort.cuh).
-	kScanRows:     {"scanrows", realTypes, true},
-	kScanCols:     {"scancols", realTypes, true},
-	kRadix:        {"radix", realTypes, true},
-	kRadixOffsets: {"radixoffsets", setOf(Int64), false},
-	kSortRows:     {"sortrows", realTypes, false},
-	kTopKTake:     {"topktake", realTypes, false},
+	kScanRows: {"scanrows", realTypes, true},
+	kScanCols: {"scancols", realTypes, true},
 	// Construction and indexing (index.go).
 	kArange:     {"arange", realTypes, false},
 	kLinspace:   {"linspace", realTypes, false},
@@ -240,6 +240,14 @@ var kops = [numKops]struct {
 	kRAllCol:    {"rallcol", allTypes, false},
 	// A strided scan's carry-in (scansort_gpu.go).
 	kScanColsCarry: {"scancolscarry", realTypes, false},
+	// sort (scansort.go, scansort_gpu.go, cuda/sort.cuh).
+	kRowSort:      {"rowsort", realTypes, false},
+	kRadixUp:      {"radixup", realTypes, false},
+	kRadixPlan:    {"radixplan", setOf(Int64), false},
+	kRadixHist:    {"radixhist", realTypes, false},
+	kRadixOff:     {"radixoff", setOf(Int64), false},
+	kRadixScatter: {"radixscatter", realTypes, false},
+	kSortTake:     {"sorttake", realTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

@@ -9,8 +9,8 @@ import (
 
 // Scans and sorting (issue 30): cumulative sums, products, maxima and
 // minima along one axis of a row-major array, and sort, argsort and top-k
-// along the last axis. The GPU kernels are in kernels/cuda/scan_sort.cuh;
-// the host backend's in scansort_host.go.
+// along the last axis. The GPU kernels are in kernels/cuda/scan_sort.cuh
+// and sort.cuh; the host backend's in scansort_host.go.
 //
 // Layouts. A scan sees its operand as outer × n × inner (row-major): it
 // runs along the middle dimension, whose elements are inner apart. The

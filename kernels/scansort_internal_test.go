@@ -60,10 +60,11 @@ func TestRadixPlanScratchIsAlignedAndDisjoint(t *testing.T) {
 				tiles := (n + radixTile - 1) / radixTile
 				assert.GreaterOrEqual(t, p.blocks*p.tilesPerBlock, tiles)
 				assert.Less(t, (p.blocks-1)*p.tilesPerBlock, tiles, "no block without tiles")
-				assert.LessOrEqual(t, p.blocks, 132*blocksPerSM)
+				assert.LessOrEqual(t, p.blocks, 132*radixBlocksPerSM)
 				assert.Equal(t, dt.Size(), p.passes)
 				type region struct{ off, bytes int }
-				regions := []region{{p.keys0, n * dt.Size()}, {p.counts, radixDigits * p.blocks * 8}}
+				regions := []region{{p.keys0, n * dt.Size()}, {p.counts, radixDigits * p.blocks * 8},
+					{p.totals, radixSlots * radixDigits * 8}, {p.plan, radixSlots * radixPlanWords * 8}}
 				if mode.indices {
 					regions = append(regions, region{p.keys1, n * dt.Size()}, region{p.vals0, n * p.valBytes}, region{p.vals1, n * p.valBytes})
 				}
@@ -107,4 +108,13 @@ func TestScanColsVecNeedsWholeAlignedVectors(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, scanColsVec(c.dt, backend.Ptr(c.dst), backend.Ptr(c.x), c.inner), c.name)
 	}
+}
+
+func TestRowSortBlockHoldsTheRowPaddedToAPowerOfTwo(t *testing.T) {
+	for _, c := range []struct{ n, block int }{{1, 32}, {255, 32}, {256, 32}, {257, 64}, {1000, 128}, {2048, 256}, {4096, 512}} {
+		assert.Equal(t, c.block, rowSortBlock(c.n), "n = %d", c.n)
+	}
+	// The largest row fits the kernel's 512 threads of 8 entries.
+	assert.Equal(t, 512, rowSortBlock(sortRowsCap(Float32)))
+	assert.Equal(t, 256, rowSortBlock(sortRowsCap(Float64)))
 }

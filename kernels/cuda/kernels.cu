@@ -905,3 +905,4 @@ NN(double, f64, double)
 #include "reduce_axes.cuh"
 #include "scan_sort.cuh"
 #include "index.cuh"
+#include "sort.cuh"

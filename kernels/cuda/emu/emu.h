@@ -85,6 +85,34 @@ inline unsigned __ballot_sync(unsigned, int pred) {
   emu_warps[w].bar->arrive_and_wait();
   return m;
 }
+// __shfl_xor_sync: lane gets lane ^ m's value (the row sort's bitonic
+// exchanges); __match_any_sync: the mask of lanes holding the same value
+// (the radix scatter's ranking). Every lane takes part, as the kernels call
+// them with the full mask.
+template <class V>
+V __shfl_xor_sync(unsigned, V v, int m) {
+  static_assert(sizeof(V) <= 8, "shfl of more than 8 bytes");
+  const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  memcpy(emu_warps[w].buf[lane], &v, sizeof(V));
+  emu_warps[w].bar->arrive_and_wait();
+  V r;
+  memcpy(&r, emu_warps[w].buf[(lane ^ m) & 31], sizeof(V));
+  emu_warps[w].bar->arrive_and_wait();
+  return r;
+}
+inline unsigned __match_any_sync(unsigned, unsigned v) {
+  const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  memcpy(emu_warps[w].buf[lane], &v, 4);
+  emu_warps[w].bar->arrive_and_wait();
+  unsigned m = 0;
+  for (unsigned l = 0; l < 32; l++) {
+    unsigned o;
+    memcpy(&o, emu_warps[w].buf[l], 4);
+    if (o == v) m |= 1u << l;
+  }
+  emu_warps[w].bar->arrive_and_wait();
+  return m;
+}
 inline void __syncwarp(unsigned = 0xffffffffu) { emu_warps[threadIdx.x >> 5].bar->arrive_and_wait(); }
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
 // Round-to-nearest arithmetic intrinsics (no contraction on the host: g++

@@ -341,6 +341,7 @@ void test_strided(const char* name, K k, F ref) {
 #include "optable_check.h"
 #include "reduce_axes.inc"
 #include "harness_scansort.cpp"
+#include "harness_sort.h"
 #include "index_checks.h"
 #include "half_check.h"
 
@@ -348,6 +349,7 @@ int main() {
   check_half();
   check_generated_ops();
   test_scansort();
+  test_sort_all();
   test_binary<float>("add_f32", gocuda_add_f32, [](float a, float b) { return a + b; });
   test_binary<double>("div_f64", gocuda_div_f64, [](double a, double b) { return a / b; });
   test_binary<int>("div_i32", gocuda_div_i32, [](int a, int b) { return b == 0 ? 0 : b == -1 ? (int)(0u - (unsigned)a) : a / b; });

@@ -1,9 +1,7 @@
 // harness_scansort.cpp: scan_sort.cuh's kernels on the emulator (included
 // by harness.cpp), against plain loops: both scan paths with one chunk and
-// several (and ragged tiles), every operation, the radix sort's passes over
-// several blocks and tiles with NaN, ±Inf, -0 and ties (argsort's
-// stability), the uint8 identity pass, descending keys, the one-block row
-// sort with padding, and the take of TopK.
+// several (and ragged tiles), every operation. The sorts' checks are in
+// harness_sort.h.
 #include <algorithm>
 #include <numeric>
 
@@ -84,134 +82,6 @@ void test_scan(const char* name, void (*rows1)(u64*, const T*, i64, i64, i64, i6
   }
 }
 
-// The reference order: the kernels' key, then the position.
-template <class T>
-std::vector<i64> ref_argsort(const T* x, i64 n, bool desc) {
-  std::vector<i64> idx(n);
-  std::iota(idx.begin(), idx.end(), 0);
-  typedef typename RK<T>::S S;
-  std::stable_sort(idx.begin(), idx.end(), [&](i64 a, i64 b) {
-    S sa, sb; memcpy(&sa, &x[a], sizeof(T)); memcpy(&sb, &x[b], sizeof(T));
-    return sort_key<T>(sa, desc) < sort_key<T>(sb, desc);
-  });
-  return idx;
-}
-
-template <class T> T sort_rnd(i64 i, int kind) {
-  if constexpr (std::is_floating_point_v<T>) {
-    switch (rng() % 16) {
-      case 0: return NAN;
-      case 1: return -0.0;
-      case 2: return 0.0;
-      case 3: return INFINITY;
-      case 4: return -INFINITY;
-      case 5: return -NAN;
-    }
-    if (kind == 1) return (T)(int)(rng() % 7);  // many ties
-    return rnd<T>();
-  } else {
-    if (kind == 1) return (T)(rng() % 7);
-    return (T)rng();
-  }
-}
-
-// LSD radix sort of n keys the way scansort_gpu.go's radix runs it.
-template <class T>
-void run_radix(void (*hist)(u64*, const T*, i64, int, i64, int),
-               void (*scat)(T*, void*, const T*, const void*, const u64*, i64, int, i64, int),
-               const T* x, T* keysOut, i64* idxOut, i64 n, bool desc, bool val64) {
-  const i64 tiles = (n + RADIX_TILE - 1) / RADIX_TILE;
-  i64 blocks = std::min<i64>(tiles, 2), tpb = (tiles + blocks - 1) / blocks;
-  blocks = (tiles + tpb - 1) / tpb;
-  int passes = (int)sizeof(T);
-  const bool sortOnly = idxOut == nullptr;
-  if (sortOnly && passes % 2 == 1 && keysOut == x) passes++;
-  std::vector<T> tmp(n + 1), k1(n + 1);
-  std::vector<u64> v0(n + 1), v1(n + 1);
-  std::vector<u64> counts(256 * blocks);
-  T* keys[2] = {tmp.data(), k1.data()};
-  if (sortOnly) { keys[0] = tmp.data(); keys[1] = keysOut; if (passes % 2) std::swap(keys[0], keys[1]); }
-  void* vals[2] = {v0.data(), v1.data()};
-  for (int p = 0; p < passes; p++) {
-    int f = desc ? RADIX_DESC : 0;
-    const T* kin = p == 0 ? x : keys[(p - 1) % 2];
-    T* kout = keys[p % 2];
-    const void* vin = nullptr; void* vout = nullptr;
-    if (!sortOnly) {
-      f |= RADIX_VALUES;
-      if (p == 0) f |= RADIX_IOTA; else { vin = vals[(p - 1) % 2]; if (val64) f |= RADIX_VIN64; }
-      if (p == passes - 1) { vout = idxOut; kout = nullptr; f |= RADIX_VOUT64 | RADIX_NOKEYS; }
-      else { vout = vals[p % 2]; if (val64) f |= RADIX_VOUT64; }
-    }
-    emu_launch((unsigned)blocks, 256, [&] { hist(counts.data(), kin, n, 8 * p, tpb, f); });
-    emu_launch(1, 256, [&] { gocuda_radixoffsets_i64(counts.data(), (int)blocks); });
-    emu_launch((unsigned)blocks, 256, [&] { scat(kout, vout, kin, vin, counts.data(), n, 8 * p, tpb, f); });
-  }
-}
-
-template <class T>
-void test_sort(const char* name, void (*hist)(u64*, const T*, i64, int, i64, int),
-               void (*scat)(T*, void*, const T*, const void*, const u64*, i64, int, i64, int),
-               void (*sortrows)(T*, i64*, const T*, i64, i64, i64, int), void (*take)(T*, i64*, const T*, const i64*, i64)) {
-  // Radix: one tile, a ragged tile, tiles over two blocks (three tiles: the
-  // second block has a short run).
-  // (n, kind, desc): each thread is an OS thread, so few, chosen to reach
-  // every path (ties and specials, both orders, 32- and 64-bit values).
-  struct RC { i64 n; int kind, desc; };
-  for (RC rc : {RC{1, 0, 0}, RC{300, 0, 1}, RC{300, 1, 0}, RC{4097, 0, 0}, RC{9000, 1, 1}}) {
-    const i64 n = rc.n; const int kind = rc.kind, desc = rc.desc;
-    Buf<T> x(n, false), d(n, false);
-    Buf<i64> idx(n, false);
-    for (i64 i = 0; i < n; i++) x.p[i] = sort_rnd<T>(i, kind);
-    const std::vector<i64> want = ref_argsort(x.p, n, desc);
-    run_radix<T>(hist, scat, x.p, nullptr, idx.p, n, desc, n == 300);
-    i64 bad = 0;
-    for (i64 i = 0; i < n; i++) if (idx.p[i] != want[i] && bad++ < 3) printf("  %s argsort n=%lld [%lld] = %lld want %lld\n", name, n, i, idx.p[i], want[i]);
-    CHECK(bad == 0 && idx.guard_ok(), "radix argsort %s n=%lld kind %d desc %d: %lld wrong", name, n, kind, desc, bad);
-    run_radix<T>(hist, scat, x.p, d.p, nullptr, n, desc, false);
-    bad = 0;
-    for (i64 i = 0; i < n; i++) if (memcmp(&d.p[i], &x.p[want[i]], sizeof(T)) != 0) bad++;
-    CHECK(bad == 0 && d.guard_ok(), "radix sort %s n=%lld kind %d desc %d: %lld wrong", name, n, kind, desc, bad);
-    // In place.
-    std::vector<T> orig(x.p, x.p + n);
-    run_radix<T>(hist, scat, x.p, x.p, nullptr, n, desc, false);
-    bad = 0;
-    for (i64 i = 0; i < n; i++) if (memcmp(&x.p[i], &orig[want[i]], sizeof(T)) != 0) bad++;
-    CHECK(bad == 0 && x.guard_ok(), "radix sort in place %s n=%lld kind %d desc %d: %lld wrong", name, n, kind, desc, bad);
-  }
-  // A row a block, with padding (n not a power of 2), and the take.
-  const i64 cap = sizeof(T) == 8 ? SORTROWS_CAP8 : SORTROWS_CAP4;
-  for (i64 n : {1LL, 2LL, 5LL, 100LL, 1500LL, cap}) {
-    const int desc = n % 2;
-    const i64 rows = n > 1000 ? 2 : 5, k = n > 3 ? n / 3 : n;
-    Buf<T> x(rows * n, false), v(rows * k, false), full(rows * n, false);
-    Buf<i64> idx(rows * k, false);
-    for (i64 i = 0; i < rows * n; i++) x.p[i] = sort_rnd<T>(i, (int)(i % 2));
-    emu_launch(2, 256, [&] { sortrows(v.p, idx.p, x.p, rows, n, k, desc ? RADIX_DESC : 0); });
-    emu_launch(2, 256, [&] { sortrows(full.p, nullptr, x.p, rows, n, n, desc ? RADIX_DESC : 0); });
-    i64 bad = 0;
-    for (i64 r = 0; r < rows; r++) {
-      const std::vector<i64> want = ref_argsort(x.p + r * n, n, desc);
-      for (i64 j = 0; j < k; j++) {
-        if (idx.p[r * k + j] != want[j]) bad++;
-        if (memcmp(&v.p[r * k + j], &x.p[r * n + want[j]], sizeof(T)) != 0) bad++;
-      }
-      for (i64 j = 0; j < n; j++) if (memcmp(&full.p[r * n + j], &x.p[r * n + want[j]], sizeof(T)) != 0) bad++;
-    }
-    CHECK(bad == 0 && v.guard_ok() && idx.guard_ok() && full.guard_ok(), "sortrows %s %lldx%lld k %lld desc %d: %lld wrong", name, rows, n, k, desc, bad);
-  }
-  {
-    const i64 n = 777, k = 300;
-    Buf<T> x(n, false), v(k, false);
-    Buf<i64> order(n, false), idx(k, false);
-    for (i64 i = 0; i < n; i++) { x.p[i] = sort_rnd<T>(i, 0); order.p[i] = (i * 7919) % n; }
-    emu_launch(1, 256, [&] { take(v.p, idx.p, x.p, order.p, k); });
-    i64 bad = 0;
-    for (i64 j = 0; j < k; j++) if (idx.p[j] != order.p[j] || memcmp(&v.p[j], &x.p[order.p[j]], sizeof(T)) != 0) bad++;
-    CHECK(bad == 0 && v.guard_ok() && idx.guard_ok(), "take %s: %lld wrong", name, bad);
-  }
-}
-
 void test_scansort() {
   setvbuf(stdout, nullptr, _IONBF, 0);
   printf("scan_sort.cuh: scans\n");
@@ -220,15 +90,4 @@ void test_scansort() {
   test_scan<int, int>("scan_i32", gocuda_scanrows_i32_pass1, gocuda_scanrows_i32_pass2, gocuda_scancols_i32_pass1, gocuda_scancols_i32_pass2, gocuda_scancolscarry_i32, 0);
   test_scan<i64, i64>("scan_i64", gocuda_scanrows_i64_pass1, gocuda_scanrows_i64_pass2, gocuda_scancols_i64_pass1, gocuda_scancols_i64_pass2, gocuda_scancolscarry_i64, 0);
   test_scan<u8, unsigned>("scan_u8", gocuda_scanrows_u8_pass1, gocuda_scanrows_u8_pass2, gocuda_scancols_u8_pass1, gocuda_scancols_u8_pass2, gocuda_scancolscarry_u8, 0);
-  printf("scan_sort.cuh: sorts\n");
-  printf("  %s\n", "f32");
-  test_sort<float>("f32", gocuda_radix_f32_pass1, gocuda_radix_f32_pass2, gocuda_sortrows_f32, gocuda_topktake_f32);
-  printf("  %s\n", "f64");
-  test_sort<double>("f64", gocuda_radix_f64_pass1, gocuda_radix_f64_pass2, gocuda_sortrows_f64, gocuda_topktake_f64);
-  printf("  %s\n", "i32");
-  test_sort<int>("i32", gocuda_radix_i32_pass1, gocuda_radix_i32_pass2, gocuda_sortrows_i32, gocuda_topktake_i32);
-  printf("  %s\n", "i64");
-  test_sort<i64>("i64", gocuda_radix_i64_pass1, gocuda_radix_i64_pass2, gocuda_sortrows_i64, gocuda_topktake_i64);
-  printf("  %s\n", "u8");
-  test_sort<u8>("u8", gocuda_radix_u8_pass1, gocuda_radix_u8_pass2, gocuda_sortrows_u8, gocuda_topktake_u8);
 }

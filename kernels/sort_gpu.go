@@ -1,0 +1,195 @@
+package kernels
+
+import (
+	"github.com/gocuda/gocuda/backend"
+)
+
+// The GPU side of sorting: launch plans and the sequences of kernels
+// (cuda/sort.cuh) Sort, Argsort and TopK queue. Rows that fit a block are
+// sorted a block a row (gocuda_rowsort_*); longer rows, one after another,
+// by an LSD radix sort (see sort.cuh's comment).
+
+// Sizes and flags of the sort kernels (sort.cuh's SRT_* and ROWSORT_*
+// values).
+const (
+	srtDesc          = 1  // descending keys
+	srtVin64         = 4  // to the plan kernel: intermediate indices are 64-bit
+	radixItems       = 16 // keys a thread takes of a tile
+	radixTile        = threads * radixItems
+	radixDigits      = 256
+	radixSlots       = 9 // plan slots: up to 8 digit passes and the identity pass
+	radixPlanWords   = 8 // u64 words of plan a slot
+	radixBlocksPerSM = 4 // the scatter's shared memory (44 KB) allows 5 blocks an SM
+	rowSortItems     = 8 // entries a thread of the row sort holds
+	scratchAlign     = 256
+)
+
+// sortRowsCap is the longest row one block sorts (ROWSORT_CAP4 and
+// ROWSORT_CAP8 in sort.cuh): 4096 entries of 8 bytes (key and index) or
+// 2048 of 12, within 48 KB of static shared memory.
+func sortRowsCap(dt DType) int {
+	if dt.Size() == 8 {
+		return 2048
+	}
+	return 4096
+}
+
+// rowSortBlock is the block that sorts rows of n ≤ sortRowsCap: P/8
+// threads for P the row padded to a power of two, at least 256 (a warp).
+func rowSortBlock(n int) int {
+	p := 256
+	for p < n {
+		p <<= 1
+	}
+	return p / rowSortItems
+}
+
+// radixPlan is the layout of a radix sort of one row of n and of its
+// scratch.
+type radixPlan struct {
+	blocks, tilesPerBlock int
+	passes                int // digit passes (key bytes); slot passes is the identity pass
+	valBytes              int // 4 while positions fit int32, else 8
+	keys0, keys1          int // scratch offsets: key buffers
+	vals0, vals1          int // value (index) buffers
+	idx                   int // TopK: the row's int64 argsort
+	counts                int // 256 digit counts (int64) a block
+	totals                int // every pass slot's 256 digit totals (int64)
+	plan                  int // every pass slot's buffers and flags (sort.cuh's radixplan)
+	scratch               int // bytes in all; 0 when a block sorts a row
+}
+
+func alignUp(n int) int { return (n + scratchAlign - 1) / scratchAlign * scratchAlign }
+
+func radixPlanFor(dt DType, n, sms int, indices, topk bool) radixPlan {
+	var p radixPlan
+	if n <= sortRowsCap(dt) {
+		return p
+	}
+	tiles := (n + radixTile - 1) / radixTile
+	p.blocks = min(tiles, sms*radixBlocksPerSM)
+	p.tilesPerBlock = (tiles + p.blocks - 1) / p.blocks
+	p.blocks = (tiles + p.tilesPerBlock - 1) / p.tilesPerBlock
+	p.passes = dt.Size() // 8-bit digits
+	p.valBytes = 4
+	if n > 1<<31-1 {
+		p.valBytes = 8
+	}
+	off := 0
+	take := func(bytes int) int {
+		at := off
+		off += alignUp(bytes)
+		return at
+	}
+	p.keys0 = take(n * dt.Size())
+	if indices {
+		p.keys1 = take(n * dt.Size())
+		p.vals0 = take(n * p.valBytes)
+		p.vals1 = take(n * p.valBytes)
+	}
+	if topk {
+		p.idx = take(n * 8)
+	}
+	p.counts = take(radixDigits * p.blocks * 8)
+	p.totals = take(radixSlots * radixDigits * 8)
+	p.plan = take(radixSlots * radixPlanWords * 8)
+	p.scratch = off
+	return p
+}
+
+func (t *target) gpuSort(values, indices, x backend.Ptr, rows, n, k int, desc bool, scratch Scratch) error {
+	var flags int32
+	if desc {
+		flags = srtDesc
+	}
+	if n <= sortRowsCap(t.dt) {
+		return t.launchID(kernelID(kRowSort, t.dt, 0), clampGrid(rows, 1<<30), uint32(rowSortBlock(n)),
+			dptr(values), dptr(indices), dptr(x), int64(rows), int64(n), int64(k), flags)
+	}
+	directSort := indices == 0 && k == n   // Sort
+	directArgsort := values == 0 && k == n // Argsort
+	p := radixPlanFor(t.dt, n, t.sms, !directSort, !directSort && !directArgsort)
+	if p.scratch > scratch.Bytes {
+		return t.errorf("rows of %d need %d bytes of scratch (SortScratch, ArgsortScratch, TopKScratch), given %d: %w",
+			n, p.scratch, scratch.Bytes, backend.ErrInvalidValue)
+	}
+	size := backend.Ptr(t.dt.Size())
+	for r := range rows {
+		xr := x + backend.Ptr(r*n)*size
+		switch {
+		case directSort:
+			if err := t.radix(p, xr, values+backend.Ptr(r*n)*size, 0, n, flags, scratch.Ptr); err != nil {
+				return err
+			}
+		case directArgsort:
+			if err := t.radix(p, xr, 0, indices+backend.Ptr(r*k*8), n, flags, scratch.Ptr); err != nil {
+				return err
+			}
+		default: // TopK: the row's argsort, then its first k
+			idx := scratch.Ptr + backend.Ptr(p.idx)
+			if err := t.radix(p, xr, 0, idx, n, flags, scratch.Ptr); err != nil {
+				return err
+			}
+			var vr, ir backend.Ptr
+			if values != 0 {
+				vr = values + backend.Ptr(r*k)*size
+			}
+			if indices != 0 {
+				ir = indices + backend.Ptr(r*k*8)
+			}
+			if err := t.launch(kSortTake, 0, clampGrid((k+threads-1)/threads, t.sms*blocksPerSM),
+				dptr(vr), dptr(ir), dptr(xr), dptr(idx), int64(k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// radix sorts the n keys at x, least significant digit first, into
+// keysOut (Sort; it may be x) or their positions into the int64 idxOut
+// (Argsort). One kernel counts every pass's digits, one plans the passes
+// (skipping those whose digit is the same for every key), then each pass
+// slot runs three kernels, which return at once for a skipped slot: each
+// block's digit counts, their scan into each block's first place for each
+// digit, and the stable scatter. The launches do not depend on the data,
+// so the sequence is the same in a captured graph.
+func (t *target) radix(p radixPlan, x, keysOut, idxOut backend.Ptr, n int, flags int32, sc backend.Ptr) error {
+	totals := sc + backend.Ptr(p.totals)
+	plan := sc + backend.Ptr(p.plan)
+	counts := sc + backend.Ptr(p.counts)
+	if err := t.cs.MemsetD32Async(dptr(totals), 0, radixSlots*radixDigits*2); err != nil {
+		return t.errorf("%w", err)
+	}
+	grid := uint32(p.blocks)
+	tpb := int64(p.tilesPerBlock)
+	if err := t.launch(kRadixUp, 0, grid, dptr(totals), dptr(x), int64(n), tpb, flags); err != nil {
+		return err
+	}
+	planFlags := flags
+	if p.valBytes == 8 {
+		planFlags |= srtVin64
+	}
+	var k1, v0, v1 backend.Ptr
+	if idxOut != 0 {
+		k1, v0, v1 = sc+backend.Ptr(p.keys1), sc+backend.Ptr(p.vals0), sc+backend.Ptr(p.vals1)
+	}
+	if err := t.launchID(kernelID(kRadixPlan, Int64, 0), 1, threads, dptr(totals), dptr(plan), dptr(x),
+		dptr(sc+backend.Ptr(p.keys0)), dptr(k1), dptr(keysOut), dptr(v0), dptr(v1), dptr(idxOut),
+		int64(n), int32(p.passes), planFlags); err != nil {
+		return err
+	}
+	for slot := range p.passes + 1 {
+		if err := t.launch(kRadixHist, 0, grid, dptr(counts), dptr(plan), int64(n), int32(slot), tpb, int32(p.blocks)); err != nil {
+			return err
+		}
+		if err := t.launchID(kernelID(kRadixOff, Int64, 0), radixDigits/(threads/32), threads, dptr(counts), dptr(totals), dptr(plan),
+			int32(slot), int32(p.blocks)); err != nil {
+			return err
+		}
+		if err := t.launch(kRadixScatter, 0, grid, dptr(counts), dptr(plan), int64(n), int32(slot), tpb, int32(p.blocks)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
