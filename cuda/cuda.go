@@ -507,6 +507,45 @@ func (s *Stream) Launch(f *Function, grid, block Dim3, sharedMem uint32, args ..
 	return nil
 }
 
+// MaxWords is the most arguments LaunchWords takes.
+const MaxWords = maxWords
+
+// LaunchWords queues f on s like Launch, with each argument given as one
+// 64-bit word: a DevicePtr or other 64-bit value as uint64 (a float64 as
+// math.Float64bits), a 32-bit one made with Word32. It is the launch path
+// of code that launches small kernels many times: the words go to the
+// driver by value, so it allocates nothing and packs nothing (Launch boxes
+// each argument in an interface, which allocates for most values). At
+// most MaxWords arguments.
+func (s *Stream) LaunchWords(f *Function, grid, block Dim3, sharedMem uint32, words ...uint64) error {
+	if len(words) > MaxWords {
+		return f.tooManyWords(len(words))
+	}
+	// The name is joined only on failure: launches are a hot path.
+	if x := cLaunchWords(s.ctx.h, f.h, grid, block, sharedMem, s.h, words); x != 0 {
+		return check("cuLaunchKernel("+f.name+")", x)
+	}
+	return nil
+}
+
+// tooManyWords is LaunchWords' error for n > MaxWords arguments, kept out
+// of line so that the launch itself stays small.
+//
+//go:noinline
+func (f *Function) tooManyWords(n int) error {
+	return fmt.Errorf("cuda: launch %s: %d arguments: LaunchWords takes at most %d; use Launch: %w", f.name, n, MaxWords, ErrInvalidValue)
+}
+
+// Word32 is a 32-bit kernel argument (int32, uint32, or a float32's
+// math.Float32bits) as a LaunchWords word: v in the word's first four
+// bytes in memory, where the driver reads a 4-byte parameter, on either
+// byte order.
+func Word32(v uint32) uint64 {
+	var w uint64
+	*(*uint32)(unsafe.Pointer(&w)) = v
+	return w
+}
+
 // argBuf holds one launch's packed arguments and their offsets: up to 64
 // arguments of at most 8 bytes each.
 type argBuf struct {
