@@ -456,10 +456,19 @@ func sameLayout[T Elem](a, b *Array[T]) bool {
 }
 
 // role names operand i in messages: the i'th of the comma-separated names.
+// It allocates nothing for a name in names: the allocating forms' checks
+// call it for every operand of every operation.
 func role(names string, i int) string {
-	parts := strings.Split(names, ",")
-	if i < len(parts) {
-		return parts[i]
+	rest := names
+	for k := 0; k < i; k++ {
+		c := strings.IndexByte(rest, ',')
+		if c < 0 {
+			return fmt.Sprintf("operand %d", i)
+		}
+		rest = rest[c+1:]
 	}
-	return fmt.Sprintf("operand %d", i)
+	if c := strings.IndexByte(rest, ','); c >= 0 {
+		return rest[:c]
+	}
+	return rest
 }
