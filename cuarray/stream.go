@@ -211,6 +211,7 @@ var defaults struct {
 	ops       sync.Map               // backend.Device → *Stream (default stream for operations, no pool)
 	byOrdinal sync.Map               // int → *Stream (default stream with gocuda's pool)
 	stream0   atomic.Pointer[Stream] // byOrdinal[0] once stored
+	lastOps   atomic.Pointer[Stream] // the ops stream opsStream returned last
 }
 
 // defaultLife is the default backend stream of dev, made on first use.
@@ -415,15 +416,23 @@ func (o Ops[T]) streamFor(op string, dev backend.Device) (*Stream, error) {
 // opsStream is dev's default stream for operations that make no arrays
 // (so it needs no pool), made once per device.
 func opsStream(dev backend.Device) (*Stream, error) {
-	if v, ok := defaults.ops.Load(dev); ok {
-		return v.(*Stream), nil
+	// Every package-level operation asks: the device last asked for is
+	// an atomic load and an interface compare away, where the sync.Map
+	// hashes the interface (issue 28's launch path).
+	if s := defaults.lastOps.Load(); s != nil && s.dev == dev {
+		return s, nil
 	}
-	l, err := defaultLife(dev)
-	if err != nil {
-		return nil, err
+	v, ok := defaults.ops.Load(dev)
+	if !ok {
+		l, err := defaultLife(dev)
+		if err != nil {
+			return nil, err
+		}
+		v, _ = defaults.ops.LoadOrStore(dev, &Stream{home: &home{dev: dev}, bs: l.bs, life: l})
 	}
-	v, _ := defaults.ops.LoadOrStore(dev, &Stream{home: &home{dev: dev}, bs: l.bs, life: l})
-	return v.(*Stream), nil
+	s := v.(*Stream)
+	defaults.lastOps.Store(s) // the stored one: every caller sees one stream a device
+	return s, nil
 }
 
 // checkOverlap rejects a destination that shares memory with an input
@@ -456,10 +465,19 @@ func sameLayout[T Elem](a, b *Array[T]) bool {
 }
 
 // role names operand i in messages: the i'th of the comma-separated names.
+// It allocates nothing for a name in names: the allocating forms' checks
+// call it for every operand of every operation.
 func role(names string, i int) string {
-	parts := strings.Split(names, ",")
-	if i < len(parts) {
-		return parts[i]
+	rest := names
+	for k := 0; k < i; k++ {
+		c := strings.IndexByte(rest, ',')
+		if c < 0 {
+			return fmt.Sprintf("operand %d", i)
+		}
+		rest = rest[c+1:]
 	}
-	return fmt.Sprintf("operand %d", i)
+	if c := strings.IndexByte(rest, ','); c >= 0 {
+		return rest[:c]
+	}
+	return rest
 }

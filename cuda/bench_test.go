@@ -91,6 +91,21 @@ func report(b *testing.B, c *cuda.Context, call string, h any) {
 // binding (argument packing, the cgo call, making the context current)
 // adds to cuLaunchKernel.
 func BenchmarkLaunch(b *testing.B) {
+	benchLaunch(b, func(s *cuda.Stream, f *cuda.Function, grid, block cuda.Dim3, p cuda.DevicePtr, n uint32) error {
+		return s.Launch(f, grid, block, 0, p, n)
+	})
+}
+
+// BenchmarkLaunchWords is BenchmarkLaunch through LaunchWords, the path of
+// package kernels' small operations: the arguments go by value, with no
+// interface boxing and no packing.
+func BenchmarkLaunchWords(b *testing.B) {
+	benchLaunch(b, func(s *cuda.Stream, f *cuda.Function, grid, block cuda.Dim3, p cuda.DevicePtr, n uint32) error {
+		return s.LaunchWords(f, grid, block, 0, uint64(p), cuda.Word32(n))
+	})
+}
+
+func benchLaunch(b *testing.B, launch func(s *cuda.Stream, f *cuda.Function, grid, block cuda.Dim3, p cuda.DevicePtr, n uint32) error) {
 	const launchBurst = 256
 	c := gpu(b)
 	ptx, err := os.ReadFile("testdata/add_one.ptx")
@@ -124,10 +139,11 @@ func BenchmarkLaunch(b *testing.B) {
 		}
 	}
 	// The first launch of a function does one-time work in the driver.
-	if err := s.Launch(f, grid, block, 0, p, uint32(n)); err != nil {
+	if err := launch(s, f, grid, block, p, n); err != nil {
 		b.Fatal(err)
 	}
 	sync()
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if i%launchBurst == 0 && i > 0 {
@@ -135,7 +151,7 @@ func BenchmarkLaunch(b *testing.B) {
 			sync()
 			b.StartTimer()
 		}
-		if err := s.Launch(f, grid, block, 0, p, uint32(n)); err != nil {
+		if err := launch(s, f, grid, block, p, n); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -491,6 +491,14 @@ func (f *Function) Name() string { return f.name }
 // DevicePtr, int32, uint32, int64, uint64, float32, float64, int (as
 // int64) or uintptr; they are copied into the launch.
 func (s *Stream) Launch(f *Function, grid, block Dim3, sharedMem uint32, args ...any) error {
+	// Every accepted type fits one word: up to MaxWords arguments go by
+	// value, as LaunchWords takes them, with nothing packed or pooled.
+	if len(args) <= MaxWords {
+		var w [MaxWords]uint64
+		if toWordArgs(&w, args) {
+			return s.LaunchWords(f, grid, block, sharedMem, w[:len(args)]...)
+		}
+	}
 	// The packed arguments go to C, which makes Go keep them on the heap:
 	// pooled, they cost no 768-byte allocation a launch. cuLaunchKernel
 	// has copied them when it returns, so the buffer is free again then.
@@ -505,6 +513,76 @@ func (s *Stream) Launch(f *Function, grid, block Dim3, sharedMem uint32, args ..
 		return check("cuLaunchKernel("+f.name+")", x)
 	}
 	return nil
+}
+
+// MaxWords is the most arguments LaunchWords takes.
+const MaxWords = maxWords
+
+// LaunchWords queues f on s like Launch, with each argument given as one
+// 64-bit word: a DevicePtr or other 64-bit value as uint64 (a float64 as
+// math.Float64bits), a 32-bit one made with Word32. It is the launch path
+// of code that launches small kernels many times: the words go to the
+// driver by value, so it allocates nothing and packs nothing (Launch boxes
+// each argument in an interface, which allocates for most values). At
+// most MaxWords arguments.
+func (s *Stream) LaunchWords(f *Function, grid, block Dim3, sharedMem uint32, words ...uint64) error {
+	if len(words) > MaxWords {
+		return f.tooManyWords(len(words))
+	}
+	// The name is joined only on failure: launches are a hot path.
+	if x := cLaunchWords(s.ctx.h, f.h, grid, block, sharedMem, s.h, words); x != 0 {
+		return check("cuLaunchKernel("+f.name+")", x)
+	}
+	return nil
+}
+
+// tooManyWords is LaunchWords' error for n > MaxWords arguments, kept out
+// of line so that the launch itself stays small.
+//
+//go:noinline
+func (f *Function) tooManyWords(n int) error {
+	return fmt.Errorf("cuda: launch %s: %d arguments: LaunchWords takes at most %d; use Launch: %w", f.name, n, MaxWords, ErrInvalidValue)
+}
+
+// Word32 is a 32-bit kernel argument (int32, uint32, or a float32's
+// math.Float32bits) as a LaunchWords word: v in the word's first four
+// bytes in memory, where the driver reads a 4-byte parameter, on either
+// byte order.
+func Word32(v uint32) uint64 {
+	var w uint64
+	*(*uint32)(unsafe.Pointer(&w)) = v
+	return w
+}
+
+// toWordArgs writes each of args as its LaunchWords word into w, and
+// reports whether every one has a type Launch accepts (else packArgs names
+// the one that has not).
+func toWordArgs(w *[MaxWords]uint64, args []any) bool {
+	for i, a := range args {
+		switch v := a.(type) {
+		case DevicePtr:
+			w[i] = uint64(v)
+		case uintptr:
+			w[i] = uint64(v)
+		case uint64:
+			w[i] = v
+		case int64:
+			w[i] = uint64(v)
+		case int:
+			w[i] = uint64(v)
+		case float64:
+			w[i] = math.Float64bits(v)
+		case int32:
+			w[i] = Word32(uint32(v))
+		case uint32:
+			w[i] = Word32(v)
+		case float32:
+			w[i] = Word32(math.Float32bits(v))
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // argBuf holds one launch's packed arguments and their offsets: up to 64

@@ -244,6 +244,20 @@ func TestModuleLoadAndLaunch(t *testing.T) {
 	}
 	err = s.Launch(f, cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 1, Y: 1, Z: 1}, 0, "not an argument")
 	assert.ErrorContains(t, err, "accepted are")
+
+	// The same kernel through LaunchWords: a pointer word and a 32-bit word.
+	require.NoError(t, s.LaunchWords(f, cuda.Dim3{X: (n + 255) / 256, Y: 1, Z: 1}, cuda.Dim3{X: 256, Y: 1, Z: 1}, 0,
+		uint64(p), cuda.Word32(n)))
+	require.NoError(t, s.MemcpyDtoHAsync(unsafe.Pointer(&out[0]), p, 4*n))
+	require.NoError(t, s.Synchronize())
+	for i := range out {
+		if out[i] != float32(i)+2 {
+			t.Fatalf("after LaunchWords out[%d] = %v, want %v", i, out[i], float32(i)+2)
+		}
+	}
+	err = s.LaunchWords(f, cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 1, Y: 1, Z: 1}, 0, make([]uint64, cuda.MaxWords+1)...)
+	require.ErrorIs(t, err, cuda.ErrInvalidValue)
+	assert.ErrorContains(t, err, "LaunchWords takes at most 16")
 }
 
 func TestVirtualMemoryMapsPhysicalChunksContiguously(t *testing.T) {

@@ -367,6 +367,29 @@ static CUresult gc_launch(uintptr_t c, uintptr_t f, unsigned gx, unsigned gy, un
 	return p_cuLaunchKernel((CUfunction)f, gx, gy, gz, bx, by, bz, shmem, (CUstream)s, params, 0);
 }
 
+// gc_launch_words is gc_launch for arguments of one 64-bit word each (a
+// pointer, a 64-bit value, or a 32-bit value in the word's first four
+// bytes): the words come by value, copied into the cgo call's frame, so
+// the Go side hands C no pointer and allocates nothing, and the pointers
+// cuLaunchKernel wants are built here on the C stack.
+#define GC_MAX_WORDS 16
+typedef struct { unsigned long long v[GC_MAX_WORDS]; } gc_words;
+static CUresult gc_launch_words(uintptr_t c, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t s, gc_words w, int n) {
+	CTX(c); NEED(cuLaunchKernel);
+	void *params[GC_MAX_WORDS];
+	if (n < 0 || n > GC_MAX_WORDS) return 1; // CUDA_ERROR_INVALID_VALUE
+	for (int i = 0; i < n; i++) params[i] = &w.v[i];
+	return p_cuLaunchKernel((CUfunction)f, gx, gy, gz, bx, by, bz, shmem, (CUstream)s, params, 0);
+}
+// gc_words_at reads word i of w as a kernel parameter of 4 (size 4) or 8
+// bytes at &w.v[i] would: for tests of what LaunchWords hands the driver.
+static unsigned long long gc_words_at(gc_words w, int i, int size) {
+	if (i < 0 || i >= GC_MAX_WORDS) return 0;
+	if (size == 4) { unsigned x; memcpy(&x, &w.v[i], 4); return x; }
+	return w.v[i];
+}
+
 static void gc_prop(CUmemAllocationProp *p, int dev) {
 	memset(p, 0, sizeof *p);
 	p->type = 1;          // CU_MEM_ALLOCATION_TYPE_PINNED
@@ -715,6 +738,30 @@ func cLaunch(c, f uintptr, grid, block Dim3, shmem uint32, s uintptr, argbuf []b
 	return r(C.gc_launch(u(c), u(f), C.unsigned(grid.X), C.unsigned(grid.Y), C.unsigned(grid.Z),
 		C.unsigned(block.X), C.unsigned(block.Y), C.unsigned(block.Z), C.unsigned(shmem), u(s),
 		bp, op, C.int(len(offsets))))
+}
+
+// maxWords is GC_MAX_WORDS.
+const maxWords = C.GC_MAX_WORDS
+
+// toWords copies words into the C struct passed by value.
+func toWords(words []uint64) C.gc_words {
+	var w C.gc_words
+	for i, x := range words {
+		w.v[i] = C.ulonglong(x)
+	}
+	return w
+}
+
+// cLaunchWords is cLaunch for one-word arguments; len(words) <= maxWords.
+func cLaunchWords(c, f uintptr, grid, block Dim3, shmem uint32, s uintptr, words []uint64) Result {
+	return r(C.gc_launch_words(u(c), u(f), C.unsigned(grid.X), C.unsigned(grid.Y), C.unsigned(grid.Z),
+		C.unsigned(block.X), C.unsigned(block.Y), C.unsigned(block.Z), C.unsigned(shmem), u(s),
+		toWords(words), C.int(len(words))))
+}
+
+// cWordsAt is what a kernel parameter of size bytes at word i reads.
+func cWordsAt(words []uint64, i, size int) uint64 {
+	return uint64(C.gc_words_at(toWords(words), C.int(i), C.int(size)))
 }
 
 func cGranularity(c uintptr, dev int, recommended bool) (uint64, Result) {

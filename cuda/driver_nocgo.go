@@ -70,6 +70,22 @@ func cModuleFunction(c, m uintptr, name string) (uintptr, Result)               
 func cLaunch(c, f uintptr, grid, block Dim3, shmem uint32, s uintptr, argbuf []byte, offsets []int32) Result {
 	return errNoDriver
 }
+func cLaunchWords(c, f uintptr, grid, block Dim3, shmem uint32, s uintptr, words []uint64) Result {
+	return errNoDriver
+}
+
+// maxWords matches the cgo build's, so that LaunchWords checks the same.
+const maxWords = 16
+
+func cWordsAt(words []uint64, i, size int) uint64 {
+	if i < 0 || i >= len(words) {
+		return 0
+	}
+	if size == 4 {
+		return uint64(*(*uint32)(unsafe.Pointer(&words[i])))
+	}
+	return words[i]
+}
 func cGranularity(c uintptr, dev int, recommended bool) (uint64, Result)   { return 0, errNoDriver }
 func cAddressReserve(c uintptr, n, align uint64) (DevicePtr, Result)       { return 0, errNoDriver }
 func cAddressFree(c uintptr, p DevicePtr, n uint64) Result                 { return errNoDriver }

@@ -73,3 +73,8 @@ func LaunchLoopCost(s *Stream, f *Function, p DevicePtr, count, grid, block uint
 	}
 	return float64(ns) / float64(n), nil
 }
+
+// WordAt is what a kernel parameter of size bytes (4 or 8) at argument i
+// reads of words as LaunchWords hands them to the driver: the words go
+// through the same by-value cgo call, into C, and back.
+func WordAt(words []uint64, i, size int) uint64 { return cWordsAt(words, i, size) }

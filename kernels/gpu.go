@@ -377,6 +377,7 @@ func rowsGrid(rows, sms int) uint32 {
 // module is the embedded PTX loaded into one context, with its kernels
 // looked up by name once each.
 type module struct {
+	ctx  *cuda.Context
 	once sync.Once
 	mod  *cuda.Module
 	err  error
@@ -386,13 +387,26 @@ type module struct {
 // modules maps *cuda.Context to its *module.
 var modules sync.Map
 
+// lastModule is the module of the context a launch last found loaded: with
+// one GPU (the common case) every launch finds its module with an atomic
+// load and a compare instead of modules' lookup, which hashes an
+// interface. Modules are never removed, so a stale one is still right for
+// its context.
+var lastModule atomic.Pointer[module]
+
 func moduleFor(ctx *cuda.Context) (*module, error) {
+	if m := lastModule.Load(); m != nil && m.ctx == ctx {
+		return m, nil // stored only once loaded without error
+	}
 	v, ok := modules.Load(ctx)
 	if !ok {
-		v, _ = modules.LoadOrStore(ctx, new(module))
+		v, _ = modules.LoadOrStore(ctx, &module{ctx: ctx})
 	}
 	m := v.(*module)
 	m.once.Do(func() { m.mod, m.err = loadModule(ctx, cubinImage(), ptxImage()) })
+	if m.err == nil {
+		lastModule.Store(m)
+	}
 	return m, m.err
 }
 
@@ -438,11 +452,7 @@ func (t *target) launch(k kop, pass int, grid uint32, args ...any) error {
 }
 
 func (t *target) launchID(id int, grid, block uint32, args ...any) error {
-	m, err := moduleFor(t.cu.Context())
-	if err != nil {
-		return err
-	}
-	f, err := m.function(id)
+	f, err := t.function(id)
 	if err != nil {
 		return err
 	}
@@ -452,7 +462,39 @@ func (t *target) launchID(id int, grid, block uint32, args ...any) error {
 	return nil
 }
 
+// launchW is launch for kernels whose arguments are each one 64-bit word
+// (pointers as uint64, int64 lengths, scalars' bits, 32-bit values through
+// cuda.Word32): the path of the small elementwise operations, which
+// cuda.Stream.LaunchWords queues without boxing the arguments in
+// interfaces or allocating.
+func (t *target) launchW(k kop, pass int, grid uint32, words ...uint64) error {
+	return t.launchIDW(kernelID(k, t.dt, pass), grid, threads, words...)
+}
+
+func (t *target) launchIDW(id int, grid, block uint32, words ...uint64) error {
+	f, err := t.function(id)
+	if err != nil {
+		return err
+	}
+	if err := t.cs.LaunchWords(f, cuda.Dim3{X: grid, Y: 1, Z: 1}, cuda.Dim3{X: block, Y: 1, Z: 1}, 0, words...); err != nil {
+		return t.errorf("%w", err)
+	}
+	return nil
+}
+
+// function is kernel id of t's context, its module loaded on first use.
+func (t *target) function(id int) (*cuda.Function, error) {
+	m, err := moduleFor(t.cu.Context())
+	if err != nil {
+		return nil, err
+	}
+	return m.function(id)
+}
+
 func dptr(p backend.Ptr) cuda.DevicePtr { return cuda.DevicePtr(p) }
+
+// wp is a pointer argument as a launchW word.
+func wp(p backend.Ptr) uint64 { return uint64(p) }
 
 // scratch is a device's free list of reduction scratch buffers. A
 // reduction takes one, and gives it back once its result has been copied

@@ -26,7 +26,7 @@ func AddRowVector[T Elem](dev backend.Device, s backend.Stream, dst, x, b backen
 		return err
 	}
 	if t.cu != nil {
-		return t.launch(kAddRowVec, 0, rowsGrid(rows, t.sms), dptr(dst), dptr(x), dptr(b), int64(rows), int64(cols))
+		return t.launchW(kAddRowVec, 0, rowsGrid(rows, t.sms), wp(dst), wp(x), wp(b), uint64(rows), uint64(cols))
 	}
 	return t.enqueue(func() { hostAddRowVec(dt, dst, x, b, rows, cols) })
 }

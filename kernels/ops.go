@@ -32,7 +32,7 @@ func Fill[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, v T, n 
 		if dt == Bool {
 			kdt = Uint8
 		}
-		return t.launchID(kernelID(kFill, kdt, 0), elementwiseGrid(n, dt, t.sms), threads, dptr(dst), bits, int64(n))
+		return t.launchIDW(kernelID(kFill, kdt, 0), elementwiseGrid(n, dt, t.sms), threads, wp(dst), bits, uint64(n))
 	}
 	return t.enqueue(func() { hostFill(dt, dst, bits, n) })
 }
@@ -112,7 +112,7 @@ func Axpy[T Elem](dev backend.Device, s backend.Stream, alpha T, x, y backend.Pt
 	}
 	bits := bitsOf(alpha)
 	if t.cu != nil {
-		return t.launch(kAxpy, 0, elementwiseGrid(n, dt, t.sms), dptr(y), dptr(x), bits, int64(n))
+		return t.launchW(kAxpy, 0, elementwiseGrid(n, dt, t.sms), wp(y), wp(x), bits, uint64(n))
 	}
 	return t.enqueue(func() { hostAxpy(dt, y, x, bits, n) })
 }
@@ -126,7 +126,7 @@ func ReluGrad[T Elem](dev backend.Device, s backend.Stream, dst, x, dy backend.P
 		return err
 	}
 	if t.cu != nil {
-		return t.launch(kReluGrad, 0, elementwiseGrid(n, dt, t.sms), dptr(dst), dptr(x), dptr(dy), int64(n))
+		return t.launchW(kReluGrad, 0, elementwiseGrid(n, dt, t.sms), wp(dst), wp(x), wp(dy), uint64(n))
 	}
 	return t.enqueue(func() { hostReluGrad(dt, dst, x, dy, n) })
 }
@@ -219,7 +219,7 @@ func spin(dev backend.Device, s backend.Stream, d time.Duration) error {
 		return err
 	}
 	if t.cu != nil {
-		return t.launchID(spinID, 1, 1, uint64(d.Nanoseconds()))
+		return t.launchIDW(spinID, 1, 1, uint64(d.Nanoseconds()))
 	}
 	return t.enqueue(func() { time.Sleep(d) })
 }
@@ -245,7 +245,7 @@ func binary(op string, k kop, dt DType, dev backend.Device, s backend.Stream, ds
 		return err
 	}
 	if t.cu != nil {
-		return t.launch(k, 0, elementwiseGrid(n, dt, t.sms), dptr(dst), dptr(a), dptr(b), int64(n))
+		return t.launchW(k, 0, elementwiseGrid(n, dt, t.sms), wp(dst), wp(a), wp(b), uint64(n))
 	}
 	return t.enqueue(func() { hostBinary(k, dt, dst, a, b, n) })
 }
@@ -256,7 +256,7 @@ func scalar(op string, k kop, types dtypeSet, dt DType, dev backend.Device, s ba
 		return err
 	}
 	if t.cu != nil {
-		return t.launch(k, 0, elementwiseGrid(n, dt, t.sms), dptr(dst), dptr(a), bits, int64(n))
+		return t.launchW(k, 0, elementwiseGrid(n, dt, t.sms), wp(dst), wp(a), bits, uint64(n))
 	}
 	return t.enqueue(func() { hostScalar(k, dt, dst, a, bits, n) })
 }
@@ -316,7 +316,7 @@ func rowsOp(op string, k kop, dt DType, dev backend.Device, s backend.Stream, ds
 		}
 	}
 	if t.cu != nil {
-		return t.launch(k, 0, rowsGrid(rows, t.sms), dptr(dst), dptr(x), int64(rows), int64(cols))
+		return t.launchW(k, 0, rowsGrid(rows, t.sms), wp(dst), wp(x), uint64(rows), uint64(cols))
 	}
 	return t.enqueue(func() { hostRows(k, dt, dst, x, rows, cols) })
 }

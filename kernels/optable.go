@@ -78,15 +78,19 @@ func runGen(g *genOp, dt DType, dev backend.Device, s backend.Stream, dst backen
 		}
 	}
 	if t.cu != nil {
-		args := make([]any, 0, 6)
+		var w [6]uint64 // up to four pointers, Clamp's two bounds, n
+		nw := 0
 		for i := range np {
-			args = append(args, dptr(ptrs[i].p))
+			w[nw] = wp(ptrs[i].p)
+			nw++
 		}
 		if g.kind == genClamp {
-			args = append(args, s1, s2)
+			w[nw], w[nw+1] = s1, s2
+			nw += 2
 		}
-		args = append(args, int64(n))
-		return t.launchID(genKernelID(g.kernel[dt]), elementwiseGrid(n, widest, t.sms), threads, args...)
+		w[nw] = uint64(n)
+		nw++
+		return t.launchIDW(genKernelID(g.kernel[dt]), elementwiseGrid(n, widest, t.sms), threads, w[:nw]...)
 	}
 	h := g.host[dt]
 	return t.enqueue(func() { h(dst, in, n, s1, s2) })
@@ -118,7 +122,7 @@ func Convert[U, T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr
 		if to.Size() > from.Size() {
 			widest = to
 		}
-		return t.launchID(genKernelID(c.kernel), elementwiseGrid(n, widest, t.sms), threads, dptr(dst), dptr(x), int64(n))
+		return t.launchIDW(genKernelID(c.kernel), elementwiseGrid(n, widest, t.sms), threads, wp(dst), wp(x), uint64(n))
 	}
 	return t.enqueue(func() { c.host(dst, [3]backend.Ptr{x}, n, 0, 0) })
 }

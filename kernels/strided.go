@@ -173,7 +173,7 @@ func strided(op string, k kop, dt DType, dev backend.Device, s backend.Stream, d
 	if l.contiguous() {
 		// The plain kernel, under the plain kernel's name for the checker.
 		if t.cu != nil {
-			return t.launch(k, 0, elementwiseGrid(l.n, dt, t.sms), dptr(dst), dptr(a), dptr(b), int64(l.n))
+			return t.launchW(k, 0, elementwiseGrid(l.n, dt, t.sms), wp(dst), wp(a), wp(b), uint64(l.n))
 		}
 		return t.enqueue(func() { hostBinary(k, dt, dst, a, b, l.n) })
 	}

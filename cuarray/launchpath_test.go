@@ -1,0 +1,67 @@
+package cuarray_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/cuarray"
+)
+
+// addAllocating is the allocating form of Add, the one place the tests of
+// the launch path name it.
+func addAllocating(x, y *cuarray.Array[float32]) (*cuarray.Array[float32], error) {
+	return cuarray.AddNew(x, y)
+}
+
+// An allocating operation allocates what its in-place form does (nothing
+// on a GPU; the host backend's queued closure) plus the one Array it
+// returns: its checks, the pool and the free add nothing (issue 28: the
+// allocating form's cost within 1.25x of the in-place one's).
+func TestAllocatingFormAllocatesOnlyItsArrayBeyondInPlace(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop recycled buffers at random")
+	}
+	x := cuarray.Must(cuarray.Ones[float32](4096))
+	y := cuarray.Must(cuarray.Ones[float32](4096))
+	s := cuarray.Must(cuarray.DefaultStream(0))
+	inPlace := func() {
+		if err := cuarray.Add(y, x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocating := func() {
+		z, err := addAllocating(x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z.UnsafeFree()
+	}
+	inPlace()
+	allocating()
+	require.NoError(t, s.Synchronize())
+	a := testing.AllocsPerRun(200, inPlace)
+	b := testing.AllocsPerRun(200, allocating)
+	require.NoError(t, s.Synchronize())
+	assert.LessOrEqual(t, b, a+1, "allocating form: %v allocations, in place: %v", b, a)
+}
+
+// New + UnsafeFree of a cached size allocates the Array and nothing else:
+// the buffer, its anchor and the anchor's cleanup are recycled.
+func TestNewUnsafeFreeAllocatesOnlyTheArray(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop recycled buffers at random")
+	}
+	a, err := cuarray.New[float32](262144)
+	require.NoError(t, err)
+	a.UnsafeFree()
+	allocs := testing.AllocsPerRun(200, func() {
+		a, err := cuarray.New[float32](262144)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.UnsafeFree()
+	})
+	assert.LessOrEqual(t, allocs, 1.0)
+}
