@@ -374,6 +374,9 @@ does not take is an error wrapping kernels.ErrUnsupportedDType that names
 the types it takes. In package kernels the same names work on device
 pointers (kernels.Exp, kernels.Less, ...).
 
+Coming from NumPy, CuPy, PyTorch or CUDA.jl: docs/coming-from.md maps
+their names for the rest of the array API to gocuda's.
+
 On a GPU float32 math runs in float32 (expf, log1pf, ...: the CUDA math
 library's documented error, a few ulp at most); the host backend computes
 in float64 and rounds, so the two can differ in the last bits. Integers
