@@ -170,7 +170,10 @@ func (o Ops[T]) Sigmoid(dst, x *Array[T]) (*Array[T], error) {
 func Sigmoid[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Sigmoid(dst, x) }
 
 // Pow sets each element of dst to a**b (C's and Go's pow: pow(x, 0) = 1 even for NaN, pow(1, y) = 1).
-// It takes float32, float64, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, float16 and bfloat16;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Pow(dst, a, b *Array[T]) (*Array[T], error) {
@@ -181,7 +184,10 @@ func (o Ops[T]) Pow(dst, a, b *Array[T]) (*Array[T], error) {
 func Pow[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.Pow(dst, a, b) }
 
 // Minimum sets each element of dst to the smaller of a and b, NaN if either is NaN (a where they are equal).
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Minimum(dst, a, b *Array[T]) (*Array[T], error) {
@@ -192,7 +198,10 @@ func (o Ops[T]) Minimum(dst, a, b *Array[T]) (*Array[T], error) {
 func Minimum[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.Minimum(dst, a, b) }
 
 // Maximum sets each element of dst to the larger of a and b, NaN if either is NaN (a where they are equal).
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Maximum(dst, a, b *Array[T]) (*Array[T], error) {
@@ -203,7 +212,10 @@ func (o Ops[T]) Maximum(dst, a, b *Array[T]) (*Array[T], error) {
 func Maximum[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.Maximum(dst, a, b) }
 
 // Equal sets each element of dst, a bool array, to a == b.
-// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Equal(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -216,7 +228,10 @@ func Equal[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // NotEqual sets each element of dst, a bool array, to a != b (true where either is NaN).
-// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) NotEqual(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -229,7 +244,10 @@ func NotEqual[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // Less sets each element of dst, a bool array, to a < b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Less(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -242,7 +260,10 @@ func Less[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // LessEqual sets each element of dst, a bool array, to a <= b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) LessEqual(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -255,7 +276,10 @@ func LessEqual[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // Greater sets each element of dst, a bool array, to a > b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Greater(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -268,7 +292,10 @@ func Greater[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // GreaterEqual sets each element of dst, a bool array, to a >= b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) GreaterEqual(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
@@ -281,7 +308,10 @@ func GreaterEqual[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error
 }
 
 // LogicalAnd sets each element of dst to a && b.
-// It takes bool; a, b and dst must have one shape. A nil dst makes
+// It takes bool;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) LogicalAnd(dst, a, b *Array[T]) (*Array[T], error) {
@@ -294,7 +324,10 @@ func LogicalAnd[T Elem](dst, a, b *Array[T]) (*Array[T], error) {
 }
 
 // LogicalOr sets each element of dst to a || b.
-// It takes bool; a, b and dst must have one shape. A nil dst makes
+// It takes bool;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) LogicalOr(dst, a, b *Array[T]) (*Array[T], error) {
@@ -305,7 +338,10 @@ func (o Ops[T]) LogicalOr(dst, a, b *Array[T]) (*Array[T], error) {
 func LogicalOr[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.LogicalOr(dst, a, b) }
 
 // LogicalXor sets each element of dst to a != b (exactly one is true).
-// It takes bool; a, b and dst must have one shape. A nil dst makes
+// It takes bool;
+// a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) LogicalXor(dst, a, b *Array[T]) (*Array[T], error) {
@@ -329,7 +365,10 @@ func (o Ops[T]) LogicalNot(dst, x *Array[T]) (*Array[T], error) {
 func LogicalNot[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.LogicalNot(dst, x) }
 
 // Where sets each element of dst to a where cond is true, else b.
-// It takes float32, float64, int32, int64, uint8, complex64, bool, float16 and bfloat16; cond, a, b and dst must have one shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, complex64, bool, float16 and bfloat16;
+// cond, a and b broadcast to each other by NumPy's rules (a 0-d or one-element
+// array is read as a scalar) and dst, if given, must have the shape they
+// broadcast to. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Where(dst *Array[T], cond *Array[bool], a, b *Array[T]) (*Array[T], error) {

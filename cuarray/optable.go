@@ -13,7 +13,8 @@ import (
 // them, Op(dst, operands...) (*Array, error), where a nil dst makes the
 // result on o's stream (or, for the zero Ops, on the default stream of the
 // operands' device, from their pool and memory kind) and a dst is written
-// and returned. Operands and dst have one shape; no broadcasting.
+// and returned. Unary operands and dst have one shape; the inputs of two
+// and three operands broadcast (broadcast_ops.go).
 //
 // Comparisons, Where and Convert mix element types (bool results and
 // conditions, a conversion's two types), which do cannot (its arrays are
@@ -22,31 +23,42 @@ import (
 
 // unaryOp runs a same-type operation of one operand.
 func (o Ops[T]) unaryOp(op string, k func(dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error, dst, x *Array[T]) (*Array[T], error) {
-	return o.sameTypeOp(op, "dst,x", dst, []*Array[T]{x}, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
+	return o.sameTypeOp(op, "dst,x", dst, []*Array[T]{x}, nil, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
 		return k(dev, s, p[0], p[1], n)
 	})
 }
 
-// binaryOp runs a same-type operation of two operands.
+// binaryOp runs a same-type operation of two operands, which broadcast to
+// each other (broadcast_ops.go).
 func (o Ops[T]) binaryOp(op string, k func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error, dst, a, b *Array[T]) (*Array[T], error) {
-	return o.sameTypeOp(op, "dst,a,b", dst, []*Array[T]{a, b}, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
+	if a == nil || b == nil || !plainInputs(a, b) {
+		return o.binaryBroadcast(op, k, dst, a, b)
+	}
+	return o.sameTypeOp(op, "dst,a,b", dst, []*Array[T]{a, b}, nil, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
 		return k(dev, s, p[0], p[1], p[2], n)
 	})
 }
 
 // clampOp runs Clamp's shape: one operand and two scalars.
 func (o Ops[T]) clampOp(op string, k func(dev backend.Device, s backend.Stream, dst, x backend.Ptr, lo, hi T, n int) error, dst, x *Array[T], lo, hi T) (*Array[T], error) {
-	return o.sameTypeOp(op, "dst,x", dst, []*Array[T]{x}, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
+	return o.sameTypeOp(op, "dst,x", dst, []*Array[T]{x}, nil, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
 		return k(dev, s, p[0], p[1], lo, hi, n)
 	})
 }
 
-func (o Ops[T]) sameTypeOp(op, names string, dst *Array[T], in []*Array[T], run func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error) (*Array[T], error) {
+// sameTypeOp runs an operation whose operands and dst are all of T. With
+// shape nil they must have one shape; otherwise the caller has checked
+// that dst (if any) has shape, the result's, and that the inputs are ready
+// to read for it (broadcastInput).
+func (o Ops[T]) sameTypeOp(op, names string, dst *Array[T], in []*Array[T], shape []int, run func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error) (*Array[T], error) {
 	if err := o.precheck(op, names[len("dst,"):], in...); err != nil {
 		return nil, err
 	}
-	if err := oneShape(op, names, dst, in); err != nil {
-		return nil, err
+	if shape == nil {
+		if err := oneShape(op, names, dst, in); err != nil {
+			return nil, err
+		}
+		shape = in[0].shape()
 	}
 	queue := func(dst *Array[T]) error {
 		arrs := append([]*Array[T]{dst}, in...)
@@ -62,7 +74,7 @@ func (o Ops[T]) sameTypeOp(op, names string, dst *Array[T], in []*Array[T], run 
 		}); err != nil {
 			return nil, err
 		}
-		return o.fresh(op, in[0], in[0].shape(), queue)
+		return o.fresh(op, in[0], shape, queue)
 	}
 	if err := queue(dst); err != nil {
 		return nil, err
@@ -95,16 +107,24 @@ func shapesMatch(op, names string, ops []operand) error {
 	return nil
 }
 
-// compareOp runs a comparison: bool results of two operands of T.
+// compareOp runs a comparison: bool results of two operands of T, which
+// broadcast to each other.
 func compareOp[T Elem](o Ops[T], op string, k func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error, dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
-	return mixedOp(o.s, op, "dst,a,b", dst, []operand{a, b}, a.Len, func(dev backend.Device, s backend.Stream, p [4]backend.Ptr, n int) error {
+	if a == nil || b == nil || !plainInputs(a, b) {
+		return compareBroadcast(o, op, k, dst, a, b)
+	}
+	return mixedOp(o.s, op, "dst,a,b", dst, []operand{a, b}, nil, func(dev backend.Device, s backend.Stream, p [4]backend.Ptr, n int) error {
 		return k(dev, s, p[0], p[1], p[2], n)
 	})
 }
 
-// whereOp runs Where: a bool condition and two operands of T.
+// whereOp runs Where: a bool condition and two operands of T, the three
+// broadcasting to each other.
 func (o Ops[T]) whereOp(op string, k func(dev backend.Device, s backend.Stream, dst, cond, a, b backend.Ptr, n int) error, dst *Array[T], cond *Array[bool], a, b *Array[T]) (*Array[T], error) {
-	return mixedOp(o.s, op, "dst,cond,a,b", dst, []operand{cond, a, b}, a.Len, func(dev backend.Device, s backend.Stream, p [4]backend.Ptr, n int) error {
+	if cond == nil || a == nil || b == nil || !plainInputs(cond, a, b) {
+		return o.whereBroadcast(op, k, dst, cond, a, b)
+	}
+	return mixedOp(o.s, op, "dst,cond,a,b", dst, []operand{cond, a, b}, nil, func(dev backend.Device, s backend.Stream, p [4]backend.Ptr, n int) error {
 		return k(dev, s, p[0], p[1], p[2], p[3], n)
 	})
 }
@@ -118,15 +138,17 @@ func (o Ops[T]) whereOp(op string, k func(dev backend.Device, s backend.Stream, 
 // anything → bool is x != 0; bool → a number is 0 or 1.
 func Convert[U, T Elem](s *Stream, dst *Array[U], x *Array[T]) (*Array[U], error) {
 	op := "Convert " + kernels.DTypeOf[T]().String() + " to " + kernels.DTypeOf[U]().String()
-	return mixedOp(s, op, "dst,x", dst, []operand{x}, x.Len, func(dev backend.Device, bs backend.Stream, p [4]backend.Ptr, n int) error {
+	return mixedOp(s, op, "dst,x", dst, []operand{x}, nil, func(dev backend.Device, bs backend.Stream, p [4]backend.Ptr, n int) error {
 		return kernels.Convert[U, T](dev, bs, p[0], p[1], n)
 	})
 }
 
 // mixedOp is sameTypeOp for operands of several element types: it checks
-// them, makes dst if it is nil, and runs the kernel through doMixed. n is
-// the first operand's length, read once it is checked.
-func mixedOp[U Elem](s *Stream, op, names string, dst *Array[U], in []operand, n func() int, run func(dev backend.Device, s backend.Stream, p [4]backend.Ptr, n int) error) (*Array[U], error) {
+// them, makes dst if it is nil, and runs the kernel through borrow. With
+// shape nil the operands and dst must have one shape; otherwise shape is
+// the result's, which the caller has checked dst has, and the operands are
+// ready to read for it (broadcastInput).
+func mixedOp[U Elem](s *Stream, op, names string, dst *Array[U], in []operand, shape []int, run func(dev backend.Device, s backend.Stream, p [4]backend.Ptr, n int) error) (*Array[U], error) {
 	for i, a := range in {
 		if err := a.check(op, role(names, i+1)); err != nil {
 			return nil, err
@@ -141,8 +163,11 @@ func mixedOp[U Elem](s *Stream, op, names string, dst *Array[U], in []operand, n
 	} else {
 		names = names[len("dst,"):]
 	}
-	if err := shapesMatch(op, names, ops); err != nil {
-		return nil, err
+	if shape == nil {
+		if err := shapesMatch(op, names, ops); err != nil {
+			return nil, err
+		}
+		shape = in[0].shapeOf()
 	}
 	dev := in[0].device()
 	for i, a := range in[1:] {
@@ -163,7 +188,10 @@ func mixedOp[U Elem](s *Stream, op, names string, dst *Array[U], in []operand, n
 	if _, err := (Ops[U]{s: s}).streamFor(op, dev); err != nil {
 		return nil, err
 	}
-	count := n()
+	count := 1
+	for _, d := range shape {
+		count *= d
+	}
 	queue := func(d *Array[U]) error {
 		args := make([]Arg, 0, 4)
 		args = append(args, Out(d))
@@ -193,7 +221,7 @@ func mixedOp[U Elem](s *Stream, op, names string, dst *Array[U], in []operand, n
 			return nil, fmt.Errorf("cuarray: %s: %w", op, err)
 		}
 	}
-	d, err := newArray[U](op, s, in[0].shapeOf())
+	d, err := newArray[U](op, s, shape)
 	if err != nil {
 		return nil, err
 	}

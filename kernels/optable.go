@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/cuda"
 )
 
 // The runtime of the generated operations (ops_gen.go, from the table in
@@ -25,7 +26,8 @@ const (
 
 // hostFn runs one generated operation on the host backend: dst and the
 // inputs are host-backend addresses of n elements; s1 and s2 are scalar
-// bits (Clamp's bounds).
+// bits (Clamp's bounds), or, for two and three inputs, s1 is the Scalars
+// set of inputs that are one element each.
 type hostFn func(dst backend.Ptr, in [3]backend.Ptr, n int, s1, s2 uint64)
 
 // genOp is one generated operation.
@@ -63,6 +65,17 @@ func operands(k genKind, dt DType, dst backend.Ptr, in [3]backend.Ptr) ([4]ptrAr
 
 // runGen checks and queues generated operation g on dt.
 func runGen(g *genOp, dt DType, dev backend.Device, s backend.Stream, dst backend.Ptr, in [3]backend.Ptr, n int, s1, s2 uint64) error {
+	return runGenScalars(g, dt, dev, s, dst, in, n, s1, s2, 0)
+}
+
+// takesScalars reports whether the kernels of kind k take the Scalars
+// argument (optable.cuh's emap2 and emap3).
+func takesScalars(k genKind) bool { return k == genBinary || k == genCompare || k == genWhere }
+
+// runGenScalars is runGen with the inputs in sc single elements (one
+// element of memory each, read for all n): the kernels' last argument;
+// for the host loops it travels as s1, which these kinds do not use.
+func runGenScalars(g *genOp, dt DType, dev backend.Device, s backend.Stream, dst backend.Ptr, in [3]backend.Ptr, n int, s1, s2 uint64, sc Scalars) error {
 	t, err := prepare(g.name, g.types, dt, dev, s, n)
 	if err != nil || n == 0 {
 		return err
@@ -70,15 +83,22 @@ func runGen(g *genOp, dt DType, dev backend.Device, s backend.Stream, dst backen
 	ptrs, dts, np := operands(g.kind, dt, dst, in)
 	widest := dt
 	for i := range np {
-		if err := t.checkTyped(ptrs[i], dts[i], n); err != nil {
+		count := n
+		if i > 0 && sc&(1<<(i-1)) != 0 {
+			count = 1
+		}
+		if err := t.checkTyped(ptrs[i], dts[i], count); err != nil {
 			return err
 		}
 		if dts[i].Size() > widest.Size() {
 			widest = dts[i]
 		}
 	}
+	if takesScalars(g.kind) {
+		s1 = uint64(sc)
+	}
 	if t.cu != nil {
-		var w [6]uint64 // up to four pointers, Clamp's two bounds, n
+		var w [7]uint64 // up to four pointers, Clamp's two bounds, n, the scalars' bits
 		nw := 0
 		for i := range np {
 			w[nw] = wp(ptrs[i].p)
@@ -90,10 +110,60 @@ func runGen(g *genOp, dt DType, dev backend.Device, s backend.Stream, dst backen
 		}
 		w[nw] = uint64(n)
 		nw++
+		if takesScalars(g.kind) {
+			w[nw] = cuda.Word32(uint32(sc))
+			nw++
+		}
 		return t.launchIDW(genKernelID(g.kernel[dt]), elementwiseGrid(n, widest, t.sms), threads, w[:nw]...)
 	}
 	h := g.host[dt]
 	return t.enqueue(func() { h(dst, in, n, s1, s2) })
+}
+
+// Scalars is a set of the inputs of a generated operation of two or three
+// inputs that are single elements: bit i (1<<i) for input i, in the order
+// the operation's function takes them (a, b; for Where cond, a, b).
+type Scalars uint8
+
+// WithScalars runs the generated operation named op (one of two inputs,
+// such as "Pow", "Less" or "LogicalAnd", or "Where") on T, as the function
+// of that name does, except that each input in sc points to a single
+// element, which stands for every one of the n elements: NumPy's
+// broadcasting of a one-element array, without writing it out n times.
+// The element is read on the GPU, in stream order (no synchronisation; a
+// captured graph reads it when it runs). in holds the inputs in the
+// function's order. dst may be a full input exactly (in place), but must
+// not overlap a single-element one (unless n is 1).
+//
+// An op that is not such an operation, a wrong number of inputs or bits
+// of inputs it lacks are errors wrapping backend.ErrInvalidValue.
+func WithScalars[T Elem](op string, dev backend.Device, s backend.Stream, dst backend.Ptr, in []backend.Ptr, sc Scalars, n int) error {
+	g := genByName(op)
+	if g == nil || !takesScalars(g.kind) {
+		return opErrorf("WithScalars", DTypeOf[T](), "operation %q is not a generated operation of two or three inputs (Pow, Minimum, Maximum, the comparisons, the logical ones, Where): %w",
+			op, backend.ErrInvalidValue)
+	}
+	want := 2
+	if g.kind == genWhere {
+		want = 3
+	}
+	if len(in) != want || sc>>want != 0 {
+		return opErrorf("WithScalars", DTypeOf[T](), "%s takes %d inputs and scalar bits 0 to %d; got %d inputs and scalars %#b: %w",
+			op, want, want-1, len(in), sc, backend.ErrInvalidValue)
+	}
+	var p [3]backend.Ptr
+	copy(p[:], in)
+	return runGenScalars(g, DTypeOf[T](), dev, s, dst, p, n, 0, 0, sc)
+}
+
+// genByName is the generated operation named name, or nil.
+func genByName(name string) *genOp {
+	for i := range genOps {
+		if genOps[i].name == name {
+			return &genOps[i]
+		}
+	}
+	return nil
 }
 
 // Convert sets dst[0:n] = U(x[0:n]), for every pair of element types:
@@ -153,16 +223,69 @@ func unaryHost[O, I any](f func(d []O, x []I)) hostFn {
 }
 
 func binaryHost[O, I any](f func(d []O, x, y []I)) hostFn {
-	return func(dst backend.Ptr, in [3]backend.Ptr, n int, _, _ uint64) {
-		d, x, y := hostView[O](dst, n), hostView[I](in[0], n), hostView[I](in[1], n)
-		parallel(n, func(lo, hi int) { f(d[lo:hi], x[lo:hi], y[lo:hi]) })
+	return func(dst backend.Ptr, in [3]backend.Ptr, n int, sc, _ uint64) {
+		d := hostView[O](dst, n)
+		x, y := hostIn[I](in[0], n, sc&1 != 0), hostIn[I](in[1], n, sc&2 != 0)
+		parallel(n, func(lo, hi int) {
+			pieces(lo, hi, sc != 0, func(lo, hi int) { f(d[lo:hi], x.at(lo, hi), y.at(lo, hi)) })
+		})
 	}
 }
 
 func whereHost[T any](f func(d []T, c []bool, x, y []T)) hostFn {
-	return func(dst backend.Ptr, in [3]backend.Ptr, n int, _, _ uint64) {
-		d, c, x, y := hostView[T](dst, n), hostView[bool](in[0], n), hostView[T](in[1], n), hostView[T](in[2], n)
-		parallel(n, func(lo, hi int) { f(d[lo:hi], c[lo:hi], x[lo:hi], y[lo:hi]) })
+	return func(dst backend.Ptr, in [3]backend.Ptr, n int, sc, _ uint64) {
+		d := hostView[T](dst, n)
+		c, x, y := hostIn[bool](in[0], n, sc&1 != 0), hostIn[T](in[1], n, sc&2 != 0), hostIn[T](in[2], n, sc&4 != 0)
+		parallel(n, func(lo, hi int) {
+			pieces(lo, hi, sc != 0, func(lo, hi int) { f(d[lo:hi], c.at(lo, hi), x.at(lo, hi), y.at(lo, hi)) })
+		})
+	}
+}
+
+// hostRepeat is how many copies of a single-element input the host loops
+// read at a time: the typed loops take slices, so a scalar becomes a
+// slice of this many copies of itself, and the loop runs in pieces of at
+// most this length.
+const hostRepeat = 2048
+
+// hostInput is an input of a host loop: n elements, or, for a single
+// element (rep), a slice of copies of it.
+type hostInput[T any] struct {
+	s   []T
+	rep bool
+}
+
+// hostIn is the input at p: n elements, or one read once when scalar.
+func hostIn[T any](p backend.Ptr, n int, scalar bool) hostInput[T] {
+	if !scalar {
+		return hostInput[T]{s: hostView[T](p, n)}
+	}
+	v := hostView[T](p, 1)[0]
+	r := make([]T, min(n, hostRepeat))
+	for i := range r {
+		r[i] = v
+	}
+	return hostInput[T]{s: r, rep: true}
+}
+
+// at is the input's elements lo to hi (hi - lo ≤ hostRepeat for a
+// scalar).
+func (h hostInput[T]) at(lo, hi int) []T {
+	if h.rep {
+		return h.s[:hi-lo]
+	}
+	return h.s[lo:hi]
+}
+
+// pieces calls f on [lo, hi): at once, or, when some input is a scalar
+// (split), in pieces of at most hostRepeat elements.
+func pieces(lo, hi int, split bool, f func(lo, hi int)) {
+	if !split {
+		f(lo, hi)
+		return
+	}
+	for ; lo < hi; lo += hostRepeat {
+		f(lo, min(hi, lo+hostRepeat))
 	}
 }
 

@@ -246,7 +246,37 @@ func testBinaryOps[O, T kernels.Elem](t *testing.T, e *env, ops []binaryRef[O, T
 			return []backend.Ptr{upload(t, e, a, off).p, upload(t, e, b, off).p},
 				func(i int) (O, float64) { return op.ref(a[i], b[i]), 0 }
 		}, op.rtol)
+		// With a, b or both a single element (WithScalars), on either side.
+		for _, sc := range []kernels.Scalars{1, 2, 3} {
+			optRun(t, e, fmt.Sprintf("%s/scalars=%02b", op.name, sc), 2, func(dst backend.Ptr, in []backend.Ptr, n int) error {
+				return kernels.WithScalars[T](op.name, e.dev, e.s, dst, in, sc, n)
+			}, func(n int, off bool) ([]backend.Ptr, func(int) (O, float64)) {
+				a, b := scalarInput[T](e, n, sc&1 != 0), scalarInput[T](e, n, sc&2 != 0)
+				return []backend.Ptr{upload(t, e, a.v, off).p, upload(t, e, b.v, off).p},
+					func(i int) (O, float64) { return op.ref(a.at(i), b.at(i)), 0 }
+			}, op.rtol)
+		}
 	}
+}
+
+// scalarIn is an input of n elements, or of one that stands for all n.
+type scalarIn[T kernels.Elem] struct {
+	v      []T
+	scalar bool
+}
+
+func scalarInput[T kernels.Elem](e *env, n int, scalar bool) scalarIn[T] {
+	if scalar {
+		return scalarIn[T]{optInput[T](e, 1), true}
+	}
+	return scalarIn[T]{optInput[T](e, n), false}
+}
+
+func (s scalarIn[T]) at(i int) T {
+	if s.scalar {
+		return s.v[0]
+	}
+	return s.v[i]
 }
 
 type tableReal interface {
@@ -333,6 +363,19 @@ func TestTableBinary(t *testing.T) {
 }
 
 func testWhere[T kernels.Elem](t *testing.T, e *env) {
+	for sc := kernels.Scalars(1); sc < 8; sc++ {
+		optRun(t, e, fmt.Sprintf("Where/scalars=%03b", sc), 3, func(dst backend.Ptr, in []backend.Ptr, n int) error {
+			return kernels.WithScalars[T]("Where", e.dev, e.s, dst, in, sc, n)
+		}, func(n int, off bool) ([]backend.Ptr, func(int) (T, float64)) {
+			c, a, b := scalarInput[bool](e, n, sc&1 != 0), scalarInput[T](e, n, sc&2 != 0), scalarInput[T](e, n, sc&4 != 0)
+			return []backend.Ptr{upload(t, e, c.v, off).p, upload(t, e, a.v, off).p, upload(t, e, b.v, off).p}, func(i int) (T, float64) {
+				if c.at(i) {
+					return a.at(i), 0
+				}
+				return b.at(i), 0
+			}
+		}, 0)
+	}
 	optRun(t, e, "Where", 3, func(dst backend.Ptr, in []backend.Ptr, n int) error {
 		return kernels.Where[T](e.dev, e.s, dst, in[0], in[1], in[2], n)
 	}, func(n int, off bool) ([]backend.Ptr, func(int) (T, float64)) {
@@ -646,4 +689,32 @@ func BenchmarkTableExpFloat32(b *testing.B) {
 			}
 		}
 	})
+}
+
+// WithScalars rejects what it cannot run, naming it.
+func TestWithScalarsErrors(t *testing.T) {
+	e := newEnv(t)
+	p := alloc[float32](t, e, 4, false).p
+	cases := []struct {
+		name, op string
+		in       int
+		sc       kernels.Scalars
+		want     string
+	}{
+		{"unary op", "Exp", 2, 1, `operation "Exp" is not a generated operation of two or three inputs`},
+		{"unknown op", "Frob", 2, 1, `operation "Frob"`},
+		{"too few inputs", "Where", 2, 1, "Where takes 3 inputs"},
+		{"bit past the inputs", "Pow", 2, 4, "Pow takes 2 inputs and scalar bits 0 to 1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := make([]backend.Ptr, c.in)
+			for i := range in {
+				in[i] = p
+			}
+			err := kernels.WithScalars[float32](c.op, e.dev, e.s, p, in, c.sc, 4)
+			require.ErrorIs(t, err, backend.ErrInvalidValue)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
 }

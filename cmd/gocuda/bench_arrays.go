@@ -58,17 +58,17 @@ var arrayCases = []arrayCase{
 		}
 		return o.Copy(y, xt)
 	})},
-	{"where(x > 0, x, 0) 4096x4096 f32", 2 * f32Square, square(func(o ops, x, y *f32s) error {
-		mask, err := o.Greater(nil, x, y) // y holds zeros: the case zeroes it first
+	{"where(x > 0, x, 0) 4096x4096 f32", 2 * f32Square, withZero(func(o ops, x, y, zero *f32s) error {
+		mask, err := o.Greater(nil, x, zero)
 		if err != nil {
 			return err
 		}
 		defer mask.UnsafeFree()
-		_, err = o.Where(y, mask, x, y)
+		_, err = o.Where(y, mask, x, zero)
 		return err
 	})},
-	{"x > 0 (bool out) 4096x4096 f32", f32Square + f32Square/4, square(func(o ops, x, y *f32s) error {
-		mask, err := o.Greater(nil, x, y)
+	{"x > 0 (bool out) 4096x4096 f32", f32Square + f32Square/4, withZero(func(o ops, x, _, zero *f32s) error {
+		mask, err := o.Greater(nil, x, zero)
 		if err == nil {
 			mask.UnsafeFree()
 		}
@@ -117,6 +117,26 @@ func reduceCase(axes ...int) func(s *cuarray.Stream) (func() error, func(), erro
 // shape (zeros, for the result).
 func square(op func(o ops, x, y *f32s) error) func(s *cuarray.Stream) (func() error, func(), error) {
 	return arrays([]int{4096, 4096}, op)
+}
+
+// withZero is a square case that also gets zero, a 0-d array of 0 made
+// once: the 0 of torch's x > 0 and torch.where(x > 0, x, 0), which the
+// comparison and Where read as a scalar (kernels.WithScalars), so that each
+// reads x and nothing else of its size. The mask is made each time, as
+// torch makes it.
+func withZero(op func(o ops, x, y, zero *f32s) error) func(s *cuarray.Stream) (func() error, func(), error) {
+	return func(s *cuarray.Stream) (func() error, func(), error) {
+		zero, err := cuarray.On[float32](s).Full(0)
+		if err != nil {
+			return nil, nil, err
+		}
+		run, free, err := square(func(o ops, x, y *f32s) error { return op(o, x, y, zero) })(s)
+		if err != nil {
+			zero.UnsafeFree()
+			return nil, nil, err
+		}
+		return run, func() { free(); zero.UnsafeFree() }, nil
+	}
 }
 
 // vector is a case on x, n normal numbers, and y of n zeros.

@@ -3,7 +3,9 @@
 // The table's elementwise kernels, included at the end of kernels.cu. Each
 // operation on each element type is a functor (its body from the table) and
 // a kernel through optable.cuh's drivers: grid-stride, 64-bit lengths,
-// 16-byte vector accesses when the pointers allow.
+// 16-byte vector accesses when the pointers allow. The kernels of two and
+// three inputs take a last argument sc, the set of inputs that are single
+// elements read for every element (NumPy's broadcasting of a scalar).
 
 #include "optable.cuh"
 #include "half.cuh"
@@ -575,12 +577,12 @@ struct gen_pow_f32 {
   typedef float T;
   __device__ __forceinline__ float operator()(T x, T y) const { return powf(x, y); }
 };
-KERNEL gocuda_pow_f32(float* dst, const float* a, const float* b, i64 n) { emap2(dst, a, b, n, gen_pow_f32()); }
+KERNEL gocuda_pow_f32(float* dst, const float* a, const float* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_pow_f32()); }
 struct gen_pow_f64 {
   typedef double T;
   __device__ __forceinline__ double operator()(T x, T y) const { return pow(x, y); }
 };
-KERNEL gocuda_pow_f64(double* dst, const double* a, const double* b, i64 n) { emap2(dst, a, b, n, gen_pow_f64()); }
+KERNEL gocuda_pow_f64(double* dst, const double* a, const double* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_pow_f64()); }
 struct gen_pow_f16 {
   typedef float T;
   __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
@@ -603,27 +605,27 @@ struct gen_minimum_f32 {
   typedef float T;
   __device__ __forceinline__ float operator()(T x, T y) const { return minimum_(x, y); }
 };
-KERNEL gocuda_minimum_f32(float* dst, const float* a, const float* b, i64 n) { emap2(dst, a, b, n, gen_minimum_f32()); }
+KERNEL gocuda_minimum_f32(float* dst, const float* a, const float* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_f32()); }
 struct gen_minimum_f64 {
   typedef double T;
   __device__ __forceinline__ double operator()(T x, T y) const { return minimum_(x, y); }
 };
-KERNEL gocuda_minimum_f64(double* dst, const double* a, const double* b, i64 n) { emap2(dst, a, b, n, gen_minimum_f64()); }
+KERNEL gocuda_minimum_f64(double* dst, const double* a, const double* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_f64()); }
 struct gen_minimum_i32 {
   typedef int T;
   __device__ __forceinline__ int operator()(T x, T y) const { return minimum_(x, y); }
 };
-KERNEL gocuda_minimum_i32(int* dst, const int* a, const int* b, i64 n) { emap2(dst, a, b, n, gen_minimum_i32()); }
+KERNEL gocuda_minimum_i32(int* dst, const int* a, const int* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_i32()); }
 struct gen_minimum_i64 {
   typedef i64 T;
   __device__ __forceinline__ i64 operator()(T x, T y) const { return minimum_(x, y); }
 };
-KERNEL gocuda_minimum_i64(i64* dst, const i64* a, const i64* b, i64 n) { emap2(dst, a, b, n, gen_minimum_i64()); }
+KERNEL gocuda_minimum_i64(i64* dst, const i64* a, const i64* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_i64()); }
 struct gen_minimum_u8 {
   typedef u8 T;
   __device__ __forceinline__ u8 operator()(T x, T y) const { return minimum_(x, y); }
 };
-KERNEL gocuda_minimum_u8(u8* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_minimum_u8()); }
+KERNEL gocuda_minimum_u8(u8* dst, const u8* a, const u8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_u8()); }
 struct gen_minimum_f16 {
   typedef float T;
   __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
@@ -646,27 +648,27 @@ struct gen_maximum_f32 {
   typedef float T;
   __device__ __forceinline__ float operator()(T x, T y) const { return maximum_(x, y); }
 };
-KERNEL gocuda_maximum_f32(float* dst, const float* a, const float* b, i64 n) { emap2(dst, a, b, n, gen_maximum_f32()); }
+KERNEL gocuda_maximum_f32(float* dst, const float* a, const float* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_f32()); }
 struct gen_maximum_f64 {
   typedef double T;
   __device__ __forceinline__ double operator()(T x, T y) const { return maximum_(x, y); }
 };
-KERNEL gocuda_maximum_f64(double* dst, const double* a, const double* b, i64 n) { emap2(dst, a, b, n, gen_maximum_f64()); }
+KERNEL gocuda_maximum_f64(double* dst, const double* a, const double* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_f64()); }
 struct gen_maximum_i32 {
   typedef int T;
   __device__ __forceinline__ int operator()(T x, T y) const { return maximum_(x, y); }
 };
-KERNEL gocuda_maximum_i32(int* dst, const int* a, const int* b, i64 n) { emap2(dst, a, b, n, gen_maximum_i32()); }
+KERNEL gocuda_maximum_i32(int* dst, const int* a, const int* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_i32()); }
 struct gen_maximum_i64 {
   typedef i64 T;
   __device__ __forceinline__ i64 operator()(T x, T y) const { return maximum_(x, y); }
 };
-KERNEL gocuda_maximum_i64(i64* dst, const i64* a, const i64* b, i64 n) { emap2(dst, a, b, n, gen_maximum_i64()); }
+KERNEL gocuda_maximum_i64(i64* dst, const i64* a, const i64* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_i64()); }
 struct gen_maximum_u8 {
   typedef u8 T;
   __device__ __forceinline__ u8 operator()(T x, T y) const { return maximum_(x, y); }
 };
-KERNEL gocuda_maximum_u8(u8* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_maximum_u8()); }
+KERNEL gocuda_maximum_u8(u8* dst, const u8* a, const u8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_u8()); }
 struct gen_maximum_f16 {
   typedef float T;
   __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
@@ -689,32 +691,32 @@ struct gen_eq_f32 {
   typedef float T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x == y; }
 };
-KERNEL gocuda_eq_f32(bool* dst, const float* a, const float* b, i64 n) { emap2(dst, a, b, n, gen_eq_f32()); }
+KERNEL gocuda_eq_f32(bool* dst, const float* a, const float* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_f32()); }
 struct gen_eq_f64 {
   typedef double T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x == y; }
 };
-KERNEL gocuda_eq_f64(bool* dst, const double* a, const double* b, i64 n) { emap2(dst, a, b, n, gen_eq_f64()); }
+KERNEL gocuda_eq_f64(bool* dst, const double* a, const double* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_f64()); }
 struct gen_eq_i32 {
   typedef int T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x == y; }
 };
-KERNEL gocuda_eq_i32(bool* dst, const int* a, const int* b, i64 n) { emap2(dst, a, b, n, gen_eq_i32()); }
+KERNEL gocuda_eq_i32(bool* dst, const int* a, const int* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_i32()); }
 struct gen_eq_i64 {
   typedef i64 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x == y; }
 };
-KERNEL gocuda_eq_i64(bool* dst, const i64* a, const i64* b, i64 n) { emap2(dst, a, b, n, gen_eq_i64()); }
+KERNEL gocuda_eq_i64(bool* dst, const i64* a, const i64* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_i64()); }
 struct gen_eq_u8 {
   typedef u8 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x == y; }
 };
-KERNEL gocuda_eq_u8(bool* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_eq_u8()); }
+KERNEL gocuda_eq_u8(bool* dst, const u8* a, const u8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_u8()); }
 struct gen_eq_b8 {
   typedef bool T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x == y; }
 };
-KERNEL gocuda_eq_b8(bool* dst, const bool* a, const bool* b, i64 n) { emap2(dst, a, b, n, gen_eq_b8()); }
+KERNEL gocuda_eq_b8(bool* dst, const bool* a, const bool* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_b8()); }
 struct gen_eq_f16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -737,32 +739,32 @@ struct gen_ne_f32 {
   typedef float T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
 };
-KERNEL gocuda_ne_f32(bool* dst, const float* a, const float* b, i64 n) { emap2(dst, a, b, n, gen_ne_f32()); }
+KERNEL gocuda_ne_f32(bool* dst, const float* a, const float* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_f32()); }
 struct gen_ne_f64 {
   typedef double T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
 };
-KERNEL gocuda_ne_f64(bool* dst, const double* a, const double* b, i64 n) { emap2(dst, a, b, n, gen_ne_f64()); }
+KERNEL gocuda_ne_f64(bool* dst, const double* a, const double* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_f64()); }
 struct gen_ne_i32 {
   typedef int T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
 };
-KERNEL gocuda_ne_i32(bool* dst, const int* a, const int* b, i64 n) { emap2(dst, a, b, n, gen_ne_i32()); }
+KERNEL gocuda_ne_i32(bool* dst, const int* a, const int* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_i32()); }
 struct gen_ne_i64 {
   typedef i64 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
 };
-KERNEL gocuda_ne_i64(bool* dst, const i64* a, const i64* b, i64 n) { emap2(dst, a, b, n, gen_ne_i64()); }
+KERNEL gocuda_ne_i64(bool* dst, const i64* a, const i64* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_i64()); }
 struct gen_ne_u8 {
   typedef u8 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
 };
-KERNEL gocuda_ne_u8(bool* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_ne_u8()); }
+KERNEL gocuda_ne_u8(bool* dst, const u8* a, const u8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_u8()); }
 struct gen_ne_b8 {
   typedef bool T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
 };
-KERNEL gocuda_ne_b8(bool* dst, const bool* a, const bool* b, i64 n) { emap2(dst, a, b, n, gen_ne_b8()); }
+KERNEL gocuda_ne_b8(bool* dst, const bool* a, const bool* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_b8()); }
 struct gen_ne_f16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -785,27 +787,27 @@ struct gen_lt_f32 {
   typedef float T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x < y; }
 };
-KERNEL gocuda_lt_f32(bool* dst, const float* a, const float* b, i64 n) { emap2(dst, a, b, n, gen_lt_f32()); }
+KERNEL gocuda_lt_f32(bool* dst, const float* a, const float* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_f32()); }
 struct gen_lt_f64 {
   typedef double T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x < y; }
 };
-KERNEL gocuda_lt_f64(bool* dst, const double* a, const double* b, i64 n) { emap2(dst, a, b, n, gen_lt_f64()); }
+KERNEL gocuda_lt_f64(bool* dst, const double* a, const double* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_f64()); }
 struct gen_lt_i32 {
   typedef int T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x < y; }
 };
-KERNEL gocuda_lt_i32(bool* dst, const int* a, const int* b, i64 n) { emap2(dst, a, b, n, gen_lt_i32()); }
+KERNEL gocuda_lt_i32(bool* dst, const int* a, const int* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_i32()); }
 struct gen_lt_i64 {
   typedef i64 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x < y; }
 };
-KERNEL gocuda_lt_i64(bool* dst, const i64* a, const i64* b, i64 n) { emap2(dst, a, b, n, gen_lt_i64()); }
+KERNEL gocuda_lt_i64(bool* dst, const i64* a, const i64* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_i64()); }
 struct gen_lt_u8 {
   typedef u8 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x < y; }
 };
-KERNEL gocuda_lt_u8(bool* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_lt_u8()); }
+KERNEL gocuda_lt_u8(bool* dst, const u8* a, const u8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_u8()); }
 struct gen_lt_f16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -828,27 +830,27 @@ struct gen_le_f32 {
   typedef float T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x <= y; }
 };
-KERNEL gocuda_le_f32(bool* dst, const float* a, const float* b, i64 n) { emap2(dst, a, b, n, gen_le_f32()); }
+KERNEL gocuda_le_f32(bool* dst, const float* a, const float* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_f32()); }
 struct gen_le_f64 {
   typedef double T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x <= y; }
 };
-KERNEL gocuda_le_f64(bool* dst, const double* a, const double* b, i64 n) { emap2(dst, a, b, n, gen_le_f64()); }
+KERNEL gocuda_le_f64(bool* dst, const double* a, const double* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_f64()); }
 struct gen_le_i32 {
   typedef int T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x <= y; }
 };
-KERNEL gocuda_le_i32(bool* dst, const int* a, const int* b, i64 n) { emap2(dst, a, b, n, gen_le_i32()); }
+KERNEL gocuda_le_i32(bool* dst, const int* a, const int* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_i32()); }
 struct gen_le_i64 {
   typedef i64 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x <= y; }
 };
-KERNEL gocuda_le_i64(bool* dst, const i64* a, const i64* b, i64 n) { emap2(dst, a, b, n, gen_le_i64()); }
+KERNEL gocuda_le_i64(bool* dst, const i64* a, const i64* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_i64()); }
 struct gen_le_u8 {
   typedef u8 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x <= y; }
 };
-KERNEL gocuda_le_u8(bool* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_le_u8()); }
+KERNEL gocuda_le_u8(bool* dst, const u8* a, const u8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_u8()); }
 struct gen_le_f16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -871,27 +873,27 @@ struct gen_gt_f32 {
   typedef float T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x > y; }
 };
-KERNEL gocuda_gt_f32(bool* dst, const float* a, const float* b, i64 n) { emap2(dst, a, b, n, gen_gt_f32()); }
+KERNEL gocuda_gt_f32(bool* dst, const float* a, const float* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_f32()); }
 struct gen_gt_f64 {
   typedef double T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x > y; }
 };
-KERNEL gocuda_gt_f64(bool* dst, const double* a, const double* b, i64 n) { emap2(dst, a, b, n, gen_gt_f64()); }
+KERNEL gocuda_gt_f64(bool* dst, const double* a, const double* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_f64()); }
 struct gen_gt_i32 {
   typedef int T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x > y; }
 };
-KERNEL gocuda_gt_i32(bool* dst, const int* a, const int* b, i64 n) { emap2(dst, a, b, n, gen_gt_i32()); }
+KERNEL gocuda_gt_i32(bool* dst, const int* a, const int* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_i32()); }
 struct gen_gt_i64 {
   typedef i64 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x > y; }
 };
-KERNEL gocuda_gt_i64(bool* dst, const i64* a, const i64* b, i64 n) { emap2(dst, a, b, n, gen_gt_i64()); }
+KERNEL gocuda_gt_i64(bool* dst, const i64* a, const i64* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_i64()); }
 struct gen_gt_u8 {
   typedef u8 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x > y; }
 };
-KERNEL gocuda_gt_u8(bool* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_gt_u8()); }
+KERNEL gocuda_gt_u8(bool* dst, const u8* a, const u8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_u8()); }
 struct gen_gt_f16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -914,27 +916,27 @@ struct gen_ge_f32 {
   typedef float T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x >= y; }
 };
-KERNEL gocuda_ge_f32(bool* dst, const float* a, const float* b, i64 n) { emap2(dst, a, b, n, gen_ge_f32()); }
+KERNEL gocuda_ge_f32(bool* dst, const float* a, const float* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_f32()); }
 struct gen_ge_f64 {
   typedef double T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x >= y; }
 };
-KERNEL gocuda_ge_f64(bool* dst, const double* a, const double* b, i64 n) { emap2(dst, a, b, n, gen_ge_f64()); }
+KERNEL gocuda_ge_f64(bool* dst, const double* a, const double* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_f64()); }
 struct gen_ge_i32 {
   typedef int T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x >= y; }
 };
-KERNEL gocuda_ge_i32(bool* dst, const int* a, const int* b, i64 n) { emap2(dst, a, b, n, gen_ge_i32()); }
+KERNEL gocuda_ge_i32(bool* dst, const int* a, const int* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_i32()); }
 struct gen_ge_i64 {
   typedef i64 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x >= y; }
 };
-KERNEL gocuda_ge_i64(bool* dst, const i64* a, const i64* b, i64 n) { emap2(dst, a, b, n, gen_ge_i64()); }
+KERNEL gocuda_ge_i64(bool* dst, const i64* a, const i64* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_i64()); }
 struct gen_ge_u8 {
   typedef u8 T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x >= y; }
 };
-KERNEL gocuda_ge_u8(bool* dst, const u8* a, const u8* b, i64 n) { emap2(dst, a, b, n, gen_ge_u8()); }
+KERNEL gocuda_ge_u8(bool* dst, const u8* a, const u8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_u8()); }
 struct gen_ge_f16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -957,21 +959,21 @@ struct gen_and_b8 {
   typedef bool T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x && y; }
 };
-KERNEL gocuda_and_b8(bool* dst, const bool* a, const bool* b, i64 n) { emap2(dst, a, b, n, gen_and_b8()); }
+KERNEL gocuda_and_b8(bool* dst, const bool* a, const bool* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_and_b8()); }
 
 // LogicalOr: dst = a || b.
 struct gen_or_b8 {
   typedef bool T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x || y; }
 };
-KERNEL gocuda_or_b8(bool* dst, const bool* a, const bool* b, i64 n) { emap2(dst, a, b, n, gen_or_b8()); }
+KERNEL gocuda_or_b8(bool* dst, const bool* a, const bool* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_or_b8()); }
 
 // LogicalXor: dst = a != b (exactly one is true).
 struct gen_xor_b8 {
   typedef bool T;
   __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
 };
-KERNEL gocuda_xor_b8(bool* dst, const bool* a, const bool* b, i64 n) { emap2(dst, a, b, n, gen_xor_b8()); }
+KERNEL gocuda_xor_b8(bool* dst, const bool* a, const bool* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_xor_b8()); }
 
 // LogicalNot: dst = !x.
 struct gen_not_b8 {
@@ -985,47 +987,65 @@ struct gen_where_f32 {
   typedef float T;
   __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
 };
-KERNEL gocuda_where_f32(float* dst, const bool* cond, const float* a, const float* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_f32()); }
+KERNEL gocuda_where_f32(float* dst, const bool* cond, const float* a, const float* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_f32());
+}
 struct gen_where_f64 {
   typedef double T;
   __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
 };
-KERNEL gocuda_where_f64(double* dst, const bool* cond, const double* a, const double* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_f64()); }
+KERNEL gocuda_where_f64(double* dst, const bool* cond, const double* a, const double* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_f64());
+}
 struct gen_where_i32 {
   typedef int T;
   __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
 };
-KERNEL gocuda_where_i32(int* dst, const bool* cond, const int* a, const int* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_i32()); }
+KERNEL gocuda_where_i32(int* dst, const bool* cond, const int* a, const int* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_i32());
+}
 struct gen_where_i64 {
   typedef i64 T;
   __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
 };
-KERNEL gocuda_where_i64(i64* dst, const bool* cond, const i64* a, const i64* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_i64()); }
+KERNEL gocuda_where_i64(i64* dst, const bool* cond, const i64* a, const i64* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_i64());
+}
 struct gen_where_u8 {
   typedef u8 T;
   __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
 };
-KERNEL gocuda_where_u8(u8* dst, const bool* cond, const u8* a, const u8* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_u8()); }
+KERNEL gocuda_where_u8(u8* dst, const bool* cond, const u8* a, const u8* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_u8());
+}
 struct gen_where_c64 {
   typedef c64 T;
   __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
 };
-KERNEL gocuda_where_c64(c64* dst, const bool* cond, const c64* a, const c64* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_c64()); }
+KERNEL gocuda_where_c64(c64* dst, const bool* cond, const c64* a, const c64* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_c64());
+}
 struct gen_where_b8 {
   typedef bool T;
   __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
 };
-KERNEL gocuda_where_b8(bool* dst, const bool* cond, const bool* a, const bool* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_b8()); }
+KERNEL gocuda_where_b8(bool* dst, const bool* cond, const bool* a, const bool* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_b8());
+}
 struct gen_where_f16 {
   typedef unsigned short T;
   __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
 };
-KERNEL gocuda_where_f16(unsigned short* dst, const bool* cond, const unsigned short* a, const unsigned short* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_f16()); }
+KERNEL gocuda_where_f16(unsigned short* dst, const bool* cond, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_f16());
+}
 struct gen_where_bf16 {
   typedef unsigned short T;
   __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
 };
-KERNEL gocuda_where_bf16(unsigned short* dst, const bool* cond, const unsigned short* a, const unsigned short* b, i64 n) { emap3(dst, cond, a, b, n, gen_where_bf16()); }
+KERNEL gocuda_where_bf16(unsigned short* dst, const bool* cond, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_bf16());
+}
 
 // Clamp: dst = Minimum(Maximum(x, lo), hi) for scalars lo and hi: NaN stays NaN, and lo > hi gives hi everywhere.
 struct gen_clamp_f32 {

@@ -8,7 +8,10 @@
 // 16 / (the widest operand's size), as one aligned access per operand of
 // K * its size bytes (16 for the widest, less for narrower ones), when
 // every pointer is aligned to its access; otherwise one element a thread.
-// Grid-stride, 64-bit lengths; dst may be an input of its own type exactly.
+// Grid-stride, EW_UNROLL chunks in flight a thread, 64-bit lengths; dst may
+// be an input of its own type exactly. The two- and three-input drivers
+// take a set of flags naming the inputs that are single elements (a scalar
+// broadcast to every element), one kernel for every combination.
 
 // Chunk: K elements of T, one aligned access of K * sizeof(T) bytes.
 template <class T, int K>
@@ -96,6 +99,51 @@ struct Widest {
   static constexpr int size = sizeof(A) > sizeof(B) ? sizeof(A) : sizeof(B);
 };
 
+// EW_UNROLL: the vectors a thread loads before it computes and stores any
+// of them, each a grid stride apart (so that a warp's accesses stay
+// coalesced). Memory-bound kernels need many loads in flight to reach the
+// copy bandwidth; one vector a thread leaves the loop waiting on each.
+#define EW_UNROLL 4
+
+// In: one input of a driver, of K-element chunks. A full input reads
+// element i at p[i]; a scalar one (S) is a single element, read once per
+// thread from device memory (no host synchronisation: a graph captures it)
+// and used for every i: NumPy's broadcasting of a one-element array.
+template <class T, int K, bool S>
+struct In {
+  const T* p;
+  T v;
+  __device__ __forceinline__ explicit In(const T* q) : p(q), v() {
+    if constexpr (S) v = *q;
+  }
+  __device__ __forceinline__ bool aligned() const { return S || aligned_to(p, K * sizeof(T)); }
+  __device__ __forceinline__ Chunk<T, K> chunk(i64 i) const {
+    if constexpr (S) {
+      Chunk<T, K> c;
+#pragma unroll
+      for (int k = 0; k < K; k++) c.e[k] = v;
+      return c;
+    } else {
+      return cload<T, K>(p + i * K);
+    }
+  }
+  __device__ __forceinline__ T at(i64 i) const {
+    if constexpr (S)
+      return v;
+    else
+      return p[i];
+  }
+};
+
+// The drivers' loops, written out in each (no lambdas, so that the chunk
+// arrays stay in registers whatever the compiler inlines). In the vector
+// path (dst and every full input aligned to its chunk) thread t takes
+// chunks t, t + stride, ... EW_UNROLL at a time: it loads all of them,
+// then computes and stores each, so that EW_UNROLL loads of every input are
+// in flight at once; the n % K elements past the last chunk go one to a
+// thread (K ≤ 16 < a block). Otherwise one element a thread. 64-bit
+// indices throughout.
+
 // dst[i] = f(a[i]).
 template <class O, class A, class F>
 __device__ __forceinline__ void emap1(O* dst, const A* a, i64 n, F f) {
@@ -103,12 +151,23 @@ __device__ __forceinline__ void emap1(O* dst, const A* a, i64 n, F f) {
   const i64 tid = global_tid(), stride = global_stride();
   if (aligned_to(dst, K * sizeof(O)) && aligned_to(a, K * sizeof(A))) {
     const i64 nv = n / K;
-    for (i64 i = tid; i < nv; i += stride) {
-      const Chunk<A, K> x = cload<A, K>(a + i * K);
-      Chunk<O, K> z;
+    for (i64 i0 = tid; i0 < nv; i0 += EW_UNROLL * stride) {
+      Chunk<A, K> xs[EW_UNROLL] = {};
 #pragma unroll
-      for (int k = 0; k < K; k++) z.e[k] = f(x.e[k]);
-      cstore<O, K>(dst + i * K, z);
+      for (int u = 0; u < EW_UNROLL; u++) {
+        const i64 i = i0 + u * stride;
+        if (i < nv) xs[u] = cload<A, K>(a + i * K);
+      }
+#pragma unroll
+      for (int u = 0; u < EW_UNROLL; u++) {
+        const i64 i = i0 + u * stride;
+        if (i < nv) {
+          Chunk<O, K> z;
+#pragma unroll
+          for (int k = 0; k < K; k++) z.e[k] = f(xs[u].e[k]);
+          cstore<O, K>(dst + i * K, z);
+        }
+      }
     }
     const i64 t = nv * K + tid;
     if (t < n) dst[t] = f(a[t]);
@@ -117,48 +176,138 @@ __device__ __forceinline__ void emap1(O* dst, const A* a, i64 n, F f) {
   }
 }
 
-// dst[i] = f(a[i], b[i]).
-template <class O, class A, class F>
-__device__ __forceinline__ void emap2(O* dst, const A* a, const A* b, i64 n, F f) {
+// dst[i] = f(a[i], b[i]), with a (SA) or b (SB) a single element.
+template <class O, class A, bool SA, bool SB, class F>
+__device__ __forceinline__ void emap2s(O* dst, const A* a, const A* b, i64 n, F f) {
   constexpr int K = 16 / Widest<O, A>::size;
+  const In<A, K, SA> x(a);
+  const In<A, K, SB> y(b);
   const i64 tid = global_tid(), stride = global_stride();
-  if (aligned_to(dst, K * sizeof(O)) && aligned_to(a, K * sizeof(A)) && aligned_to(b, K * sizeof(A))) {
+  if (aligned_to(dst, K * sizeof(O)) && x.aligned() && y.aligned()) {
     const i64 nv = n / K;
-    for (i64 i = tid; i < nv; i += stride) {
-      const Chunk<A, K> x = cload<A, K>(a + i * K);
-      const Chunk<A, K> y = cload<A, K>(b + i * K);
-      Chunk<O, K> z;
+    for (i64 i0 = tid; i0 < nv; i0 += EW_UNROLL * stride) {
+      Chunk<A, K> xs[EW_UNROLL] = {}, ys[EW_UNROLL] = {};
 #pragma unroll
-      for (int k = 0; k < K; k++) z.e[k] = f(x.e[k], y.e[k]);
-      cstore<O, K>(dst + i * K, z);
+      for (int u = 0; u < EW_UNROLL; u++) {
+        const i64 i = i0 + u * stride;
+        if (i < nv) {
+          xs[u] = x.chunk(i);
+          ys[u] = y.chunk(i);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < EW_UNROLL; u++) {
+        const i64 i = i0 + u * stride;
+        if (i < nv) {
+          Chunk<O, K> z;
+#pragma unroll
+          for (int k = 0; k < K; k++) z.e[k] = f(xs[u].e[k], ys[u].e[k]);
+          cstore<O, K>(dst + i * K, z);
+        }
+      }
     }
     const i64 t = nv * K + tid;
-    if (t < n) dst[t] = f(a[t], b[t]);
+    if (t < n) dst[t] = f(x.at(t), y.at(t));
   } else {
-    for (i64 i = tid; i < n; i += stride) dst[i] = f(a[i], b[i]);
+    for (i64 i = tid; i < n; i += stride) dst[i] = f(x.at(i), y.at(i));
   }
 }
 
-// dst[i] = f(c[i], a[i], b[i]) for a bool c (Where).
-template <class T, class F>
-__device__ __forceinline__ void emap3(T* dst, const bool* c, const T* a, const T* b, i64 n, F f) {
+// Scalar-operand flags of the binary and Where kernels (their last
+// argument, a set of these): the input is one element, read for every i.
+// They are the Go side's kernels.Scalars bits, input by input.
+#define EW_SCALAR0 1u
+#define EW_SCALAR1 2u
+#define EW_SCALAR2 4u
+
+// dst[i] = f(a[i], b[i]); sc says which inputs are single elements. One
+// kernel per operation and type covers every case: the flags pick one of
+// the driver's instantiations once, outside the loop.
+template <class O, class A, class F>
+__device__ __forceinline__ void emap2(O* dst, const A* a, const A* b, i64 n, unsigned sc, F f) {
+  switch (sc & (EW_SCALAR0 | EW_SCALAR1)) {
+    case 0:
+      emap2s<O, A, false, false>(dst, a, b, n, f);
+      break;
+    case EW_SCALAR0:
+      emap2s<O, A, true, false>(dst, a, b, n, f);
+      break;
+    case EW_SCALAR1:
+      emap2s<O, A, false, true>(dst, a, b, n, f);
+      break;
+    default:
+      emap2s<O, A, true, true>(dst, a, b, n, f);
+  }
+}
+
+// dst[i] = f(c[i], a[i], b[i]) for a bool c (Where), with c (SC), a (SA)
+// or b (SB) single elements. The condition moves K bytes at a time
+// (K = 16 / sizeof(T): 4 for float32, 16 for uint8) as one access.
+template <class T, bool SC, bool SA, bool SB, class F>
+__device__ __forceinline__ void emap3s(T* dst, const bool* c, const T* a, const T* b, i64 n, F f) {
   constexpr int K = 16 / sizeof(T);
+  const In<bool, K, SC> w(c);
+  const In<T, K, SA> x(a);
+  const In<T, K, SB> y(b);
   const i64 tid = global_tid(), stride = global_stride();
-  if (aligned_to(dst, 16) && aligned_to(c, K) && aligned_to(a, 16) && aligned_to(b, 16)) {
+  if (aligned_to(dst, 16) && w.aligned() && x.aligned() && y.aligned()) {
     const i64 nv = n / K;
-    for (i64 i = tid; i < nv; i += stride) {
-      const Chunk<bool, K> w = cload<bool, K>(c + i * K);
-      const Chunk<T, K> x = cload<T, K>(a + i * K);
-      const Chunk<T, K> y = cload<T, K>(b + i * K);
-      Chunk<T, K> z;
+    for (i64 i0 = tid; i0 < nv; i0 += EW_UNROLL * stride) {
+      Chunk<bool, K> ws[EW_UNROLL] = {};
+      Chunk<T, K> xs[EW_UNROLL] = {}, ys[EW_UNROLL] = {};
 #pragma unroll
-      for (int k = 0; k < K; k++) z.e[k] = f(w.e[k], x.e[k], y.e[k]);
-      cstore<T, K>(dst + i * K, z);
+      for (int u = 0; u < EW_UNROLL; u++) {
+        const i64 i = i0 + u * stride;
+        if (i < nv) {
+          ws[u] = w.chunk(i);
+          xs[u] = x.chunk(i);
+          ys[u] = y.chunk(i);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < EW_UNROLL; u++) {
+        const i64 i = i0 + u * stride;
+        if (i < nv) {
+          Chunk<T, K> z;
+#pragma unroll
+          for (int k = 0; k < K; k++) z.e[k] = f(ws[u].e[k], xs[u].e[k], ys[u].e[k]);
+          cstore<T, K>(dst + i * K, z);
+        }
+      }
     }
     const i64 t = nv * K + tid;
-    if (t < n) dst[t] = f(c[t], a[t], b[t]);
+    if (t < n) dst[t] = f(w.at(t), x.at(t), y.at(t));
   } else {
-    for (i64 i = tid; i < n; i += stride) dst[i] = f(c[i], a[i], b[i]);
+    for (i64 i = tid; i < n; i += stride) dst[i] = f(w.at(i), x.at(i), y.at(i));
+  }
+}
+
+template <class T, class F>
+__device__ __forceinline__ void emap3(T* dst, const bool* c, const T* a, const T* b, i64 n, unsigned sc, F f) {
+  switch (sc & (EW_SCALAR0 | EW_SCALAR1 | EW_SCALAR2)) {
+    case 0:
+      emap3s<T, false, false, false>(dst, c, a, b, n, f);
+      break;
+    case EW_SCALAR0:
+      emap3s<T, true, false, false>(dst, c, a, b, n, f);
+      break;
+    case EW_SCALAR1:
+      emap3s<T, false, true, false>(dst, c, a, b, n, f);
+      break;
+    case EW_SCALAR0 | EW_SCALAR1:
+      emap3s<T, true, true, false>(dst, c, a, b, n, f);
+      break;
+    case EW_SCALAR2:
+      emap3s<T, false, false, true>(dst, c, a, b, n, f);
+      break;
+    case EW_SCALAR0 | EW_SCALAR2:
+      emap3s<T, true, false, true>(dst, c, a, b, n, f);
+      break;
+    case EW_SCALAR1 | EW_SCALAR2:
+      emap3s<T, false, true, true>(dst, c, a, b, n, f);
+      break;
+    default:
+      emap3s<T, true, true, true>(dst, c, a, b, n, f);
   }
 }
 

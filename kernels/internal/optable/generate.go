@@ -109,7 +109,9 @@ func genCUDA() []byte {
 	b.WriteString(`// The table's elementwise kernels, included at the end of kernels.cu. Each
 // operation on each element type is a functor (its body from the table) and
 // a kernel through optable.cuh's drivers: grid-stride, 64-bit lengths,
-// 16-byte vector accesses when the pointers allow.
+// 16-byte vector accesses when the pointers allow. The kernels of two and
+// three inputs take a last argument sc, the set of inputs that are single
+// elements read for every element (NumPy's broadcasting of a scalar).
 
 #include "optable.cuh"
 #include "half.cuh"
@@ -130,10 +132,10 @@ func genCUDA() []byte {
 				fmt.Fprintf(&b, "KERNEL %s(%s* dst, const %s* x, i64 n) { emap1(dst, x, n, %s()); }\n", c.KernelName(), o.C, t.C, f)
 			case Binary, Compare:
 				fmt.Fprintf(&b, "struct %s {\n  typedef %s T;\n  __device__ __forceinline__ %s operator()(T x, T y) const { return %s; }\n};\n", f, t.C, o.C, c.Impl.C)
-				fmt.Fprintf(&b, "KERNEL %s(%s* dst, const %s* a, const %s* b, i64 n) { emap2(dst, a, b, n, %s()); }\n", c.KernelName(), o.C, t.C, t.C, f)
+				fmt.Fprintf(&b, "KERNEL %s(%s* dst, const %s* a, const %s* b, i64 n%s) { emap2(dst, a, b, n, sc, %s()); }\n", c.KernelName(), o.C, t.C, t.C, scalarsParam, f)
 			case Where:
 				fmt.Fprintf(&b, "struct %s {\n  typedef %s T;\n  __device__ __forceinline__ T operator()(bool c, T x, T y) const { return %s; }\n};\n", f, t.C, c.Impl.C)
-				fmt.Fprintf(&b, "KERNEL %s(%s* dst, const bool* cond, const %s* a, const %s* b, i64 n) { emap3(dst, cond, a, b, n, %s()); }\n", c.KernelName(), t.C, t.C, t.C, f)
+				fmt.Fprintf(&b, "KERNEL %s(%s* dst, const bool* cond, const %s* a, const %s* b, i64 n%s) {\n  emap3(dst, cond, a, b, n, sc, %s());\n}\n", c.KernelName(), t.C, t.C, t.C, scalarsParam, f)
 			case Clamp:
 				fmt.Fprintf(&b, "struct %s {\n  typedef %s T;\n  T lo, hi;\n  __device__ __forceinline__ T operator()(T x) const { return %s; }\n};\n", f, t.C, c.Impl.C)
 				fmt.Fprintf(&b, "KERNEL %s(%s* dst, const %s* x, u64 lo, u64 hi, i64 n) {\n  emap1(dst, x, n, %s{scalar<%s>(lo), scalar<%s>(hi)});\n}\n", c.KernelName(), t.C, t.C, f, t.C, t.C)
@@ -151,6 +153,11 @@ func genCUDA() []byte {
 	}
 	return b.Bytes()
 }
+
+// scalarsParam is the last parameter of the Binary, Compare and Where
+// kernels: the set of their inputs that are single elements, broadcast to
+// every element (optable.cuh's EW_SCALAR* flags, kernels.Scalars).
+const scalarsParam = ", unsigned sc"
 
 // genEmu lists every generated kernel for the emulator harness
 // (kernels/cuda/emu/optable_check.h has the checks).
@@ -328,16 +335,16 @@ func genArray() []byte {
 				op.Name, op.Doc, types, alloc, op.Name, op.Name, op.Name)
 			fmt.Fprintf(&b, "\n// %s is Ops.%s on the default streams.\nfunc %s[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.%s(dst, x) }\n", op.Name, op.Name, op.Name, op.Name)
 		case Binary:
-			fmt.Fprintf(&b, "\n// %s sets each element of dst to %s.\n// It takes %s; a, b and dst must have one shape. %s\nfunc (o Ops[T]) %s(dst, a, b *Array[T]) (*Array[T], error) {\n\treturn o.binaryOp(%q, kernels.%s[T], dst, a, b)\n}\n",
-				op.Name, op.Doc, types, alloc, op.Name, op.Name, op.Name)
+			fmt.Fprintf(&b, "\n// %s sets each element of dst to %s.\n// It takes %s;%s %s\nfunc (o Ops[T]) %s(dst, a, b *Array[T]) (*Array[T], error) {\n\treturn o.binaryOp(%q, kernels.%s[T], dst, a, b)\n}\n",
+				op.Name, op.Doc, types, broadcastDoc("a and b"), alloc, op.Name, op.Name, op.Name)
 			fmt.Fprintf(&b, "\n// %s is Ops.%s on the default streams.\nfunc %s[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.%s(dst, a, b) }\n", op.Name, op.Name, op.Name, op.Name)
 		case Compare:
-			fmt.Fprintf(&b, "\n// %s sets each element of dst, a bool array, to %s.\n// It takes %s; a, b and dst must have one shape. %s\nfunc (o Ops[T]) %s(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {\n\treturn compareOp(o, %q, kernels.%s[T], dst, a, b)\n}\n",
-				op.Name, op.Doc, types, alloc, op.Name, op.Name, op.Name)
+			fmt.Fprintf(&b, "\n// %s sets each element of dst, a bool array, to %s.\n// It takes %s;%s %s\nfunc (o Ops[T]) %s(dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {\n\treturn compareOp(o, %q, kernels.%s[T], dst, a, b)\n}\n",
+				op.Name, op.Doc, types, broadcastDoc("a and b"), alloc, op.Name, op.Name, op.Name)
 			fmt.Fprintf(&b, "\n// %s is Ops.%s on the default streams.\nfunc %s[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {\n\treturn Ops[T]{}.%s(dst, a, b)\n}\n", op.Name, op.Name, op.Name, op.Name)
 		case Where:
-			fmt.Fprintf(&b, "\n// %s sets each element of dst to %s.\n// It takes %s; cond, a, b and dst must have one shape. %s\nfunc (o Ops[T]) %s(dst *Array[T], cond *Array[bool], a, b *Array[T]) (*Array[T], error) {\n\treturn o.whereOp(%q, kernels.%s[T], dst, cond, a, b)\n}\n",
-				op.Name, op.Doc, types, alloc, op.Name, op.Name, op.Name)
+			fmt.Fprintf(&b, "\n// %s sets each element of dst to %s.\n// It takes %s;%s %s\nfunc (o Ops[T]) %s(dst *Array[T], cond *Array[bool], a, b *Array[T]) (*Array[T], error) {\n\treturn o.whereOp(%q, kernels.%s[T], dst, cond, a, b)\n}\n",
+				op.Name, op.Doc, types, broadcastDoc("cond, a and b"), alloc, op.Name, op.Name, op.Name)
 			fmt.Fprintf(&b, "\n// %s is Ops.%s on the default streams.\nfunc %s[T Elem](dst *Array[T], cond *Array[bool], a, b *Array[T]) (*Array[T], error) {\n\treturn Ops[T]{}.%s(dst, cond, a, b)\n}\n", op.Name, op.Name, op.Name, op.Name)
 		case Clamp:
 			fmt.Fprintf(&b, "\n// %s sets each element of dst to %s.\n// It takes %s; dst must have x's shape. %s\nfunc (o Ops[T]) %s(dst, x *Array[T], lo, hi T) (*Array[T], error) {\n\treturn o.clampOp(%q, kernels.%s[T], dst, x, lo, hi)\n}\n",
@@ -346,6 +353,12 @@ func genArray() []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// broadcastDoc says how the inputs of an operation of two or three inputs
+// broadcast, for its doc comment.
+func broadcastDoc(inputs string) string {
+	return "\n// " + inputs + " broadcast to each other by NumPy's rules (a 0-d or one-element\n// array is read as a scalar) and dst, if given, must have the shape they\n// broadcast to."
 }
 
 // ---------------------------------------------------------------------------
@@ -368,8 +381,23 @@ mask, err := cuarray.Less[float32](nil, a, b) // an *Array[bool]
 z, err := cuarray.Convert[int32](nil, nil, x) // float32 → int32
 ` + "```" + `
 
-Operands and dst have one shape (no broadcasting for these yet); dst may
-be an operand of the same type (in place). An element type an operation
+The operations of two and three inputs (Pow, Minimum, Maximum, the
+comparisons, the logical ones, Where) broadcast their inputs to each other
+by NumPy's rules (cuarray.BroadcastShapes) and dst has the shape they
+broadcast to; a unary operation's dst has x's shape. An input of one
+element (a 0-d array such as ` + "`cuarray.Full[float32](0)`" + `, a one-element array,
+or a broadcast view of one) is read as a scalar: the kernel reads it once a
+thread from device memory, so nothing of the result's size is made for it
+and no host synchronisation happens (graphs capture it). Other broadcast
+inputs (a row or column vector) and strided views are first copied to a
+contiguous temporary of the result's shape. dst may be an operand of the
+same type (in place), but not overlap a scalar input.
+
+` + "```go" + `
+zero, err := cuarray.Full[float32](0)           // a 0-d array
+mask, err := cuarray.Greater[float32](nil, x, zero) // x > 0
+y, err := cuarray.Where[float32](nil, mask, x, zero) // where(x > 0, x, 0)
+` + "```" + ` An element type an operation
 does not take is an error wrapping kernels.ErrUnsupportedDType that names
 the types it takes. In package kernels the same names work on device
 pointers (kernels.Exp, kernels.Less, ...).

@@ -8,11 +8,14 @@ type Kind int
 const (
 	// Unary: dst T = f(x T). Kernel (T* dst, const T* x, i64 n).
 	Unary Kind = iota
-	// Binary: dst T = f(a T, b T). Kernel (T* dst, const T* a, const T* b, i64 n).
+	// Binary: dst T = f(a T, b T). Kernel (T* dst, const T* a, const T* b, i64 n,
+	// unsigned sc), sc the inputs that are single elements (bit 0 a, bit 1 b).
 	Binary
-	// Compare: dst bool = f(a T, b T). Kernel (bool* dst, const T* a, const T* b, i64 n).
+	// Compare: dst bool = f(a T, b T). Kernel (bool* dst, const T* a, const T* b, i64 n,
+	// unsigned sc), as Binary.
 	Compare
-	// Where: dst T = cond ? a : b. Kernel (T* dst, const bool* cond, const T* a, const T* b, i64 n).
+	// Where: dst T = cond ? a : b. Kernel (T* dst, const bool* cond, const T* a, const T* b,
+	// i64 n, unsigned sc), sc's bits 0, 1, 2 for cond, a, b.
 	Where
 	// Clamp: dst T = f(x T) with scalars lo and hi of T (as their Go bits).
 	// Kernel (T* dst, const T* x, u64 lo, u64 hi, i64 n).
