@@ -120,15 +120,46 @@ func (l *stridedLayout) transpose() (transposeLayout, bool) {
 	return tr, true
 }
 
-// Tiles of the transpose kernel: tileDim × tileDim elements, a block of
-// threads (256) moving tileDim×tileDim/threads elements each.
+// The transpose kernel's two paths (strided_copy.cuh). The vector path
+// moves trV elements an access (16 bytes, 8 for 1-byte elements), a
+// thread trU columns × trV rows, a warp 8·trV rows × 4·trU columns; the tile
+// path moves tileDim × tileDim tiles through shared memory, a block a tile.
 const tileDim = 32
 
-// gpuTranspose launches the tiled kernel: one block a tile, grid-strided
-// over the tiles.
+func trVU(size int) (v, u int) {
+	v = min(16/size, 8)
+	return v, max(v, 4)
+}
+
+// transposeVectors reports whether the kernel takes its vector path: both
+// pointers aligned to a vector's bytes and every stride a multiple of trV
+// elements (strided_copy.cuh's transpose_vectors_ok, the same test).
+func transposeVectors(dst, src backend.Ptr, size int, tr transposeLayout) bool {
+	v, _ := trVU(size)
+	bytes := backend.Ptr(v * size)
+	return dst%bytes == 0 && src%bytes == 0 && tr.dBatch%v == 0 && tr.dRow%v == 0 && tr.sBatch%v == 0 && tr.sCol%v == 0
+}
+
+// maxTransposeBlocks caps the transpose grid; past it blocks loop.
+const maxTransposeBlocks = 1 << 20
+
+// transposeGrid is a block for each 8 warp tiles of the vector path, or for
+// each tile of the tile path: a block's work is short, and a grid of many
+// blocks balances the tail better than one wave that loops.
+func transposeGrid(dst, src backend.Ptr, size int, tr transposeLayout) uint32 {
+	if transposeVectors(dst, src, size, tr) {
+		v, u := trVU(size)
+		warps := tr.batch * ceilDiv(tr.rows, 8*v) * ceilDiv(tr.cols, 4*u)
+		return clampGrid(ceilDiv(warps, threads/32), maxTransposeBlocks)
+	}
+	return clampGrid(tr.batch*ceilDiv(tr.rows, tileDim)*ceilDiv(tr.cols, tileDim), maxTransposeBlocks)
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// gpuTranspose launches the transpose kernel, grid-strided over its tiles.
 func (t *target) gpuTranspose(dst, src backend.Ptr, tr transposeLayout) error {
-	tiles := tr.batch * ((tr.rows + tileDim - 1) / tileDim) * ((tr.cols + tileDim - 1) / tileDim)
-	return t.launch(kTranspose, 0, clampGrid(tiles, t.sms*blocksPerSM), dptr(dst), dptr(src),
+	return t.launch(kTranspose, 0, transposeGrid(dst, src, t.dt.Size(), tr), dptr(dst), dptr(src),
 		int64(tr.batch), int64(tr.rows), int64(tr.cols), int64(tr.dBatch), int64(tr.dRow), int64(tr.sBatch), int64(tr.sCol))
 }
 
@@ -137,39 +168,9 @@ func (t *target) gpuTranspose(dst, src backend.Ptr, tr transposeLayout) error {
 func (t *target) gpuCopyStrided(dst, src backend.Ptr, l *stridedLayout) error {
 	var args [3 + 3*stridedDims]any
 	size := backend.Ptr(t.dt.Size())
-	nd := len(l.shape)
-	inner := max(nd-stridedDims, 0)
-	shape, sa, sb := l.shape[inner:], l.sa[inner:], l.sb[inner:]
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	grid := clampGrid((n+threads-1)/threads, t.sms*blocksPerSM)
-	idx := make([]int, inner)
-	for off := 0; off < l.n; off += n {
-		oa, ob := 0, 0
-		for i, v := range idx {
-			oa += v * l.sa[i]
-			ob += v * l.sb[i]
-		}
-		args[0], args[1], args[2] = dptr(dst+backend.Ptr(oa)*size), dptr(src+backend.Ptr(ob)*size), int64(n)
-		pad := stridedDims - len(shape)
-		for i := range stridedDims {
-			d, x, y := int64(1), int64(0), int64(0)
-			if j := i - pad; j >= 0 {
-				d, x, y = int64(shape[j]), int64(sa[j]), int64(sb[j])
-			}
-			args[3+i], args[3+stridedDims+i], args[3+2*stridedDims+i] = d, x, y
-		}
-		if err := t.launch(kCopyStrided, 0, grid, args[:]...); err != nil {
-			return err
-		}
-		for i := inner - 1; i >= 0; i-- {
-			if idx[i]++; idx[i] < l.shape[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-	return nil
+	return l.eachOuter(func(in stridedInner, _, oa, ob int) error {
+		args[0], args[1], args[2] = dptr(dst+backend.Ptr(oa)*size), dptr(src+backend.Ptr(ob)*size), int64(in.n)
+		in.fill(args[3:])
+		return t.launch(kCopyStrided, 0, in.grid(t.sms), args[:]...)
+	})
 }

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"github.com/gocuda/gocuda/backend"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,4 +37,60 @@ func TestPlanCopyFindsTranspositions(t *testing.T) {
 			assert.Equal(t, c.want, tr)
 		})
 	}
+}
+
+// TestTransposeVectorsMirrorsTheKernelsTest: the vector path needs both
+// pointers aligned to a vector and every stride a multiple of its elements;
+// the grid counts warp tiles (8 a block) on it and 32×32 tiles off it.
+func TestTransposeVectorsMirrorsTheKernelsTest(t *testing.T) {
+	sq := transposeLayout{batch: 1, rows: 4096, cols: 4096, dRow: 4096, sCol: 4096}
+	odd := transposeLayout{batch: 2, rows: 5, cols: 7, dBatch: 35, dRow: 7, sBatch: 35, sCol: 5}
+	cases := []struct {
+		name     string
+		dst, src backend.Ptr
+		size     int
+		tr       transposeLayout
+		vec      bool
+		grid     uint32
+	}{
+		{"float32 4096²", 1 << 20, 1 << 30, 4, sq, true, 4096 * 4096 / (32 * 16) / 8},
+		{"float32 at an offset of 4 bytes", 1<<20 + 4, 1 << 30, 4, sq, false, 128 * 128},
+		{"uint8 on 8-byte vectors", 8, 16, 1, sq, true, 4096 / 64 * 4096 / 32 / 8},
+		{"float64, two a vector", 16, 32, 8, sq, true, 4096 / 16 * 4096 / 16 / 8},
+		{"odd strides take the tiles", 0, 0, 4, odd, false, 2},
+		{"16-byte elements always align their strides", 0, 0, 16, odd, true, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.vec, transposeVectors(c.dst, c.src, c.size, c.tr))
+			assert.Equal(t, c.grid, transposeGrid(c.dst, c.src, c.size, c.tr))
+		})
+	}
+}
+
+// TestEachOuterVisitsEveryOuterIndex: a layout of more dimensions than a
+// launch takes runs once for each index of the outer ones, with their
+// offsets in a contiguous dst and through each operand's strides.
+func TestEachOuterVisitsEveryOuterIndex(t *testing.T) {
+	// 8 dimensions of 2 whose strides never merge: 2 outer dimensions.
+	shape := []int{2, 2, 2, 2, 2, 2, 2, 2}
+	sa := []int{1000, 300, 100, 30, 10, 3, 1 << 10, 1}
+	sb := []int{1, 5, 25, 125, 625, 3125, 15625, 78125}
+	l, err := planStrided(shape, sa, sb)
+	require.NoError(t, err)
+	require.Len(t, l.shape, 8)
+	type call struct{ off, oa, ob int }
+	var got []call
+	require.NoError(t, l.eachOuter(func(in stridedInner, off, oa, ob int) error {
+		assert.Equal(t, 64, in.n)
+		assert.Equal(t, shape[2:], in.shape)
+		got = append(got, call{off, oa, ob})
+		return nil
+	}))
+	assert.Equal(t, []call{{0, 0, 0}, {64, 300, 5}, {128, 1000, 1}, {192, 1300, 6}}, got)
+	// An error stops the walk.
+	n := 0
+	err = l.eachOuter(func(stridedInner, int, int, int) error { n++; return backend.ErrInvalidValue })
+	assert.ErrorIs(t, err, backend.ErrInvalidValue)
+	assert.Equal(t, 1, n)
 }

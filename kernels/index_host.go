@@ -135,6 +135,27 @@ func hostIndex(k kop, dt DType, dst, src, idx backend.Ptr, l IndexLayout, bad *i
 	}
 }
 
+// gatherRow sets d[i] = s[ix[i]]: Take's row of one element an index, an
+// index out of range wrapped or clamped (takeIndex).
+func gatherRow[T any](d, s []T, ix []int64, bad *int64) {
+	ix = ix[:len(d)]
+	for i, w := range ix {
+		if uint64(w) >= uint64(len(s)) {
+			w = int64(takeIndex(w, len(s), bad))
+		}
+		d[i] = s[w]
+	}
+}
+
+// takeIndex is Take's row for an index that is not in [0, dim): a negative
+// one wrapped once, else the nearest valid one with raw recorded in bad.
+func takeIndex(raw int64, dim int, bad *int64) int {
+	if w := raw + int64(dim); raw < 0 && w >= 0 {
+		return int(w)
+	}
+	return clampIndex(raw, dim, bad)
+}
+
 // wrapIndex is the kernels' idx_at: a negative index wrapped once, or -1
 // (with the raw index recorded in bad, when it is not nil) out of range.
 func wrapIndex(raw int64, dim int, bad *int64) int {
@@ -168,6 +189,21 @@ func indexOf[T number](k kop, dstp, srcp, idxp backend.Ptr, l IndexLayout, bad *
 	gathered := l.Outer * nidx * inner
 	if k == kTake {
 		dst, src := hostView[T](dstp, gathered), hostView[T](srcp, indexed)
+		if inner == 1 {
+			// One element an index (a gather of a vector, or of columns):
+			// runs of indices into one row of src, so that the loop is a
+			// plain Go gather, short enough for the processor to keep many
+			// of its random reads in flight.
+			parallel(gathered, func(lo, hi int) {
+				for lo < hi {
+					o, j := lo/nidx, lo%nidx
+					end := min(hi, (o+1)*nidx)
+					gatherRow(dst[lo:end], src[o*dim:(o+1)*dim], idx[j:j+end-lo], bad)
+					lo = end
+				}
+			})
+			return
+		}
 		// Rows (o, j) of inner elements, a goroutine a range of them; o and
 		// j are counted, not divided out, and the in-range test is one
 		// unsigned comparison: the loop is within a small factor of a

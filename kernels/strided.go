@@ -193,30 +193,73 @@ func (t *target) gpuStrided(k kop, dst, a, b backend.Ptr, l *stridedLayout) erro
 	var args [4 + 1 + 3*stridedDims]any
 	size := backend.Ptr(t.dt.Size())
 	if mode, rows, cols := l.rowCol(); mode >= 0 {
-		fill(&args, dst, a, b, int64(l.n), int32(mode), []int{rows, cols}, nil, nil)
+		args[0], args[1], args[2], args[3], args[4] = dptr(dst), dptr(a), dptr(b), int64(l.n), int32(mode)
+		stridedInner{shape: []int{rows, cols}}.fill(args[5:])
 		return t.launch(k, 0, elementwiseGrid(l.n, t.dt, t.sms), args[:]...)
 	}
-	nd := len(l.shape)
-	inner := max(nd-stridedDims, 0)
-	shape, sa, sb := l.shape[inner:], l.sa[inner:], l.sb[inner:]
-	n := 1
-	for _, d := range shape {
-		n *= d
+	return l.eachOuter(func(in stridedInner, off, oa, ob int) error {
+		args[0], args[1], args[2] = dptr(dst+backend.Ptr(off)*size), dptr(a+backend.Ptr(oa)*size), dptr(b+backend.Ptr(ob)*size)
+		args[3], args[4] = int64(in.n), int32(stridedGeneral)
+		in.fill(args[5:])
+		return t.launch(k, 0, in.grid(t.sms), args[:]...)
+	})
+}
+
+// stridedInner is the part of a layout one strided launch takes: its
+// stridedDims innermost dimensions (all of them for most layouts), the
+// strides of a and b along them (nil for the row and column modes, which
+// need only the shape) and their element count.
+type stridedInner struct {
+	shape, sa, sb []int
+	n             int
+}
+
+// fill sets a strided launch's layout arguments: the shape and the two
+// operands' strides, each right-aligned in stridedDims values (dimensions
+// of 1, stride 0, in front).
+func (in stridedInner) fill(args []any) {
+	pad := stridedDims - len(in.shape)
+	for i := range stridedDims {
+		d, x, y := int64(1), int64(0), int64(0)
+		if j := i - pad; j >= 0 {
+			d = int64(in.shape[j])
+			if in.sa != nil {
+				x, y = int64(in.sa[j]), int64(in.sb[j])
+			}
+		}
+		args[i], args[stridedDims+i], args[2*stridedDims+i] = d, x, y
 	}
-	grid := clampGrid((n+threads-1)/threads, t.sms*blocksPerSM)
+}
+
+// grid is a launch over the inner elements: a thread each, up to a wave.
+func (in stridedInner) grid(sms int) uint32 {
+	return clampGrid((in.n+threads-1)/threads, sms*blocksPerSM)
+}
+
+// eachOuter calls launch once for each index of l's dimensions beyond the
+// stridedDims innermost (once, for a layout of no more), with the inner
+// layout and the element offsets of that index: off in a contiguous array
+// of l's shape, oa through l.sa and ob through l.sb. The strided binary
+// kernels and the strided copy both launch through it.
+func (l *stridedLayout) eachOuter(launch func(in stridedInner, off, oa, ob int) error) error {
+	nd := len(l.shape)
+	outer := max(nd-stridedDims, 0)
+	in := stridedInner{shape: l.shape[outer:], sa: l.sa[outer:], sb: l.sb[outer:], n: 1}
+	for _, d := range in.shape {
+		in.n *= d
+	}
 	// idx counts through the outer dimensions (none when nd ≤ stridedDims).
-	idx := make([]int, inner)
-	for off := 0; off < l.n; off += n {
+	idx := make([]int, outer)
+	for off := 0; off < l.n; off += in.n {
 		oa, ob := 0, 0
 		for i, v := range idx {
 			oa += v * l.sa[i]
 			ob += v * l.sb[i]
 		}
-		fill(&args, dst+backend.Ptr(off)*size, a+backend.Ptr(oa)*size, b+backend.Ptr(ob)*size, int64(n), stridedGeneral, shape, sa, sb)
-		if err := t.launch(k, 0, grid, args[:]...); err != nil {
+		if err := launch(in, off, oa, ob); err != nil {
 			return err
 		}
-		for i := inner - 1; i >= 0; i-- {
+		for i := outer - 1; i >= 0; i-- {
 			if idx[i]++; idx[i] < l.shape[i] {
 				break
 			}
@@ -224,22 +267,4 @@ func (t *target) gpuStrided(k kop, dst, a, b backend.Ptr, l *stridedLayout) erro
 		}
 	}
 	return nil
-}
-
-// fill sets a strided launch's arguments: dst, a, b, n, mode, then the
-// shape and the two operands' strides, each right-aligned in stridedDims
-// values (dimensions of 1, stride 0, in front).
-func fill(args *[4 + 1 + 3*stridedDims]any, dst, a, b backend.Ptr, n int64, mode int32, shape, sa, sb []int) {
-	args[0], args[1], args[2], args[3], args[4] = dptr(dst), dptr(a), dptr(b), n, mode
-	pad := stridedDims - len(shape)
-	for i := range stridedDims {
-		d, x, y := int64(1), int64(0), int64(0)
-		if j := i - pad; j >= 0 {
-			d = int64(shape[j])
-			if sa != nil {
-				x, y = int64(sa[j]), int64(sb[j])
-			}
-		}
-		args[5+i], args[5+stridedDims+i], args[5+2*stridedDims+i] = d, x, y
-	}
 }

@@ -420,31 +420,32 @@ __device__ __forceinline__ void rowcol(T* dst, const T* full, const T* small, i6
   }
 }
 
-// The general mode: each thread finds the coordinates of its first element
-// and of the grid's stride once (divisions), then steps its coordinates and
-// both inputs' offsets by the stride with carries, which needs none.
-template <class T, class F>
-__device__ __forceinline__ void strided_general(T* dst, const T* a, const T* b, i64 n, const Strides& s, F f) {
-  const i64 tid = global_tid(), stride = global_stride();
-  if (tid >= n) return;
-  i64 c[STRIDED_DIMS], st[STRIDED_DIMS];
-  i64 x = tid, y = stride, oa = 0, ob = 0;
+// StridedCursor walks a thread's elements of a layout of STRIDED_DIMS
+// dimensions by the grid's stride: it finds the coordinates of its first
+// element and of the stride once (divisions), then steps the coordinates and
+// two offsets (oa through s.sa, ob through s.sb) with carries, which need
+// none. The strided binary kernels and the strided copy (strided_copy.cuh)
+// both walk with it.
+struct StridedCursor {
+  i64 c[STRIDED_DIMS], st[STRIDED_DIMS], oa, ob;
+  __device__ __forceinline__ StridedCursor(i64 tid, i64 stride, const Strides& s) : oa(0), ob(0) {
+    i64 x = tid, y = stride;
 #pragma unroll
-  for (int k = STRIDED_DIMS - 1; k > 0; k--) {
-    c[k] = x % s.d[k];
-    x /= s.d[k];
-    st[k] = y % s.d[k];
-    y /= s.d[k];
-  }
-  c[0] = x;
-  st[0] = y;  // the outermost coordinate does not wrap: past it, i >= n
+    for (int k = STRIDED_DIMS - 1; k > 0; k--) {
+      c[k] = x % s.d[k];
+      x /= s.d[k];
+      st[k] = y % s.d[k];
+      y /= s.d[k];
+    }
+    c[0] = x;
+    st[0] = y;  // the outermost coordinate does not wrap: past it, i >= n
 #pragma unroll
-  for (int k = 0; k < STRIDED_DIMS; k++) {
-    oa += c[k] * s.sa[k];
-    ob += c[k] * s.sb[k];
+    for (int k = 0; k < STRIDED_DIMS; k++) {
+      oa += c[k] * s.sa[k];
+      ob += c[k] * s.sb[k];
+    }
   }
-  for (i64 i = tid; i < n; i += stride) {
-    dst[i] = f(a[oa], b[ob]);
+  __device__ __forceinline__ void step(const Strides& s) {
     i64 carry = 0;
 #pragma unroll
     for (int k = STRIDED_DIMS - 1; k > 0; k--) {
@@ -459,6 +460,18 @@ __device__ __forceinline__ void strided_general(T* dst, const T* a, const T* b, 
     const i64 dv = st[0] + carry;
     oa += dv * s.sa[0];
     ob += dv * s.sb[0];
+  }
+};
+
+// The general mode: dst is contiguous, a and b walk their strides.
+template <class T, class F>
+__device__ __forceinline__ void strided_general(T* dst, const T* a, const T* b, i64 n, const Strides& s, F f) {
+  const i64 tid = global_tid(), stride = global_stride();
+  if (tid >= n) return;
+  StridedCursor p(tid, stride, s);
+  for (i64 i = tid; i < n; i += stride) {
+    dst[i] = f(a[p.oa], b[p.ob]);
+    p.step(s);
   }
 }
 
