@@ -590,7 +590,7 @@ struct gen_pow_f16 {
     return f32_to_f16(powf(x, y));
   }
 };
-KERNEL gocuda_pow_f16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_pow_f16()); }
+KERNEL gocuda_pow_f16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_pow_f16()); }
 struct gen_pow_bf16 {
   typedef float T;
   __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
@@ -598,7 +598,7 @@ struct gen_pow_bf16 {
     return f32_to_bf16(powf(x, y));
   }
 };
-KERNEL gocuda_pow_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_pow_bf16()); }
+KERNEL gocuda_pow_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_pow_bf16()); }
 
 // Minimum: dst = the smaller of a and b, NaN if either is NaN (a where they are equal).
 struct gen_minimum_f32 {
@@ -633,7 +633,7 @@ struct gen_minimum_f16 {
     return f32_to_f16(minimum_(x, y));
   }
 };
-KERNEL gocuda_minimum_f16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_minimum_f16()); }
+KERNEL gocuda_minimum_f16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_f16()); }
 struct gen_minimum_bf16 {
   typedef float T;
   __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
@@ -641,7 +641,7 @@ struct gen_minimum_bf16 {
     return f32_to_bf16(minimum_(x, y));
   }
 };
-KERNEL gocuda_minimum_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_minimum_bf16()); }
+KERNEL gocuda_minimum_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_bf16()); }
 
 // Maximum: dst = the larger of a and b, NaN if either is NaN (a where they are equal).
 struct gen_maximum_f32 {
@@ -676,7 +676,7 @@ struct gen_maximum_f16 {
     return f32_to_f16(maximum_(x, y));
   }
 };
-KERNEL gocuda_maximum_f16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_maximum_f16()); }
+KERNEL gocuda_maximum_f16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_f16()); }
 struct gen_maximum_bf16 {
   typedef float T;
   __device__ __forceinline__ unsigned short operator()(unsigned short x_, unsigned short y_) const {
@@ -684,7 +684,7 @@ struct gen_maximum_bf16 {
     return f32_to_bf16(maximum_(x, y));
   }
 };
-KERNEL gocuda_maximum_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_maximum_bf16()); }
+KERNEL gocuda_maximum_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_bf16()); }
 
 // Equal: dst = a == b.
 struct gen_eq_f32 {
@@ -724,7 +724,7 @@ struct gen_eq_f16 {
     return x == y;
   }
 };
-KERNEL gocuda_eq_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_eq_f16()); }
+KERNEL gocuda_eq_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_f16()); }
 struct gen_eq_bf16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -732,7 +732,7 @@ struct gen_eq_bf16 {
     return x == y;
   }
 };
-KERNEL gocuda_eq_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_eq_bf16()); }
+KERNEL gocuda_eq_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_bf16()); }
 
 // NotEqual: dst = a != b (true where either is NaN).
 struct gen_ne_f32 {
@@ -772,7 +772,7 @@ struct gen_ne_f16 {
     return x != y;
   }
 };
-KERNEL gocuda_ne_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_ne_f16()); }
+KERNEL gocuda_ne_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_f16()); }
 struct gen_ne_bf16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -780,7 +780,7 @@ struct gen_ne_bf16 {
     return x != y;
   }
 };
-KERNEL gocuda_ne_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_ne_bf16()); }
+KERNEL gocuda_ne_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_bf16()); }
 
 // Less: dst = a < b.
 struct gen_lt_f32 {
@@ -815,7 +815,7 @@ struct gen_lt_f16 {
     return x < y;
   }
 };
-KERNEL gocuda_lt_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_lt_f16()); }
+KERNEL gocuda_lt_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_f16()); }
 struct gen_lt_bf16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -823,7 +823,7 @@ struct gen_lt_bf16 {
     return x < y;
   }
 };
-KERNEL gocuda_lt_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_lt_bf16()); }
+KERNEL gocuda_lt_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_bf16()); }
 
 // LessEqual: dst = a <= b.
 struct gen_le_f32 {
@@ -858,7 +858,7 @@ struct gen_le_f16 {
     return x <= y;
   }
 };
-KERNEL gocuda_le_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_le_f16()); }
+KERNEL gocuda_le_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_f16()); }
 struct gen_le_bf16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -866,7 +866,7 @@ struct gen_le_bf16 {
     return x <= y;
   }
 };
-KERNEL gocuda_le_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_le_bf16()); }
+KERNEL gocuda_le_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_bf16()); }
 
 // Greater: dst = a > b.
 struct gen_gt_f32 {
@@ -901,7 +901,7 @@ struct gen_gt_f16 {
     return x > y;
   }
 };
-KERNEL gocuda_gt_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_gt_f16()); }
+KERNEL gocuda_gt_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_f16()); }
 struct gen_gt_bf16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -909,7 +909,7 @@ struct gen_gt_bf16 {
     return x > y;
   }
 };
-KERNEL gocuda_gt_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_gt_bf16()); }
+KERNEL gocuda_gt_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_bf16()); }
 
 // GreaterEqual: dst = a >= b.
 struct gen_ge_f32 {
@@ -944,7 +944,7 @@ struct gen_ge_f16 {
     return x >= y;
   }
 };
-KERNEL gocuda_ge_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_ge_f16()); }
+KERNEL gocuda_ge_f16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_f16()); }
 struct gen_ge_bf16 {
   typedef float T;
   __device__ __forceinline__ bool operator()(unsigned short x_, unsigned short y_) const {
@@ -952,7 +952,7 @@ struct gen_ge_bf16 {
     return x >= y;
   }
 };
-KERNEL gocuda_ge_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n) { emap2(dst, a, b, n, gen_ge_bf16()); }
+KERNEL gocuda_ge_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_bf16()); }
 
 // LogicalAnd: dst = a && b.
 struct gen_and_b8 {

@@ -191,7 +191,7 @@ void test_strided_copies() {
   test_transpose_tiles<u64>();
   test_transpose_tiles<E16>();
   test_copy_strided<u8>("copy_strided_u8", gocuda_copy_strided_u8);
-  test_transpose<unsigned short>("transpose_bf16", gocuda_transpose_bf16);
+  test_transpose<unsigned short>("transpose_bf16", kernel_run<unsigned short>(gocuda_transpose_bf16));
   test_copy_strided<unsigned short>("copy_strided_f16", gocuda_copy_strided_f16);
   test_copy_strided<unsigned>("copy_strided_i32", gocuda_copy_strided_i32);
   test_copy_strided<u64>("copy_strided_f64", gocuda_copy_strided_f64);

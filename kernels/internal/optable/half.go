@@ -67,7 +67,7 @@ func halfFunctor(b *bytes.Buffer, c Case) {
 		fmt.Fprintf(b, "KERNEL %s(%s* dst, const %s* x, i64 n) { emap1(dst, x, n, %s()); }\n", c.KernelName(), o.C, t.C, f)
 	case Binary, Compare:
 		fmt.Fprintf(b, "struct %s {\n  typedef float T;\n  __device__ __forceinline__ %s operator()(unsigned short x_, unsigned short y_) const {\n    const T x = %s, y = %s;\n    return %s;\n  }\n};\n", f, o.C, x, y, ret(c.Impl.C))
-		fmt.Fprintf(b, "KERNEL %s(%s* dst, const %s* a, const %s* b, i64 n) { emap2(dst, a, b, n, %s()); }\n", c.KernelName(), o.C, t.C, t.C, f)
+		fmt.Fprintf(b, "KERNEL %s(%s* dst, const %s* a, const %s* b, i64 n%s) { emap2(dst, a, b, n, sc, %s()); }\n", c.KernelName(), o.C, t.C, t.C, scalarsParam, f)
 	case Clamp:
 		lo, _ := halfToF32(t, "lo_")
 		hi, _ := halfToF32(t, "hi_")
