@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocuda/gocuda"
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/half"
 )
 
 // arrayCase is one line of "gocuda bench arrays": the same operation, on
@@ -74,6 +75,7 @@ var arrayCases = []arrayCase{
 		}
 		return err
 	})},
+	{"to bfloat16 4096x4096", f32Square + f32Square/2, toBFloat16},
 	{"exp 4096x4096 f32", 2 * f32Square, square(func(o ops, x, y *f32s) error { return o.Exp(y, x) })},
 	{"sort 16M f32 (values)", 4 << 24, vector(1<<24, func(o ops, x, y *f32s) error { _, err := o.Sort(y, x, false); return err })},
 	{"argsort 16M f32 (indices)", 4 << 24, vector(1<<24, func(o ops, x, _ *f32s) error {
@@ -101,6 +103,24 @@ type (
 
 // f32Square is the bytes of arrays.py's x, a 4096 × 4096 float32 array.
 const f32Square = 4096 * 4096 * 4
+
+// toBFloat16 rounds x into a bfloat16 array made once: torch's
+// x.to(torch.bfloat16), reading 4 bytes and writing 2 an element.
+func toBFloat16(s *cuarray.Stream) (func() error, func(), error) {
+	dst, err := cuarray.On[half.BFloat16](s).New(4096, 4096)
+	if err != nil {
+		return nil, nil, err
+	}
+	run, free, err := square(func(_ ops, x, _ *f32s) error {
+		_, err := cuarray.Convert(s, dst, x)
+		return err
+	})(s)
+	if err != nil {
+		dst.UnsafeFree()
+		return nil, nil, err
+	}
+	return run, func() { free(); dst.UnsafeFree() }, nil
+}
 
 // reduceCase sums x over axes into an array made once.
 func reduceCase(axes ...int) func(s *cuarray.Stream) (func() error, func(), error) {
