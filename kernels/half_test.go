@@ -213,10 +213,39 @@ func testHalfUnary[H halfType](t *testing.T, e *env, run func(backend.Device, ba
 			d := alloc[H](t, e, n, l.outOff)
 			require.NoError(t, run(e.dev, e.s, d.p, x.p, n))
 			for i, got := range d.read(t) {
-				require.Equal(t, from32(ref(all[i].Float32())), got, "n=%d %s x=%v (%#04x)", n, l.name, all[i], i)
+				r := ref(all[i].Float32())
+				if want := from32(r); !halfRoundsNear(got, want, r) {
+					require.Equal(t, want, got, "n=%d %s x=%v (%#04x)", n, l.name, all[i], i)
+				}
 			}
 		}
 	}
+}
+
+// halfRoundsNear reports whether got, the kernel's result, is want (ref
+// rounded to H) or want's neighbour across a rounding midpoint that ref lies
+// within a few float32 ulps of. A GPU computes the float32 result with the
+// CUDA math library (expf, logf, tanf, erff: 1 to 2 ulp), so where the exact
+// value sits that close to a midpoint of H its rounding may fall to either
+// side: seen on the H100 (2026-11-26) for a few float16 inputs of Log, Tan,
+// Erf and Sigmoid. Anything farther is a wrong result.
+func halfRoundsNear[H halfType](got, want H, ref float32) bool {
+	if got == want {
+		return true
+	}
+	if got.IsNaN() || want.IsNaN() || (uint16(got)^uint16(want))&0x8000 != 0 {
+		return false
+	}
+	if d := int(uint16(got)) - int(uint16(want)); d != 1 && d != -1 {
+		return false
+	}
+	g, w := float64(got.Float32()), float64(want.Float32())
+	if math.IsInf(g, 0) || math.IsInf(w, 0) {
+		return false
+	}
+	a := float32(math.Abs(float64(ref)))
+	ulp := float64(math.Nextafter32(a, float32(math.Inf(1))) - a)
+	return math.Abs(float64(ref)-(g+w)/2) <= 4*ulp
 }
 
 type halfBinary struct {
