@@ -21,7 +21,7 @@ import (
 // links, the standard library's included, and its binary's size.
 const (
 	maxPackages    = 130
-	maxBinaryBytes = 9 << 20
+	maxBinaryBytes = 18 << 20
 )
 
 // presentation are the packages, and trees of packages, that the core must
@@ -196,6 +196,14 @@ func build(t *testing.T, name string, env ...string) string {
 func TestOnlyCuarrayBuildsWithinTheSizeBudget(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("the size budget is for linux/amd64 with cgo; this is %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	// The embedded kernels are most of the binary. Reading them here makes
+	// go test's cache depend on them: the build below is another process,
+	// whose reads the cache does not see, so a cached pass would outlive a
+	// regenerated, larger PTX.
+	for _, f := range []string{"../../kernels/ptx/kernels.ptx.gz", "../../kernels/ptx/kernels.fatbin.gz"} {
+		_, err := os.ReadFile(f)
+		require.NoError(t, err)
 	}
 	exe := build(t, "onlycuarray", budgetEnv...)
 	fi, err := os.Stat(exe)
