@@ -397,8 +397,9 @@ same type (in place), but not overlap a scalar input.
 zero, err := cuarray.Full[float32](0)           // a 0-d array
 mask, err := cuarray.Greater[float32](nil, x, zero) // x > 0
 y, err := cuarray.Where[float32](nil, mask, x, zero) // where(x > 0, x, 0)
-` + "```" + ` An element type an operation
-does not take is an error wrapping kernels.ErrUnsupportedDType that names
+` + "```" + `
+
+An element type an operation does not take is an error wrapping kernels.ErrUnsupportedDType that names
 the types it takes. In package kernels the same names work on device
 pointers (kernels.Exp, kernels.Less, ...).
 
