@@ -155,15 +155,28 @@ func described[T Elem](name string, a *Array[T], trans bool) string {
 }
 
 func gemmShapes[T Elem](op string, transA, transB bool, a, b, c *Array[T]) (m, n, k int, err error) {
+	if m, n, k, err = productDims(op, transA, transB, a, b); err != nil {
+		return 0, 0, 0, err
+	}
+	cr, cc, err := matShape(op, "c", c)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if cr != m || cc != n {
+		return 0, 0, 0, fmt.Errorf("cuarray: %s: %s, %s: the product is %s, but c is %s: %w",
+			op, described("a", a, transA), described("b", b, transB), fmtShape([]int{m, n}), fmtShape([]int{cr, cc}), ErrShape)
+	}
+	return m, n, k, nil
+}
+
+// productDims is op(a)·op(b)'s m × k · k × n, for 2-D a and b of any
+// element types (GemmEx's operands and result differ).
+func productDims[A, B Elem](op string, transA, transB bool, a *Array[A], b *Array[B]) (m, n, k int, err error) {
 	ar, ac, err := matShape(op, "a", a)
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	br, bc, err := matShape(op, "b", b)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	cr, cc, err := matShape(op, "c", c)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -178,10 +191,6 @@ func gemmShapes[T Elem](op string, transA, transB bool, a, b, c *Array[T]) (m, n
 	if k != kb {
 		return 0, 0, 0, fmt.Errorf("cuarray: %s: %s, %s: inner dimensions %d and %d differ: %w",
 			op, described("a", a, transA), described("b", b, transB), k, kb, ErrShape)
-	}
-	if cr != m || cc != n {
-		return 0, 0, 0, fmt.Errorf("cuarray: %s: %s, %s: the product is %s, but c is %s: %w",
-			op, described("a", a, transA), described("b", b, transB), fmtShape([]int{m, n}), fmtShape([]int{cr, cc}), ErrShape)
 	}
 	return m, n, k, nil
 }

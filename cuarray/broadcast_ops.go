@@ -133,27 +133,45 @@ func (o Ops[T]) binaryBroadcast(op string, k func(dev backend.Device, s backend.
 	if dst != nil {
 		d = dst
 	}
+	pa, pb, out, run, release, err := broadcastPair(o.s, op, k, d, a, b)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	return o.sameTypeOp(op, "dst,a,b", dst, []*Array[T]{pa, pb}, out, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
+		return run(dev, s, p[0], p[1], p[2], n)
+	})
+}
+
+// broadcastPair is the part binaryBroadcast and compareBroadcast share:
+// the broadcast shape of a and b (and dst, when given), each input as the
+// kernel reads it (release frees what it made, on every path), and the
+// launch: k, or its scalar form when an input is one element.
+func broadcastPair[T Elem](s *Stream, op string, k func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error, d operand, a, b *Array[T]) (
+	pa, pb *Array[T], out []int, run func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error, release func(), err error) {
+	release = func() {}
 	out, count, err := broadcastPlan(op, "a,b", d, []operand{a, b})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, release, err
 	}
-	pa, sa, ra, err := broadcastInput(o.s, op, "a", a, out, count)
-	defer ra()
+	pa, sa, ra, err := broadcastInput(s, op, "a", a, out, count)
+	release = ra
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, release, err
 	}
-	pb, sb, rb, err := broadcastInput(o.s, op, "b", b, out, count)
-	defer rb()
+	pb, sb, rb, err := broadcastInput(s, op, "b", b, out, count)
+	release = func() { ra(); rb() }
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, release, err
 	}
 	sc := scalarSet(sa, sb)
-	return o.sameTypeOp(op, "dst,a,b", dst, []*Array[T]{pa, pb}, out, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
+	run = func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 		if sc == 0 {
-			return k(dev, s, p[0], p[1], p[2], n)
+			return k(dev, s, dst, a, b, n)
 		}
-		return kernels.WithScalars[T](op, dev, s, p[0], []backend.Ptr{p[1], p[2]}, sc, n)
-	})
+		return kernels.WithScalars[T](op, dev, s, dst, []backend.Ptr{a, b}, sc, n)
+	}
+	return pa, pb, out, run, release, nil
 }
 
 // scalarSet is the kernels.Scalars of inputs by whether each is a scalar.
@@ -173,26 +191,13 @@ func compareBroadcast[T Elem](o Ops[T], op string, k func(dev backend.Device, s 
 	if dst != nil {
 		d = dst
 	}
-	out, count, err := broadcastPlan(op, "a,b", d, []operand{a, b})
+	pa, pb, out, run, release, err := broadcastPair(o.s, op, k, d, a, b)
+	defer release()
 	if err != nil {
 		return nil, err
 	}
-	pa, sa, ra, err := broadcastInput(o.s, op, "a", a, out, count)
-	defer ra()
-	if err != nil {
-		return nil, err
-	}
-	pb, sb, rb, err := broadcastInput(o.s, op, "b", b, out, count)
-	defer rb()
-	if err != nil {
-		return nil, err
-	}
-	sc := scalarSet(sa, sb)
 	return mixedOp(o.s, op, "dst,a,b", dst, []operand{pa, pb}, out, func(dev backend.Device, s backend.Stream, p [4]backend.Ptr, n int) error {
-		if sc == 0 {
-			return k(dev, s, p[0], p[1], p[2], n)
-		}
-		return kernels.WithScalars[T](op, dev, s, p[0], []backend.Ptr{p[1], p[2]}, sc, n)
+		return run(dev, s, p[0], p[1], p[2], n)
 	})
 }
 

@@ -33,25 +33,9 @@ func GemmEx[C, T Elem](s *Stream, dst *Array[C], transA, transB bool, alpha floa
 	if err := b.check(op, "b"); err != nil {
 		return nil, err
 	}
-	ar, ac, err := matShape(op, "a", a)
+	m, n, k, err := productDims(op, transA, transB, a, b)
 	if err != nil {
 		return nil, err
-	}
-	br, bc, err := matShape(op, "b", b)
-	if err != nil {
-		return nil, err
-	}
-	m, k := ar, ac
-	if transA {
-		m, k = ac, ar
-	}
-	kb, n := br, bc
-	if transB {
-		kb, n = bc, br
-	}
-	if k != kb {
-		return nil, fmt.Errorf("cuarray: %s: %s, %s: inner dimensions %d and %d differ: %w",
-			op, described("a", a, transA), described("b", b, transB), k, kb, ErrShape)
 	}
 	if a.device() != b.device() {
 		return nil, fmt.Errorf("cuarray: %s: a is on device %d, b on device %d; copy one first: %w",

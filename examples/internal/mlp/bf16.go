@@ -66,16 +66,8 @@ func (m *MLP) StepBF16(x *cuarray.Array[float32], labels *cuarray.Array[int32]) 
 		}
 	}
 
-	logits := h
-	loss, err := m.new(batch)
+	loss, dz, err := m.lossGrad(h, labels)
 	if err != nil {
-		return nil, err
-	}
-	dz, err := m.new(logits.Shape()...)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.SoftmaxCrossEntropy(loss, dz, logits, labels, 1/float32(batch)); err != nil {
 		return nil, err
 	}
 

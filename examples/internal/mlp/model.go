@@ -165,18 +165,8 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 		inputs = append(inputs, h)
 	}
 
-	// Loss, and its gradient with respect to the logits: (softmax -
-	// onehot) / batch, the gradient of the mean loss.
-	logits := h
-	loss, err := m.new(batch)
+	loss, dz, err := m.lossGrad(h, labels)
 	if err != nil {
-		return nil, err
-	}
-	dz, err := m.new(logits.Shape()...)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.SoftmaxCrossEntropy(loss, dz, logits, labels, 1/float32(batch)); err != nil {
 		return nil, err
 	}
 
@@ -271,6 +261,23 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 		}
 	}
 	return loss, nil
+}
+
+// lossGrad is each example's loss for logits, and its gradient with
+// respect to the logits: (softmax - onehot) / batch, the gradient of the
+// mean loss.
+func (m *MLP) lossGrad(logits *cuarray.Array[float32], labels *cuarray.Array[int32]) (loss, dz *cuarray.Array[float32], err error) {
+	batch := logits.Shape()[0]
+	if loss, err = m.new(batch); err != nil {
+		return nil, nil, err
+	}
+	if dz, err = m.new(logits.Shape()...); err != nil {
+		return nil, nil, err
+	}
+	if err := m.f.SoftmaxCrossEntropy(loss, dz, logits, labels, 1/float32(batch)); err != nil {
+		return nil, nil, err
+	}
+	return loss, dz, nil
 }
 
 // sgd updates w with gradient g and momentum buffer v: v = μ·v + g,
