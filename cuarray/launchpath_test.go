@@ -15,6 +15,19 @@ func addAllocating(x, y *cuarray.Array[float32]) (*cuarray.Array[float32], error
 	return cuarray.AddNew(x, y)
 }
 
+// fewestAllocs is the fewest allocations a call of f made on average over
+// 200 calls, in five tries: a collection during a try empties the
+// sync.Pools the path recycles through and adds allocations that are not
+// the path's (seen on a loaded machine); a path that allocates on every
+// call shows it in every try.
+func fewestAllocs(f func()) float64 {
+	least := testing.AllocsPerRun(200, f)
+	for range 4 {
+		least = min(least, testing.AllocsPerRun(200, f))
+	}
+	return least
+}
+
 // An allocating operation allocates what its in-place form does (nothing
 // on a GPU; the host backend's queued closure) plus the one Array it
 // returns: its checks, the pool and the free add nothing (issue 28: the
@@ -41,8 +54,8 @@ func TestAllocatingFormAllocatesOnlyItsArrayBeyondInPlace(t *testing.T) {
 	inPlace()
 	allocating()
 	require.NoError(t, s.Synchronize())
-	a := testing.AllocsPerRun(200, inPlace)
-	b := testing.AllocsPerRun(200, allocating)
+	a := fewestAllocs(inPlace)
+	b := fewestAllocs(allocating)
 	require.NoError(t, s.Synchronize())
 	assert.LessOrEqual(t, b, a+1, "allocating form: %v allocations, in place: %v", b, a)
 }
@@ -56,7 +69,7 @@ func TestNewUnsafeFreeAllocatesOnlyTheArray(t *testing.T) {
 	a, err := cuarray.New[float32](262144)
 	require.NoError(t, err)
 	a.UnsafeFree()
-	allocs := testing.AllocsPerRun(200, func() {
+	allocs := fewestAllocs(func() {
 		a, err := cuarray.New[float32](262144)
 		if err != nil {
 			t.Fatal(err)

@@ -187,6 +187,9 @@ func reduceAxes[T, U Elem](o Ops[T], op string, rop kernels.ReduceOp, other stri
 	if err := x.check(op, "x"); err != nil {
 		return nil, err
 	}
+	if dt == kernels.Float16 || dt == kernels.BFloat16 {
+		return reduceHalf(o, op, rop, other, dst, x, axes, keep)
+	}
 	out, err := kernels.ReduceOutput(rop, dt)
 	if err != nil {
 		return nil, fmt.Errorf("cuarray: %s of %s: %w", op, x, err)
@@ -267,6 +270,38 @@ func reduceAxes[T, U Elem](o Ops[T], op string, rop kernels.ReduceOp, other stri
 		return nil, err
 	}
 	return dst, nil
+}
+
+// reduceHalf reduces a float16 or bfloat16 x in float32, as issue 27 and
+// PyTorch do: x widens exactly into a float32 temporary, float32's
+// reduction runs (sums accumulate in float32), and a result of x's type is
+// rounded once; indices (ArgMax, ArgMin) and truth values (Any, All) come
+// out as they are. The temporaries go back to the pool once the work is
+// queued.
+func reduceHalf[T, U Elem](o Ops[T], op string, rop kernels.ReduceOp, other string, dst *Array[U], x *Array[T], axes []int, keep bool) (*Array[U], error) {
+	if !x.contiguous() { // Convert takes contiguous arrays
+		c, err := o.Contiguous(x)
+		if err != nil {
+			return nil, fmt.Errorf("cuarray: %s of %s: packing the view: %w", op, x, err)
+		}
+		defer c.UnsafeFree()
+		x = c
+	}
+	x32, err := Convert[float32](o.s, nil, x)
+	if err != nil {
+		return nil, fmt.Errorf("cuarray: %s of %s: widening to float32: %w", op, x, err)
+	}
+	defer x32.UnsafeFree()
+	f := Ops[float32](o)
+	if kernels.DTypeOf[U]() != kernels.DTypeOf[T]() {
+		return reduceAxes(f, op, rop, other, dst, x32, axes, keep)
+	}
+	r, err := reduceAxes[float32, float32](f, op, rop, other, nil, x32, axes, keep)
+	if err != nil {
+		return nil, err
+	}
+	defer r.UnsafeFree()
+	return Convert(o.s, dst, r)
 }
 
 // reduceScratched runs kernels.ReduceAxes with the scratch it asks for,
