@@ -240,13 +240,8 @@ func untransposed[T Elem](a *Array[T]) (*Array[T], bool) {
 // BLAS reads its inputs while it writes, so unlike elementwise kernels it
 // cannot run in place.
 func noOverlap[T Elem](op, names string, dst *Array[T], inputs ...*Array[T]) error {
-	var z T
-	size := uint64(unsafe.Sizeof(z))
 	for i, a := range inputs {
-		if a.buf != dst.buf || a.n == 0 || dst.n == 0 {
-			continue
-		}
-		if a.off < dst.off+uint64(dst.extent())*size && dst.off < a.off+uint64(a.extent())*size {
+		if overlapsBytes(dst, a) {
 			return fmt.Errorf("cuarray: %s: %s %s shares memory with %s %s; the result may not overlap an input: write into another array: %w",
 				op, role(names, 0), dst, role(names, i+1), a, ErrShape)
 		}

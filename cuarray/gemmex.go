@@ -2,7 +2,6 @@ package cuarray
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/blas"
@@ -116,16 +115,15 @@ func gemmOperand[T Elem](a *Array[T], trans bool) (*Array[T], bool, error) {
 }
 
 // overlapsBytes reports whether x and y, of any element types, share
-// bytes of one buffer.
-func overlapsBytes[X, Y Elem](x *Array[X], y *Array[Y]) bool {
-	if x.buf != y.buf || x.n == 0 || y.n == 0 {
+// bytes of one buffer (their byte spans, views taken as covering element 0
+// to their last); an empty array shares none.
+func overlapsBytes(x, y operand) bool {
+	if x.buffer() != y.buffer() {
 		return false
 	}
-	var zx X
-	var zy Y
-	xEnd := x.off + uint64(x.extent())*uint64(unsafe.Sizeof(zx))
-	yEnd := y.off + uint64(y.extent())*uint64(unsafe.Sizeof(zy))
-	return x.off < yEnd && y.off < xEnd
+	xf, xt := x.byteSpan()
+	yf, yt := y.byteSpan()
+	return xf < xt && yf < yt && xf < yt && yf < xt
 }
 
 // gemmEx calls blas.GemmEx's instance for the element types in and out,
