@@ -263,18 +263,20 @@ func freeBlock(l *life, origin *home, others *[]*life, blk *pool.Block) {
 // newArray makes an array of shape on s with room for its elements,
 // uninitialised.
 func newArray[T Elem](op string, s *Stream, shape []int) (*Array[T], error) {
-	dt := kernels.DTypeOf[T]()
+	// The element size is a constant of T; DTypeOf's type switch (a few
+	// ns of an allocation's hundred) is for the error paths only.
+	esize := uint64(unsafe.Sizeof(*new(T)))
 	n, err := checkShape(shape)
 	if err != nil {
-		return nil, shapeError(op, dt, shape, err)
+		return nil, shapeError(op, kernels.DTypeOf[T](), shape, err)
 	}
 	if s == nil {
-		return nil, fmt.Errorf("cuarray: %s %s: nil stream: %w", op, dt, backend.ErrInvalidValue)
+		return nil, fmt.Errorf("cuarray: %s %s: nil stream: %w", op, kernels.DTypeOf[T](), backend.ErrInvalidValue)
 	}
-	if uint64(n) > math.MaxInt64/uint64(dt.Size()) {
-		return nil, shapeError(op, dt, shape, fmt.Errorf("%d elements of %d bytes do not fit in any device: %w", n, dt.Size(), ErrShape))
+	if uint64(n) > math.MaxInt64/esize {
+		return nil, shapeError(op, kernels.DTypeOf[T](), shape, fmt.Errorf("%d elements of %d bytes do not fit in any device: %w", n, esize, ErrShape))
 	}
-	size := uint64(n) * uint64(dt.Size())
+	size := uint64(n) * esize
 	var blk *pool.Block
 	var ptr backend.Ptr
 	origin := s.home
@@ -292,7 +294,7 @@ func newArray[T Elem](op string, s *Stream, shape []int) (*Array[T], error) {
 		blk, err = origin.pool.Alloc(size, s.bs)
 		s.life.release()
 		if err != nil {
-			return nil, fmt.Errorf("cuarray: %s %s%s: %w", op, dt, fmtShape(shape), err)
+			return nil, fmt.Errorf("cuarray: %s %s%s: %w", op, kernels.DTypeOf[T](), fmtShape(shape), err)
 		}
 		ptr = blk.Ptr
 	}

@@ -71,12 +71,25 @@ func (f *freeSet) insert(b *pool.Block) {
 // remove takes b out of the set; b must be in it with the size and
 // address it was inserted with.
 func (f *freeSet) remove(b *pool.Block) {
-	k := classOf(b.Size)
+	k, i := f.find(b)
+	f.removeAt(k, i)
+}
+
+// find returns where b is: its class and index. b must be in the set with
+// the size and address it was inserted with.
+func (f *freeSet) find(b *pool.Block) (k, i int) {
+	k = classOf(b.Size)
 	c := f.classes[k]
-	i := search(c, b.Size, uint64(b.Ptr))
+	i = search(c, b.Size, uint64(b.Ptr))
 	if i >= len(c) || c[i] != b {
 		panic("split: free block missing from its free set")
 	}
+	return k, i
+}
+
+// removeAt takes out the block at index i of class k.
+func (f *freeSet) removeAt(k, i int) {
+	c := f.classes[k]
 	copy(c[i:], c[i+1:])
 	c[len(c)-1] = nil
 	c = c[:len(c)-1]
@@ -87,13 +100,42 @@ func (f *freeSet) remove(b *pool.Block) {
 	f.n--
 }
 
+// replaceAt puts nw where the block at index i of class k was (found by
+// find before that block's size or address changed). A block carved from
+// the front of a free block, or a freed block merged into its free
+// neighbour, usually keeps its size class and its place in the class's
+// order: nw then takes the slot in place, one search instead of the two
+// (and two copies) of remove and insert. This is the hit path of every
+// allocation and free at the growing end of a segment.
+func (f *freeSet) replaceAt(k, i int, nw *pool.Block) {
+	c := f.classes[k]
+	if classOf(nw.Size) == k && (i == 0 || before(c[i-1], nw)) && (i == len(c)-1 || before(nw, c[i+1])) {
+		c[i] = nw
+		return
+	}
+	f.removeAt(k, i)
+	f.insert(nw)
+}
+
+// before reports whether a comes before b in (size, address) order.
+func before(a, b *pool.Block) bool {
+	return a.Size < b.Size || (a.Size == b.Size && a.Ptr < b.Ptr)
+}
+
 // bestFit returns the smallest free block of at least size bytes, the
 // lowest-addressed among equals, or nil. It leaves the block in the set.
 func (f *freeSet) bestFit(size uint64) *pool.Block {
-	k := classOf(size)
+	b, _, _ := f.bestFitAt(size)
+	return b
+}
+
+// bestFitAt is bestFit with where the block is (class and index), for
+// replaceAt and removeAt without a second search.
+func (f *freeSet) bestFitAt(size uint64) (b *pool.Block, k, i int) {
+	k = classOf(size)
 	if c := f.classes[k]; len(c) > 0 {
 		if i := search(c, size, 0); i < len(c) {
-			return c[i]
+			return c[i], k, i
 		}
 	}
 	// The next non-empty class above k: its smallest block is the answer.
@@ -104,10 +146,11 @@ func (f *freeSet) bestFit(size uint64) *pool.Block {
 			m &= ^uint64(0) << (k & 63)
 		}
 		if m != 0 {
-			return f.classes[w<<6|bits.TrailingZeros64(m)][0]
+			k = w<<6 | bits.TrailingZeros64(m)
+			return f.classes[k][0], k, 0
 		}
 	}
-	return nil
+	return nil, 0, 0
 }
 
 // len is the number of free blocks in the set.

@@ -48,7 +48,7 @@ func TestFreeSetFindsTheBestFit(t *testing.T) {
 	}
 	sizes := []uint64{512, 1024, 4096, 1 << 20, 3 << 20, 20 << 20, 1 << 34}
 	for i := range 5000 {
-		switch op := rng.IntN(3); {
+		switch op := rng.IntN(4); {
 		case op == 0 || len(all) == 0:
 			size := sizes[rng.IntN(len(sizes))] + uint64(rng.IntN(8))*512
 			b := &pool.Block{Ptr: backend.Ptr(rng.Uint64N(1<<40) &^ 511), Size: size}
@@ -58,11 +58,44 @@ func TestFreeSetFindsTheBestFit(t *testing.T) {
 			j := rng.IntN(len(all))
 			f.remove(all[j])
 			all = append(all[:j], all[j+1:]...)
+		case op == 2:
+			// What carving and merging do: a block takes another's
+			// place with a size and address near it (the same class and
+			// order, the in-place case) or far from it.
+			j := rng.IntN(len(all))
+			old := all[j]
+			k, at := f.find(old)
+			nw := &pool.Block{Ptr: old.Ptr + backend.Ptr(rng.IntN(3))*512, Size: old.Size + uint64(rng.IntN(3))*512}
+			if rng.IntN(4) == 0 {
+				nw.Size = sizes[rng.IntN(len(sizes))]
+			}
+			f.replaceAt(k, at, nw)
+			all[j] = nw
 		default:
 			size := sizes[rng.IntN(len(sizes))] + uint64(rng.IntN(8))*512
-			require.True(t, brute(size) == f.bestFit(size), "op %d: bestFit(%d)", i, size)
+			b, k, at := f.bestFitAt(size)
+			require.True(t, brute(size) == b, "op %d: bestFit(%d)", i, size)
+			if b != nil {
+				require.True(t, f.classes[k][at] == b, "op %d: bestFitAt's place", i)
+			}
 		}
 		require.Equal(t, len(all), f.len())
+		requireOrdered(t, &f, i)
+	}
+}
+
+// requireOrdered checks every class is in (size, address) order, holds
+// only its sizes, and is marked non-empty exactly when it has blocks.
+func requireOrdered(t *testing.T, f *freeSet, op int) {
+	t.Helper()
+	for k, c := range f.classes {
+		require.Equal(t, len(c) > 0, f.nonEmpty[k>>6]&(1<<(k&63)) != 0, "op %d: class %d's bit", op, k)
+		for i, b := range c {
+			require.Equal(t, k, classOf(b.Size), "op %d: block of %d bytes in class %d", op, b.Size, k)
+			if i > 0 {
+				require.True(t, before(c[i-1], b), "op %d: class %d out of order at %d", op, k, i)
+			}
+		}
 	}
 }
 

@@ -204,10 +204,17 @@ func (st *streamState) newSegment(h *heap, base backend.Ptr, size uint64, virtua
 // leaves the free set, and what is left past take becomes a new free block
 // after it.
 func (st *streamState) carve(h *heap, seg *segment, b *pool.Block, take uint64) {
-	h.free.remove(b)
+	k, i := h.free.find(b)
+	st.carveAt(h, seg, b, k, i, take)
+}
+
+// carveAt is carve of the block at index i of class k of h's free set
+// (from bestFitAt: the hit path searches once).
+func (st *streamState) carveAt(h *heap, seg *segment, b *pool.Block, k, i int, take uint64) {
 	if rest := b.Size - take; rest > 0 {
-		st.splitAfter(seg, b, take)
-		h.free.insert(b.Next)
+		h.free.replaceAt(k, i, st.splitAfter(seg, b, take))
+	} else {
+		h.free.removeAt(k, i)
 	}
 	b.Free = false
 	seg.live++
@@ -249,7 +256,7 @@ func (st *streamState) putBack(h *heap, seg *segment, b *pool.Block) {
 		st.recycle(pv)
 	}
 	if nx := b.Next; nx != nil && nx.Free {
-		h.free.remove(nx)
+		k, i := h.free.find(nx)
 		b.Size += nx.Size
 		b.Next = nx.Next
 		if nx.Next != nil {
@@ -257,7 +264,10 @@ func (st *streamState) putBack(h *heap, seg *segment, b *pool.Block) {
 		} else {
 			seg.last = b
 		}
+		// b takes nx's place in the free set, in place when it can.
+		h.free.replaceAt(k, i, b)
 		st.recycle(nx)
+		return
 	}
 	h.free.insert(b)
 }

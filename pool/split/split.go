@@ -215,14 +215,14 @@ func (p *Pool) Alloc(size uint64, s backend.Stream) (*pool.Block, error) {
 		h = &st.heaps[0] // small and large requests never share a segment
 	}
 	st.mu.Lock()
-	if b := h.free.bestFit(n); b != nil {
+	if b, k, i := h.free.bestFitAt(n); b != nil {
 		seg := b.Seg.(*segment)
 		take := h.takeSize(b, n)
 		// A cached block whose memory is all mapped is a hit; one that
 		// needs granules mapped (the unused end of a virtual segment, or
 		// a hole Reclaim left) is a miss for the slow path.
 		if seg.backed(b.Ptr, take) {
-			st.carve(h, seg, b, take)
+			st.carveAt(h, seg, b, k, i, take)
 			fire := st.hand(b, size, s, true)
 			st.mu.Unlock()
 			if fire {
