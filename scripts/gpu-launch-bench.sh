@@ -3,7 +3,8 @@
 # (cuLaunchKernel from a C loop with its parameters built once, cuda's
 # BenchmarkLaunch driver-ns/op), the binding's two launches (Stream.Launch,
 # Stream.LaunchWords), a whole kernels.AddScalar, cuarray's in-place and
-# allocating Add on 4096 floats (BenchmarkSmallOp), and New + UnsafeFree of
+# allocating Add on 4096 floats (BenchmarkSmallOp), the in-place Add in bursts
+# alternating with the C floor (cuda's BenchmarkSmallOpOverFloor), New + UnsafeFree of
 # 1 MiB beside the pool alone. docs/benchmarks.md ("where the microseconds
 # go") reads these lines.
 #
@@ -19,6 +20,6 @@ date -u +"%Y-%m-%d %H:%M UTC"
 for i in $(seq "$count"); do
 	echo "== run $i of $count"
 	bash scripts/gpu-run.sh cuda kernels cuarray \
-		--bench '^(BenchmarkLaunch|BenchmarkLaunchWords|BenchmarkSmallOp|BenchmarkNewFree1MiB|BenchmarkPoolAllocFree1MiB)$' \
+		--bench '^(BenchmarkLaunch|BenchmarkLaunchWords|BenchmarkSmallOp|BenchmarkSmallOpOverFloor|BenchmarkNewFree1MiB|BenchmarkPoolAllocFree1MiB)$' \
 		| grep -E '^Benchmark|^gpu:|FAIL'
 done
