@@ -386,6 +386,21 @@ int main() {
   test_scalar<u8>("muls_u8", gocuda_muls_u8, [](u8 a, u8 s) { return (u8)(a * s); });
   test_scalar<c64>("divs_c64", gocuda_divs_c64, [](c64 a, c64 s) { return div_(a, s); });
   test_unary<float>("exp_f32", gocuda_exp_f32, [](float x) { return expf(x); });
+  // exp in place (dst == x, the one overlap the drivers allow) on the Go
+  // grid and on one block, whose threads take many groups of vectors
+  // (emap1's prefetch of the next group before the stores), aligned and
+  // one element in; and on a grid of more threads than vectors.
+  for (long long n : {5LL, 4099LL, 70001LL})
+    for (int off = 0; off < 2; off++)
+      for (unsigned grid : {egrid(n, 4), 1u, 3u}) {
+        Buf<float> x(n, off);
+        std::vector<float> x0(n);
+        for (long long i = 0; i < n; i++) x0[i] = x.p[i] = rnd<float>();
+        emu_launch(grid, 256, [&] { gocuda_exp_f32(x.p, x.p, n); });
+        long long bad = 0;
+        for (long long i = 0; i < n; i++) if (!same(x.p[i], expf(x0[i]))) bad++;
+        CHECK(bad == 0 && x.guard_ok(), "exp_f32 in place n=%lld off=%d grid=%u: %lld wrong", n, off, grid, bad);
+      }
   test_unary<double>("relu_f64", gocuda_relu_f64, [](double x) { return x > 0 ? x : 0.0; });
   test_unary<float>("sigmoid_f32", gocuda_sigmoid_f32, [](float x) { return 1.0f / (1.0f + expf(-x)); });
   }
