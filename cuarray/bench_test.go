@@ -2,8 +2,10 @@ package cuarray_test
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/gocuda/gocuda/cuarray"
+	"github.com/gocuda/gocuda/half"
 )
 
 // BenchmarkNewFree1MiB is New of a 1 MiB float32 array and UnsafeFree on
@@ -213,6 +215,60 @@ func BenchmarkSmallOp(b *testing.B) {
 			b.StopTimer()
 			if err := s.Synchronize(); err != nil {
 				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// BenchmarkTransposeSizes is the copy of a transposed [4096 4096] view into
+// a preallocated array for elements of 2, 4 and 8 bytes (one transpose
+// kernel serves each size), beside a plain Copy of the same bytes; GB/s
+// counts the bytes read and written, of-copy the share of Copy's.
+func BenchmarkTransposeSizes(b *testing.B) {
+	benchTransposeOf[half.Float16](b, "float16")
+	benchTransposeOf[float32](b, "float32")
+	benchTransposeOf[float64](b, "float64")
+}
+
+func benchTransposeOf[T cuarray.Elem](b *testing.B, name string) {
+	const n = 4096
+	s, err := cuarray.DefaultStream(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := cuarray.Must(cuarray.Zeros[T](n, n))
+	defer a.UnsafeFree()
+	at := cuarray.Must(a.Transpose())
+	dst := cuarray.Must(cuarray.New[T](n, n))
+	defer dst.UnsafeFree()
+	var copyGBs float64
+	for _, c := range []struct {
+		name string
+		src  *cuarray.Array[T]
+	}{{name + "-copy", a}, {name + "-transpose", at}} {
+		b.Run(c.name, func(b *testing.B) {
+			if err := cuarray.Copy(dst, c.src); err != nil { // the warm-up
+				b.Fatal(err)
+			}
+			if err := s.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := cuarray.Copy(dst, c.src); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			gbs := 2 * float64(a.Len()*int(unsafe.Sizeof(*new(T)))) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+			b.ReportMetric(gbs, "GB/s")
+			if c.src == a {
+				copyGBs = gbs
+			} else if copyGBs > 0 {
+				b.ReportMetric(gbs/copyGBs, "of-copy")
 			}
 		})
 	}

@@ -25,8 +25,8 @@ import (
 // ordered by dst's strides, neighbours contiguous in both merged, as for
 // AddStrided), so that a copy that is contiguous in both is one DtoD copy,
 // and a transposition (one dimension contiguous in src, another in dst,
-// batched over at most one more) runs through 32×32 tiles in shared memory,
-// reading and writing whole rows of each.
+// batched over at most one more) runs through 64×64 tiles in shared memory
+// (32×32 for 16-byte elements), reading and writing whole rows of each.
 func CopyStrided[T Elem](dev backend.Device, s backend.Stream, dst, src backend.Ptr, shape, dstStrides, srcStrides []int) error {
 	return copyStrided("CopyStrided", DTypeOf[T](), dev, s, dst, src, shape, dstStrides, srcStrides)
 }
@@ -120,46 +120,32 @@ func (l *stridedLayout) transpose() (transposeLayout, bool) {
 	return tr, true
 }
 
-// The transpose kernel's two paths (strided_copy.cuh). The vector path
-// moves trV elements an access (16 bytes, 8 for 1-byte elements), a
-// thread trU columns × trV rows, a warp 8·trV rows × 4·trU columns; the tile
-// path moves tileDim × tileDim tiles through shared memory, a block a tile.
-const tileDim = 32
-
-func trVU(size int) (v, u int) {
-	v = min(16/size, 8)
-	return v, max(v, 4)
-}
-
-// transposeVectors reports whether the kernel takes its vector path: both
-// pointers aligned to a vector's bytes and every stride a multiple of trV
-// elements (strided_copy.cuh's transpose_vectors_ok, the same test).
-func transposeVectors(dst, src backend.Ptr, size int, tr transposeLayout) bool {
-	v, _ := trVU(size)
-	bytes := backend.Ptr(v * size)
-	return dst%bytes == 0 && src%bytes == 0 && tr.dBatch%v == 0 && tr.dRow%v == 0 && tr.sBatch%v == 0 && tr.sCol%v == 0
+// transposeTile is the side of the transpose kernel's square tiles in
+// shared memory for elements of size bytes (strided_copy.cuh's TR_S): 64,
+// or 32 for 16-byte elements, whose 64-tile would not fit a block's static
+// shared memory.
+func transposeTile(size int) int {
+	if size <= 8 {
+		return 64
+	}
+	return 32
 }
 
 // maxTransposeBlocks caps the transpose grid; past it blocks loop.
 const maxTransposeBlocks = 1 << 20
 
-// transposeGrid is a block for each 8 warp tiles of the vector path, or for
-// each tile of the tile path: a block's work is short, and a grid of many
-// blocks balances the tail better than one wave that loops.
-func transposeGrid(dst, src backend.Ptr, size int, tr transposeLayout) uint32 {
-	if transposeVectors(dst, src, size, tr) {
-		v, u := trVU(size)
-		warps := tr.batch * ceilDiv(tr.rows, 8*v) * ceilDiv(tr.cols, 4*u)
-		return clampGrid(ceilDiv(warps, threads/32), maxTransposeBlocks)
-	}
-	return clampGrid(tr.batch*ceilDiv(tr.rows, tileDim)*ceilDiv(tr.cols, tileDim), maxTransposeBlocks)
+// transposeGrid is a block for each tile: a block's work is short, and a
+// grid of many blocks balances the tail better than one wave that loops.
+func transposeGrid(size int, tr transposeLayout) uint32 {
+	s := transposeTile(size)
+	return clampGrid(tr.batch*ceilDiv(tr.rows, s)*ceilDiv(tr.cols, s), maxTransposeBlocks)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // gpuTranspose launches the transpose kernel, grid-strided over its tiles.
 func (t *target) gpuTranspose(dst, src backend.Ptr, tr transposeLayout) error {
-	return t.launch(kTranspose, 0, transposeGrid(dst, src, t.dt.Size(), tr), dptr(dst), dptr(src),
+	return t.launch(kTranspose, 0, transposeGrid(t.dt.Size(), tr), dptr(dst), dptr(src),
 		int64(tr.batch), int64(tr.rows), int64(tr.cols), int64(tr.dBatch), int64(tr.dRow), int64(tr.sBatch), int64(tr.sCol))
 }
 

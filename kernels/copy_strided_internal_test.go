@@ -1,8 +1,9 @@
 package kernels
 
 import (
-	"github.com/gocuda/gocuda/backend"
 	"testing"
+
+	"github.com/gocuda/gocuda/backend"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,31 +40,26 @@ func TestPlanCopyFindsTranspositions(t *testing.T) {
 	}
 }
 
-// TestTransposeVectorsMirrorsTheKernelsTest: the vector path needs both
-// pointers aligned to a vector and every stride a multiple of its elements;
-// the grid counts warp tiles (8 a block) on it and 32×32 tiles off it.
-func TestTransposeVectorsMirrorsTheKernelsTest(t *testing.T) {
-	sq := transposeLayout{batch: 1, rows: 4096, cols: 4096, dRow: 4096, sCol: 4096}
-	odd := transposeLayout{batch: 2, rows: 5, cols: 7, dBatch: 35, dRow: 7, sBatch: 35, sCol: 5}
+// TestTransposeGridIsABlockATile: 64×64 tiles (32×32 for 16-byte
+// elements), edge tiles counted, batches multiplied, capped where blocks
+// loop.
+func TestTransposeGridIsABlockATile(t *testing.T) {
 	cases := []struct {
-		name     string
-		dst, src backend.Ptr
-		size     int
-		tr       transposeLayout
-		vec      bool
-		grid     uint32
+		name string
+		size int
+		tr   transposeLayout
+		grid uint32
 	}{
-		{"float32 4096²", 1 << 20, 1 << 30, 4, sq, true, 4096 * 4096 / (32 * 16) / 8},
-		{"float32 at an offset of 4 bytes", 1<<20 + 4, 1 << 30, 4, sq, false, 128 * 128},
-		{"uint8 on 8-byte vectors", 8, 16, 1, sq, true, 4096 / 64 * 4096 / 32 / 8},
-		{"float64, two a vector", 16, 32, 8, sq, true, 4096 / 16 * 4096 / 16 / 8},
-		{"odd strides take the tiles", 0, 0, 4, odd, false, 2},
-		{"16-byte elements always align their strides", 0, 0, 16, odd, true, 1},
+		{"float32 4096²", 4, transposeLayout{batch: 1, rows: 4096, cols: 4096}, 64 * 64},
+		{"uint8 4096²", 1, transposeLayout{batch: 1, rows: 4096, cols: 4096}, 64 * 64},
+		{"float64 odd edges", 8, transposeLayout{batch: 1, rows: 65, cols: 129}, 2 * 3},
+		{"batched", 2, transposeLayout{batch: 3, rows: 5, cols: 7}, 3},
+		{"16-byte elements take 32-tiles", 16, transposeLayout{batch: 1, rows: 64, cols: 33}, 2 * 2},
+		{"capped", 4, transposeLayout{batch: 1 << 20, rows: 100, cols: 100}, maxTransposeBlocks},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.vec, transposeVectors(c.dst, c.src, c.size, c.tr))
-			assert.Equal(t, c.grid, transposeGrid(c.dst, c.src, c.size, c.tr))
+			assert.Equal(t, c.grid, transposeGrid(c.size, c.tr))
 		})
 	}
 }

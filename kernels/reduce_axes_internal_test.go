@@ -28,12 +28,15 @@ func TestReducePlanPicksModes(t *testing.T) {
 		{"many short rows: a warp a row", Float32, 0, []int{1 << 16, 64}, []int{64, 1}, []int{1}, lots, rmodeRowWarp, 1},
 		{"the whole array: one row in chunks", Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0, 1}, lots, rmodeRowBlock, reduceWaves * sms * reduceBlocksPerSM},
 		{"the whole array without scratch", Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0, 1}, 0, rmodeRowBlock, 1},
-		{"columns: vectors, the rows split", Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, lots, rmodeColVec, 4096 / reduceMinRowsPerChunk},
+		{"columns: vectors, tiles of 4 lanes, the rows whole", Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, lots, rmodeColVec + 3, 1},
+		{"many columns: tiles of 32 lanes", Float32, 0, []int{64, 1 << 16}, []int{1 << 16, 1}, []int{0}, lots, rmodeColVec, 1},
+		{"columns: tiles of 8 lanes fill the SMs twice", Float32, 0, []int{64, 32 * 2 * sms}, []int{32 * 2 * sms, 1}, []int{0}, lots, rmodeColVec + 2, 1},
+		{"few columns: narrow tiles, the rows split", Float32, 0, []int{4096, 512}, []int{512, 1}, []int{0}, lots, rmodeColVec + 3, 4096 / reduceMinRowsPerChunk},
 		{"columns of an unaligned view", Float32, 4, []int{4096, 4096}, []int{4096, 1}, []int{0}, lots, rmodeCol, 9},
 		{"columns of bytes", Uint8, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, lots, rmodeCol, 9},
-		{"a middle axis", Float64, 0, []int{8, 512, 64}, []int{512 * 64, 64, 1}, []int{1}, lots, rmodeColVec, 512 / reduceMinRowsPerChunk},
+		{"a middle axis", Float64, 0, []int{8, 512, 64}, []int{512 * 64, 64, 1}, []int{1}, lots, rmodeColVec + 3, 512 / reduceMinRowsPerChunk},
 		{"two axes around a kept one", Float32, 0, []int{8, 5, 64}, []int{320, 64, 1}, []int{0, 2}, lots, rmodeGeneral, 1},
-		{"rows of a transpose", Float32, 0, []int{300, 200}, []int{1, 300}, []int{1}, lots, rmodeColVec, 1},
+		{"rows of a transpose", Float32, 0, []int{300, 200}, []int{1, 300}, []int{1}, lots, rmodeColVec + 3, 1},
 		{"a few long rows: split into chunks", Float32, 0, []int{4, 1 << 20}, []int{1 << 20, 1}, []int{1}, lots, rmodeRowBlock, (1 << 20) / reduceMinPerChunk},
 		{"rows of 512 floats: a warp a row", Float32, 0, []int{100, 512}, []int{512, 1}, []int{1}, lots, rmodeRowWarp, 1},
 	}
@@ -44,10 +47,41 @@ func TestReducePlanPicksModes(t *testing.T) {
 		assert.Equal(t, c.mode, l.mode, c.name)
 		assert.Equal(t, c.chunks, l.chunks, c.name)
 		assert.GreaterOrEqual(t, max(c.scratch, 0), (l.chunks-1)*p.nout*reduceAccBytes(ReduceSum, c.dt), "%s: the split fits the scratch", c.name)
-		if l.chunks > 1 && (l.mode == rmodeCol || l.mode == rmodeColVec) {
+		if l.chunks > 1 && l.mode >= rmodeCol {
 			assert.Zero(t, int(l.grid)%l.chunks, "%s: the grid is whole runs of tiles", c.name)
 		}
-		want := map[int]kop{rmodeGeneral: kRSum, rmodeRowWarp: kRSumRow, rmodeRowBlock: kRSumRow, rmodeCol: kRSumCol, rmodeColVec: kRSumCol}[l.mode]
+		want := map[int]kop{rmodeGeneral: kRSum, rmodeRowWarp: kRSumRow, rmodeRowBlock: kRSumRow, rmodeCol: kRSumCol,
+			rmodeColVec: kRSumCol, rmodeColVec + 1: kRSumCol, rmodeColVec + 2: kRSumCol, rmodeColVec + 3: kRSumCol}[l.mode]
 		assert.Equal(t, want, l.kernel(ReduceSum), "%s: the mode's kernel", c.name)
+	}
+}
+
+// TestReducePlanLongRowsByWarp: the comparing reductions take a warp a
+// long row once the rows fill two blocks an SM; sums keep a block a row,
+// and too few rows keep a block each (or chunks).
+func TestReducePlanLongRowsByWarp(t *testing.T) {
+	const sms = 132
+	cases := []struct {
+		name string
+		op   ReduceOp
+		rows int
+		mode int
+	}{
+		{"argmax of 4096 rows", ReduceArgMax, 4096, rmodeRowWarp},
+		{"argmin at the threshold", ReduceArgMin, reduceWarpRowsMin * sms, rmodeRowWarp},
+		{"max below the threshold", ReduceMax, reduceWarpRowsMin*sms - 1, rmodeRowBlock},
+		{"min of 4096 rows", ReduceMin, 4096, rmodeRowWarp},
+		{"sum of 4096 rows", ReduceSum, 4096, rmodeRowBlock},
+		{"any of 4096 rows", ReduceAny, 4096, rmodeRowBlock},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := planReduce([]int{c.rows, 4096}, []int{4096, 1}, []int{1})
+			require.NoError(t, err)
+			l := p.launch(c.op, Float32, 0, sms, 1<<40)
+			assert.Equal(t, c.mode, l.mode)
+			assert.Equal(t, 1, l.chunks)
+			assert.Equal(t, reduceOpInfo[c.op].row, l.kernel(c.op))
+		})
 	}
 }

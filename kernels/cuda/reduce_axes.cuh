@@ -23,12 +23,15 @@
 //     warp reads 32 consecutive elements of a reduced row: coalesced) and
 //     one of `chunks` runs of the reduced index, which its 8 warps split,
 //     RUNROLL rows in flight a warp;
-//   RMODE_COL_VEC (the same kernel): RMODE_COL with one reduced dimension,
-//     elements of 4 or 8 bytes and every row of a tile 16-byte aligned (Go
-//     checks the pointer, the strides and that the innermost kept dimension
-//     is a whole number of vectors): each lane owns a 16-byte vector of K
-//     columns, so a tile is 32*K columns and a warp reads 512 contiguous
-//     bytes of a row;
+//   RMODE_COL_VEC .. RMODE_COL_VEC + 3 (the same kernel): RMODE_COL with one
+//     reduced dimension, elements of 4 or 8 bytes and every row of a tile
+//     16-byte aligned (Go checks the pointer, the strides and that the
+//     innermost kept dimension is a whole number of vectors): each lane owns
+//     a 16-byte vector of K columns, LW = 32 >> (mode - RMODE_COL_VEC) lanes
+//     span a tile's row (LW*K columns, LW*16 contiguous bytes: 512 for
+//     mode RMODE_COL_VEC, down to 64), so that a warp reads 32/LW rows at
+//     once and narrow tiles give enough blocks to fill the GPU without
+//     splitting the rows (a second pass);
 //   RMODE_GENERAL (gocuda_<op>_*_pass1): anything else, a thread an output.
 // With chunks > 1 pass 1 writes each chunk's accumulator to
 // partials[chunk * nout + o] and pass 2 combines them in an order fixed by
@@ -37,7 +40,8 @@
 //
 // Each reduction is a struct R: R::Acc (the accumulator), R::Out (what dst
 // holds), ident(), lift(v, r) (element v at reduced index r), combine(a, b),
-// finish(a, nred). ArgMax/ArgMin accumulate (value, index) and break ties by
+// step(a, v, r) (combine(a, lift(v, r)) where r is past a's indices: every
+// fold of elements into an accumulator), finish(a, nred). ArgMax/ArgMin accumulate (value, index) and break ties by
 // the smaller index, so their combine is commutative and any order gives
 // the first index; NaN beats every number (NumPy's argmax).
 
@@ -46,7 +50,7 @@
 #define RMODE_ROW_WARP 1
 #define RMODE_ROW_BLOCK 2
 #define RMODE_COL 3
-#define RMODE_COL_VEC 4
+#define RMODE_COL_VEC 4  // to RMODE_COL_VEC + 3: 32, 16, 8 or 4 lanes a row
 
 struct RLayout {
   i64 od[RDIMS], os[RDIMS], rd[RDIMS], rs[RDIMS];
@@ -107,6 +111,7 @@ struct RFold {
     else
       return a + b;
   }
+  __device__ static __forceinline__ A step(A a, T v, i64 r) { return combine(a, lift(v, r)); }
   __device__ static __forceinline__ O finish(A a, i64 n) {
     if constexpr (KIND == RFOLD_MEAN)
       return to_out(rdiv(a, n), (O*)0);
@@ -123,6 +128,7 @@ struct RExt {
   __device__ static __forceinline__ T ident() { return MAX ? lowest((T*)0) : highest((T*)0); }
   __device__ static __forceinline__ T lift(T v, i64) { return v; }
   __device__ static __forceinline__ T combine(T a, T b) { return MAX ? MaxOp()(a, b) : MinOp()(a, b); }
+  __device__ static __forceinline__ T step(T a, T v, i64 r) { return combine(a, lift(v, r)); }
   __device__ static __forceinline__ T finish(T a, i64) { return a; }
 };
 
@@ -155,6 +161,15 @@ struct RArg {
     if (MAX ? a.v > b.v : a.v < b.v) return a;
     return a.i <= b.i ? a : b;
   }
+  // step folds element v at index r into a, whose indices are all below r
+  // (every fold visits an accumulator's elements in increasing index):
+  // the first NaN stays, a NaN or a strictly better value replaces a, a
+  // tie keeps a's smaller index. The identity (index past every real one)
+  // gives way to any element. Two compares, not combine's branches.
+  __device__ static __forceinline__ Acc step(Acc a, T v, i64 r) {
+    const bool take = a.i == 0x7fffffffffffffffll || (a.v == a.v && (MAX ? !(v <= a.v) : !(v >= a.v)));
+    return take ? Acc{v, r} : a;
+  }
   __device__ static __forceinline__ i64 finish(Acc a, i64) { return a.i; }
 };
 
@@ -173,6 +188,7 @@ struct RTruth {
   __device__ static __forceinline__ int ident() { return ALL ? 1 : 0; }
   __device__ static __forceinline__ int lift(T v, i64) { return nonzero(v) ? 1 : 0; }
   __device__ static __forceinline__ int combine(int a, int b) { return ALL ? (a & b) : (a | b); }
+  __device__ static __forceinline__ int step(int a, T v, i64 r) { return combine(a, lift(v, r)); }
   __device__ static __forceinline__ u8 finish(int a, i64) { return (u8)a; }
 };
 
@@ -220,7 +236,7 @@ __device__ __forceinline__ typename R::Acc row_fold(const T* row, i64 lo, i64 hi
   const u64 addr = (u64)(row + lo);
   i64 head = (i64)((16 - (addr & 15)) & 15) / (i64)sizeof(T);
   if (addr % sizeof(T) != 0 || head > hi - lo) head = hi - lo;  // no vectors
-  if (t < head) acc[0] = R::combine(acc[0], R::lift(row[lo + t], lo + t));
+  if (t < head) acc[0] = R::step(acc[0], row[lo + t], lo + t);
   const i64 vlo = lo + head, nv = (hi - vlo) / K;
   const Vec<T>* v = reinterpret_cast<const Vec<T>*>(row + vlo);
   i64 i = t;
@@ -232,15 +248,15 @@ __device__ __forceinline__ typename R::Acc row_fold(const T* row, i64 lo, i64 hi
     for (int u = 0; u < U; u++) {
       const i64 r = vlo + (i + u * nt) * K;
 #pragma unroll
-      for (int k = 0; k < K; k++) acc[u] = R::combine(acc[u], R::lift(e[u].e[k], r + k));
+      for (int k = 0; k < K; k++) acc[u] = R::step(acc[u], e[u].e[k], r + k);
     }
   }
   for (; i < nv; i += nt) {
     const Vec<T> e = vload(v + i);
 #pragma unroll
-    for (int k = 0; k < K; k++) acc[0] = R::combine(acc[0], R::lift(e.e[k], vlo + i * K + k));
+    for (int k = 0; k < K; k++) acc[0] = R::step(acc[0], e.e[k], vlo + i * K + k);
   }
-  for (i64 j = vlo + nv * K + t; j < hi; j += nt) acc[0] = R::combine(acc[0], R::lift(row[j], j));
+  for (i64 j = vlo + nv * K + t; j < hi; j += nt) acc[0] = R::step(acc[0], row[j], j);
   static_assert(U == 4, "the accumulators' combination below");
   return R::combine(R::combine(acc[0], acc[1]), R::combine(acc[2], acc[3]));
 }
@@ -288,21 +304,26 @@ __device__ __forceinline__ void rl_groups(const RLayout& L, i64* gd, i64* gs) {
   }
 }
 
-// RMODE_COL_VEC: lane tx of warp ty folds columns c .. c+K-1 of its tile
-// from rows r0+ty, r0+ty+H, ... (RUNROLL rows loaded at once, folded in
-// row order); the H partials of each column are then combined in warp
-// order, warp k finishing column c+k of every lane.
+// RMODE_COL_VEC + lg: LW = 32 >> lg lanes span a tile row of LW*K columns,
+// so a warp covers 32/LW rows and the block RS = 8*32/LW row slots. Thread
+// threadIdx.x = slot*LW + lx (slot = warp*32/LW + lane/LW) folds columns
+// c .. c+K-1 (c = the tile's first + lx*K) from rows r0+slot, r0+slot+RS,
+// ... (U rows loaded at once, folded in row order). Then thread j < LW*K
+// combines column j's RS partials in slot order. Every order is fixed by
+// the launch: deterministic.
 template <class T, class R>
 __device__ __forceinline__ void col_vec(typename R::Out* dst, typename R::Acc* partials, const T* x, i64 nout, i64 nred,
-                                        i64 chunks, const RLayout& L) {
+                                        int mode, i64 chunks, const RLayout& L) {
   typedef typename R::Acc A;
-  constexpr int K = 16 / sizeof(T), W = 32, H = THREADS / 32, U = RUNROLL;
-  static_assert(K <= H, "a warp finishes each column of a vector");
-  // part holds every lane's K accumulators at once (at most 16 KiB: K = 4
+  // U: rows in flight a thread; 8 (128 bytes) where the accumulators are
+  // small enough to stay within the 64 registers of 4 blocks an SM.
+  constexpr int K = 16 / sizeof(T), U = sizeof(A) <= 8 ? 8 : 4;
+  // part holds every thread's K accumulators at once (at most 16 KiB: K = 4
   // of 16-byte ArgAcc), so a tile needs two barriers, not two a column.
-  __shared__ A part[K][H][W];
-  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
-  const i64 inner = L.od[RDIMS - 1], ct = (inner + W * K - 1) / (W * K), tiles = nout / inner * ct;
+  __shared__ A part[K][THREADS];
+  const int lg = mode - RMODE_COL_VEC, LW = 32 >> lg, RS = (THREADS / 32) << lg;
+  const int lx = threadIdx.x & (LW - 1), slot = threadIdx.x >> (5 - lg);
+  const i64 inner = L.od[RDIMS - 1], ct = (inner + LW * K - 1) / (LW * K), tiles = nout / inner * ct;
   const i64 gtiles = gridDim.x / chunks, chunk = blockIdx.x / gtiles;
   const i64 per = (nred + chunks - 1) / chunks;
   const i64 r0 = chunk * per, r1 = r0 + per < nred ? r0 + per : nred;
@@ -310,36 +331,38 @@ __device__ __forceinline__ void col_vec(typename R::Out* dst, typename R::Acc* p
   i64 gd[RDIMS], gs[RDIMS];
   rl_groups(L, gd, gs);
   for (i64 tile = blockIdx.x % gtiles; tile < tiles; tile += gtiles) {  // uniform across the block
-    const i64 g = tile / ct, c = (tile % ct) * W * K + (i64)tx * K;
+    const i64 g = tile / ct, c0 = (tile % ct) * LW * K, c = c0 + (i64)lx * K;
+    const i64 gbase = rl_offset(g, gd, gs);
     A acc[K];
 #pragma unroll
     for (int k = 0; k < K; k++) acc[k] = R::ident();
     if (c < inner) {  // inner is a multiple of K: all K columns are there
-      const Vec<T>* col = reinterpret_cast<const Vec<T>*>(x + rl_offset(g, gd, gs) + c);
-      i64 r = r0 + ty;
-      for (; r + (U - 1) * H < r1; r += U * H) {
+      const Vec<T>* col = reinterpret_cast<const Vec<T>*>(x + gbase + c);
+      i64 r = r0 + slot;
+      for (; r + (U - 1) * (i64)RS < r1; r += U * (i64)RS) {
         Vec<T> e[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) e[u] = vload(col + (r + u * H) * rsv);
+        for (int u = 0; u < U; u++) e[u] = vload(col + (r + u * RS) * rsv);
 #pragma unroll
         for (int u = 0; u < U; u++)
 #pragma unroll
-          for (int k = 0; k < K; k++) acc[k] = R::combine(acc[k], R::lift(e[u].e[k], r + u * H));
+          for (int k = 0; k < K; k++) acc[k] = R::step(acc[k], e[u].e[k], r + u * RS);
       }
-      for (; r < r1; r += H) {
+      for (; r < r1; r += RS) {
         const Vec<T> e = vload(col + r * rsv);
 #pragma unroll
-        for (int k = 0; k < K; k++) acc[k] = R::combine(acc[k], R::lift(e.e[k], r));
+        for (int k = 0; k < K; k++) acc[k] = R::step(acc[k], e.e[k], r);
       }
     }
 #pragma unroll
-    for (int k = 0; k < K; k++) part[k][ty][tx] = acc[k];
+    for (int k = 0; k < K; k++) part[k][threadIdx.x] = acc[k];
     __syncthreads();
-    if (ty < K && c < inner) {
-      A s = part[ty][0][tx];
-#pragma unroll
-      for (int j = 1; j < H; j++) s = R::combine(s, part[ty][j][tx]);
-      const i64 o = g * inner + c + ty;
+    const int j = threadIdx.x;  // column c0 + j: lane j / K's vector, element j % K
+    if (j < LW * K && c0 + j < inner) {
+      const int jl = j / K, jk = j % K;
+      A s = part[jk][jl];
+      for (int q = 1; q < RS; q++) s = R::combine(s, part[jk][q * LW + jl]);
+      const i64 o = g * inner + c0 + j;
       if (chunks == 1)
         dst[o] = R::finish(s, nred);
       else
@@ -355,8 +378,8 @@ __device__ __forceinline__ void raxes_col(typename R::Out* dst, typename R::Acc*
                                           int mode, i64 chunks, const RLayout& L) {
   typedef typename R::Acc A;
   if constexpr (sizeof(T) >= 4) {  // Go picks vectors of columns for 4- and 8-byte elements only
-    if (mode == RMODE_COL_VEC) {
-      col_vec<T, R>(dst, partials, x, nout, nred, chunks, L);
+    if (mode >= RMODE_COL_VEC) {
+      col_vec<T, R>(dst, partials, x, nout, nred, mode, chunks, L);
       return;
     }
   }
@@ -383,11 +406,11 @@ __device__ __forceinline__ void raxes_col(typename R::Out* dst, typename R::Acc*
 #pragma unroll
           for (int u = 0; u < U; u++) e[u] = col[(r + u * H) * rs];
 #pragma unroll
-          for (int u = 0; u < U; u++) acc = R::combine(acc, R::lift(e[u], r + u * H));
+          for (int u = 0; u < U; u++) acc = R::step(acc, e[u], r + u * H);
         }
-        for (; r < r1; r += H) acc = R::combine(acc, R::lift(col[r * rs], r));
+        for (; r < r1; r += H) acc = R::step(acc, col[r * rs], r);
       } else {
-        for (i64 r = r0 + ty; r < r1; r += H) acc = R::combine(acc, R::lift(col[rl_offset(r, L.rd, L.rs)], r));
+        for (i64 r = r0 + ty; r < r1; r += H) acc = R::step(acc, col[rl_offset(r, L.rd, L.rs)], r);
       }
     }
     part[ty][tx] = acc;
@@ -417,7 +440,7 @@ __device__ __forceinline__ void raxes_general(typename R::Out* dst, const T* x, 
     A acc = R::ident();
     i64 cr[RDIMS] = {0, 0, 0, 0}, off = 0;
     for (i64 r = 0; r < nred; r++) {
-      acc = R::combine(acc, R::lift(base[off], r));
+      acc = R::step(acc, base[off], r);
       for (int k = RDIMS - 1; k >= 0; k--) {
         off += L.rs[k];
         if (++cr[k] < L.rd[k]) break;

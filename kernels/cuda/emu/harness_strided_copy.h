@@ -1,10 +1,10 @@
 // harness_strided_copy.h: checks of strided_copy.cuh's kernels against
-// plain loops, included by harness.cpp: the transposition's two paths for
-// elements of 1, 2, 4, 8 and 16 bytes (the vector path on aligned layouts,
-// with odd, prime and tile-multiple sizes so that blocks at the edges move
-// element by element; the shared-memory tiles on views at odd offsets and
+// plain loops, included by harness.cpp: the transposition's shared-memory
+// tiles for elements of 1, 2, 4, 8 and 16 bytes (odd, prime and
+// tile-multiple sizes, so that both the whole tiles' unchecked path and the
+// edges' checked one run; aligned layouts and views at odd offsets and
 // strides), batches, padded rows, grids smaller than the tiles so that
-// blocks and warps loop; and the general copy (random layouts of up to
+// blocks loop; and the general copy (random layouts of up to
 // STRIDED_DIMS dimensions, broadcast sources, a grid smaller than n so the
 // carries run), for elements of 1, 4 and 8 bytes. Elements dst does not
 // cover must keep their sentinel.
@@ -22,17 +22,16 @@ template <class E>
 E sc_val(long long i) { return (E)(i * 2654435761ull + 12345); }
 
 // The transposition's layouts: aligned (strides rounded up to 8 elements,
-// every TR_V divides them, pointers at the start of a 16-byte aligned
-// buffer: the vector path), or odd (strides of rows+3 and cols+3,
-// pointers one element in: the tile path, except for 16-byte elements,
-// whose every layout is aligned).
+// pointers at the start of a 16-byte aligned buffer), or odd (strides of
+// rows+3 and cols+3, pointers one element in). Both take the same tiles;
+// the odd one checks that nothing assumes alignment.
 enum TrLayout { trAligned, trOdd };
 
 // run(dst, src, batch, rows, cols, dB, dRow, sB, sCol, grid) launches one
 // transposition.
 template <class E, class Run>
 void test_transpose_one(const char* name, Run run, long long batch, long long rows, long long cols, TrLayout lay,
-                        int wantVectors, unsigned gridCap) {
+                        unsigned gridCap) {
   auto up8 = [](long long x) { return (x + 7) / 8 * 8; };
   const long long sCol = lay == trAligned ? up8(rows) : rows + 3, dRow = lay == trAligned ? up8(cols) + 8 : cols + 3;
   const long long sB = lay == trAligned ? cols * sCol + 8 : cols * sCol + 1, dB = lay == trAligned ? rows * dRow : rows * dRow + 5;
@@ -41,16 +40,9 @@ void test_transpose_one(const char* name, Run run, long long batch, long long ro
   for (size_t i = 0; i < srcv.size(); i++) srcv[i] = sc_val<E>(i);
   E* dst = dstv.data() + off;
   const E* src = srcv.data() + off;
-  const bool vec = transpose_vectors_ok(dst, src, dB, dRow, sB, sCol);
-  if (wantVectors >= 0) CHECK(vec == (wantVectors == 1), "%s lay=%d: vector path %d, want %d", name, lay, vec, wantVectors);
-  // Go's grid (transposeGrid), capped so that blocks and warps loop.
-  long long units;
-  if (vec) {
-    const long long V = TR_V(E), U = TR_U(E);
-    units = (batch * ((rows + 8 * V - 1) / (8 * V)) * ((cols + 4 * U - 1) / (4 * U)) + 7) / 8;
-  } else {
-    units = batch * ((rows + 31) / 32) * ((cols + 31) / 32);
-  }
+  // Go's grid (transposeGrid: a block a tile), capped so that blocks loop.
+  const long long S = TR_S(E);
+  const long long units = batch * ((rows + S - 1) / S) * ((cols + S - 1) / S);
   const unsigned grid = (unsigned)std::max(1ll, std::min(units, (long long)gridCap));
   run(dst, src, batch, rows, cols, dB, dRow, sB, sCol, grid);
   std::vector<char> hit(dstv.size(), 0);
@@ -64,39 +56,26 @@ void test_transpose_one(const char* name, Run run, long long batch, long long ro
       }
   for (size_t i = 0; i < dstv.size(); i++)
     if (!hit[i] && dstv[i] != (E)0x5A) bad++;
-  CHECK(bad == 0, "%s %s batch=%lld rows=%lld cols=%lld lay=%d grid=%u: %lld wrong", name, vec ? "vectors" : "tiles",
-        batch, rows, cols, lay, grid, bad);
+  CHECK(bad == 0, "%s batch=%lld rows=%lld cols=%lld lay=%d grid=%u: %lld wrong", name, batch, rows, cols, lay, grid, bad);
 }
 
 // test_transpose checks one element type through run (a kernel of
-// kernels.cu, or transpose_any itself for sizes no dtype has).
+// kernels.cu, or transpose_any itself for sizes no dtype has): shapes
+// smaller than a tile, whole tiles (64 and 128: no edge), tiles plus one
+// (an edge of one element), primes, batches.
 template <class E, class Run>
 void test_transpose(const char* name, Run run) {
-  const long long shapes[][3] = {{1, 1, 2},    {1, 2, 1},   {1, 3, 5},   {1, 32, 32},  {1, 31, 33}, {1, 64, 96},
-                                 {2, 37, 41},  {3, 7, 64},  {1, 97, 131}, {5, 1, 33},  {1, 130, 70}, {2, 64, 64},
-                                 {1, 257, 9}, {1, 9, 257}};
-  const int odd = sizeof(E) == 16 ? 1 : 0;  // 16-byte elements are aligned however they lie
+  const long long shapes[][3] = {{1, 1, 2},   {1, 2, 1},    {1, 3, 5},   {1, 32, 32},  {1, 31, 33}, {1, 64, 96},
+                                 {2, 37, 41}, {3, 7, 64},   {1, 97, 131}, {5, 1, 33},  {1, 130, 70}, {2, 64, 64},
+                                 {1, 257, 9}, {1, 9, 257},  {1, 128, 128}, {2, 65, 129}, {1, 67, 64}};
   for (auto& s : shapes) {
-    test_transpose_one<E>(name, run, s[0], s[1], s[2], trAligned, 1, SMS * 8);
-    test_transpose_one<E>(name, run, s[0], s[1], s[2], trOdd, odd, SMS * 8);
+    test_transpose_one<E>(name, run, s[0], s[1], s[2], trAligned, SMS * 8);
+    test_transpose_one<E>(name, run, s[0], s[1], s[2], trOdd, SMS * 8);
   }
-  // One block: every warp walks many tiles, the tile path many tiles.
-  test_transpose_one<E>(name, run, 3, 70, 45, trAligned, 1, 1);
-  test_transpose_one<E>(name, run, 3, 70, 45, trOdd, odd, 1);
-}
-
-// test_transpose_tiles runs the tile path on an aligned layout too, so that
-// it is checked for every size (16-byte elements never take it otherwise).
-template <class E>
-void test_transpose_tiles() {
-  auto run = [](E* d, const E* s, i64 b, i64 r, i64 c, i64 dB, i64 dRow, i64 sB, i64 sCol, unsigned grid) {
-    emu_launch(grid, 256, [&] {
-      __shared__ E tile[TILE][TILE + 1];
-      transpose_tiles(tile, d, s, b, r, c, dB, dRow, sB, sCol);
-    });
-  };
-  test_transpose_one<E>("transpose_tiles", run, 2, 37, 41, trAligned, -1, SMS * 8);
-  test_transpose_one<E>("transpose_tiles", run, 1, 97, 131, trAligned, -1, 3);
+  // Fewer blocks than tiles: blocks loop over tiles, full and edge.
+  test_transpose_one<E>(name, run, 3, 70, 45, trAligned, 1);
+  test_transpose_one<E>(name, run, 3, 70, 45, trOdd, 1);
+  test_transpose_one<E>(name, run, 2, 129, 200, trOdd, 3);
 }
 
 template <class E>
@@ -185,11 +164,6 @@ void test_strided_copies() {
   test_transpose<unsigned>("transpose_f32", kernel_run<unsigned>(gocuda_transpose_f32));
   test_transpose<u64>("transpose_c64", kernel_run<u64>(gocuda_transpose_c64));
   test_transpose<E16>("transpose<16 bytes>", template_run<E16>());
-  test_transpose_tiles<u8>();
-  test_transpose_tiles<unsigned short>();
-  test_transpose_tiles<unsigned>();
-  test_transpose_tiles<u64>();
-  test_transpose_tiles<E16>();
   test_copy_strided<u8>("copy_strided_u8", gocuda_copy_strided_u8);
   test_transpose<unsigned short>("transpose_bf16", kernel_run<unsigned short>(gocuda_transpose_bf16));
   test_copy_strided<unsigned short>("copy_strided_f16", gocuda_copy_strided_f16);

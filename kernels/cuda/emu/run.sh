@@ -3,7 +3,10 @@
 # against plain loops; no GPU or nvcc needed. Takes a few minutes: every
 # CUDA thread is an OS thread.
 #
-#   bash kernels/cuda/emu/run.sh
+#   bash kernels/cuda/emu/run.sh [group ...]
+#
+# With groups (half optable scansort sort elementwise reduce strided
+# strided_copy nn reduce_axes index: harness.cpp's main) it runs only those.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
@@ -15,4 +18,4 @@ sed 's/asm volatile(.*);/t = 0;/' "$here/../kernels.cu" >"$work/kernels_emu.cu"
 # and the harness's parts (harness_*.h and .cpp, *.inc, the table's checks).
 cp "$here"/*.h "$here"/*.inc "$here"/*.cpp "$here"/../*.cuh "$work/"
 g++ -std=c++20 -O1 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-variable -o "$work/harness" "$work/harness.cpp"
-"$work/harness"
+EMU_ONLY=$(IFS=,; echo "$*") "$work/harness"
