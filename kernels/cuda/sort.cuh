@@ -36,7 +36,7 @@
 //     run of tiles), gocuda_radixoff_i64 (a warp a digit: the digit's
 //     start from the totals plus the exclusive scan of the blocks' counts)
 //     and gocuda_radixscatter_* (a block ranks each tile of 4096 keys: a
-//     warp ranks its keys with __match_any_sync and per-warp counters, the
+//     warp ranks its keys with ballots (srt_peers) and per-warp counters, the
 //     warps' counts are scanned per digit and the digits' tile totals
 //     across digits; the keys are placed in shared memory in (digit, input
 //     order) and written out from there, each digit's run contiguous, then
@@ -125,6 +125,21 @@ __device__ __forceinline__ unsigned radix_digit(typename RK<T>::S b, int shift, 
   return (unsigned)(sort_key<T>(b, desc) >> shift) & 255u;
 }
 
+// srt_peers: the lanes of the warp, among those in `valid`, whose digit
+// (8 bits) is d; every lane must call it. Eight ballots rather than
+// __match_any_sync, which is slower for a few bits (CUB's MatchAny makes
+// the same choice).
+__device__ __forceinline__ unsigned srt_peers(unsigned d, unsigned valid) {
+  unsigned m = valid;
+#pragma unroll
+  for (int b = 0; b < 8; b++) {
+    const bool set = (d >> b) & 1u;
+    const unsigned v = __ballot_sync(FULL_MASK, set);
+    m &= set ? v : ~v;
+  }
+  return m;
+}
+
 // ---------------------------------------------------------------------------
 // (key, index) entries, for the top-k kernels.
 
@@ -202,7 +217,7 @@ __device__ __forceinline__ SEnt<W> se_shfl_xor(const SEnt<W>& a, int m) {
 // positions [w*32*RS_ITEMS, (w+1)*32*RS_ITEMS) of the current order, item
 // `it` of lane l at w*32*RS_ITEMS + it*32 + l (a warp's loads and stores
 // coalesced, no bank conflicts). Each pass: a warp ranks its items in
-// position order with __match_any_sync and its own counters (wcnt[warp]);
+// position order with ballots (srt_peers) and its own counters (wcnt[warp]);
 // the warps' counts are scanned per digit and the digits' totals across
 // digits; each item goes to sk/si at digit start + earlier warps' count of
 // the digit + its rank, which is stable. A pass whose digit is the same for
@@ -268,8 +283,8 @@ __device__ void row_sort(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k,
 #pragma unroll
       for (int it = 0; it < RS_ITEMS; it++) {
         const bool ok = wb + it * 32 + lane < n;
-        const unsigned d = ok ? radix_digit<T>(raw[it], shift, desc) : 256u;
-        const unsigned peers = __match_any_sync(FULL_MASK, d);
+        const unsigned d = ok ? radix_digit<T>(raw[it], shift, desc) : 0u;
+        const unsigned peers = srt_peers(d, __ballot_sync(FULL_MASK, ok));
         const unsigned before = __popc(peers & below);
         const unsigned have = ok ? wcnt[warp][d] : 0;
         __syncwarp();
@@ -367,9 +382,15 @@ __device__ void topk_rows(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, int k
       SEnt<W> best[KMAX];
 #pragma unroll
       for (int j = 0; j < KMAX; j++) best[j] = se_none<W>();
+      // tau bounds the warp's k-th entry: the k-th smallest of the lanes'
+      // heads (k entries of the row at most tau), so an entry past it is
+      // in no lane's part of the result. Kept fresh while heads change.
+      SEnt<W> tau = se_none<W>();
+      bool moved = false;  // this lane's head changed since tau
       auto consider = [&](S b, i64 i) {
         const SEnt<W> e = se_make<W>((u64)sort_key<T>(b, desc), (unsigned)i);
-        if (se_less(e, best[KMAX - 1])) {
+        if (se_less(e, best[KMAX - 1]) && se_less(e, tau)) {
+          moved |= se_less(e, best[0]);
           // Insert, top down: slot j takes slot j-1's entry if e sorts
           // before it, else e if e sorts before slot j's, else keeps its.
 #pragma unroll
@@ -378,15 +399,32 @@ __device__ void topk_rows(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, int k
           if (se_less(e, best[0])) best[0] = e;
         }
       };
-      i64 i = (i64)wg * 32 + lane;
-      for (; i + 3 * step < n; i += 4 * step) {
+      // Batches of 4 elements a lane while the whole warp has them (the
+      // loop's condition is the warp's, for the shuffles), then the rest.
+      i64 wbase = (i64)wg * 32;
+      for (; wbase + 3 * step + 31 < n; wbase += 4 * step) {
+        const i64 i = wbase + lane;
         const S v0 = row[i], v1 = row[i + step], v2 = row[i + 2 * step], v3 = row[i + 3 * step];
         consider(v0, i);
         consider(v1, i + step);
         consider(v2, i + 2 * step);
         consider(v3, i + 3 * step);
+        if (__ballot_sync(FULL_MASK, moved) != 0) {
+          // A bitonic sort of the heads across the warp; lane k-1's is tau.
+          SEnt<W> h = best[0];
+#pragma unroll
+          for (int kk = 2; kk <= 32; kk <<= 1)
+#pragma unroll
+            for (int j = kk >> 1; j > 0; j >>= 1) {
+              const SEnt<W> q = se_shfl_xor<W>(h, j);
+              if ((((lane & j) == 0) == ((lane & kk) == 0)) ? se_less(q, h) : se_less(h, q)) h = q;
+            }
+          tau.k = __shfl_sync(FULL_MASK, h.k, k - 1);
+          tau.i = __shfl_sync(FULL_MASK, h.i, k - 1);
+          moved = false;
+        }
       }
-      for (; i < n; i += step) consider(row[i], i);
+      for (i64 i = wbase + lane; i < n; i += step) consider(row[i], i);
       // The warp's first k: lane o keeps round o's.
       for (int o = 0; o < k; o++) {
         SEnt<W> m = best[0];
@@ -639,8 +677,8 @@ __device__ void radix_scatter(const u64* offs, const u64* plan, i64 n, int slot,
       const int li = wb + it * 32 + lane;
       const bool ok = li < cnt;
       raw[it] = ok ? kin[ts + li] : (S)0;
-      const unsigned d = ok ? radix_digit<T>(raw[it], shift, desc) : 256u;
-      const unsigned peers = __match_any_sync(FULL_MASK, d);
+      const unsigned d = ok ? radix_digit<T>(raw[it], shift, desc) : 0u;
+      const unsigned peers = srt_peers(d, __ballot_sync(FULL_MASK, ok));
       const unsigned before = __popc(peers & ((1u << lane) - 1));
       const unsigned have = ok ? wcount[warp][d] : 0;
       __syncwarp();

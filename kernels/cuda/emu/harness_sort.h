@@ -197,7 +197,7 @@ void test_take(const char* name, const SortKernels<T>& K) {
 // The top-k kernels against the reference argsort's first k: every group
 // size (1 to 8 warps a row), grid-stride rows with a last group past the
 // rows, k = 1, k = KMAX and k = n, a row shorter than a warp, both orders,
-// ties and specials, either output alone.
+// ties and specials, rising runs, either output alone.
 template <class T>
 void test_topk(const char* name, const SortKernels<T>& K) {
   struct TC {
@@ -208,13 +208,16 @@ void test_topk(const char* name, const SortKernels<T>& K) {
   };
   const TC cases[] = {{5, 300, 10, 16, 1, 1, 0, 1}, {9, 70, 16, 16, 1, 1, 1, 0},  {3, 1000, 32, 32, 2, 1, 0, 0},
                       {7, 999, 1, 16, 4, 1, 1, 1},   {2, 3001, 20, 32, 8, 2, 0, 1}, {4, 7, 7, 16, 2, 1, 0, 0},
-                      {3, 13, 13, 32, 1, 1, 1, 1},   {2, 400, 5, 16, 8, 1, 2, 0}};
+                      {3, 13, 13, 32, 1, 1, 1, 1},   {2, 400, 5, 16, 8, 1, 2, 0},  {3, 2000, 12, 16, 1, 2, 4, 1},
+                      {2, 1500, 32, 32, 2, 1, 4, 0}};
   for (const TC& c : cases) {
     printf("    topk%d rows %lld n=%lld k=%d wpr %d kind %d desc %d\n", c.kmax, c.rows, c.n, c.k, c.wpr, c.kind, c.desc);
     const i64 rows = c.rows, n = c.n, k = c.k;
     Buf<T> x(rows * n, false), v(rows * k, false), v2(rows * k, false);
     Buf<i64> idx(rows * k, false), idx2(rows * k, false);
-    for (i64 i = 0; i < rows * n; i++) x.p[i] = sort_rnd<T>(c.kind);
+    // kind 4: rising runs (each element passes the lists' bounds in a
+    // descending top-k, and the tau bound turns over often).
+    for (i64 i = 0; i < rows * n; i++) x.p[i] = c.kind == 4 ? (T)((i % n) % 113) : sort_rnd<T>(c.kind);
     auto kern = c.kmax == 16 ? K.topk16 : K.topk32;
     const int f = c.desc ? SRT_DESC : 0;
     emu_launch(c.grid, 256, [&] { kern(v.p, idx.p, x.p, rows, n, c.k, c.wpr, f); });
