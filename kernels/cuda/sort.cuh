@@ -518,11 +518,21 @@ __device__ void radix_up(u64* totals, const T* xin, i64 n, i64 tpb, int flags) {
   __syncthreads();
   i64 start, end;
   srt_range(n, tpb, &start, &end);
-  for (i64 i = start + threadIdx.x; i < end; i += THREADS) {
-    const typename RK<T>::K key = sort_key<T>(x[i], desc);
+  auto count = [&](S b) {
+    const typename RK<T>::K key = sort_key<T>(b, desc);
 #pragma unroll
     for (int p = 0; p < PASSES; p++) atomicAdd(&h[p][(unsigned)(key >> (8 * p)) & 255u], 1u);
+  };
+  // Four loads in flight before the atomics.
+  i64 i = start + threadIdx.x;
+  for (; i + 3 * THREADS < end; i += 4 * THREADS) {
+    const S a = x[i], b = x[i + THREADS], c = x[i + 2 * THREADS], d = x[i + 3 * THREADS];
+    count(a);
+    count(b);
+    count(c);
+    count(d);
   }
+  for (; i < end; i += THREADS) count(x[i]);
   __syncthreads();
 #pragma unroll
   for (int p = 0; p < PASSES; p++) {
@@ -606,7 +616,17 @@ __device__ void radix_hist(u64* counts, const u64* plan, i64 n, int slot, i64 tp
   __syncthreads();
   i64 start, end;
   srt_range(n, tpb, &start, &end);
-  for (i64 i = start + threadIdx.x; i < end; i += THREADS) atomicAdd(&h[radix_digit<T>(x[i], 8 * slot, desc)], 1u);
+  const int shift = 8 * slot;
+  // Four loads in flight before the atomics.
+  i64 i = start + threadIdx.x;
+  for (; i + 3 * THREADS < end; i += 4 * THREADS) {
+    const S a = x[i], b = x[i + THREADS], c = x[i + 2 * THREADS], d = x[i + 3 * THREADS];
+    atomicAdd(&h[radix_digit<T>(a, shift, desc)], 1u);
+    atomicAdd(&h[radix_digit<T>(b, shift, desc)], 1u);
+    atomicAdd(&h[radix_digit<T>(c, shift, desc)], 1u);
+    atomicAdd(&h[radix_digit<T>(d, shift, desc)], 1u);
+  }
+  for (; i < end; i += THREADS) atomicAdd(&h[radix_digit<T>(x[i], shift, desc)], 1u);
   __syncthreads();
   counts[(i64)threadIdx.x * blocks + blockIdx.x] = h[threadIdx.x];
 }
@@ -666,17 +686,23 @@ __device__ void radix_scatter(const u64* offs, const u64* plan, i64 n, int slot,
   srt_range(n, tpb, &start, &end);
   for (i64 ts = start; ts < end; ts += SRT_TILE) {
     const int cnt = end - ts < SRT_TILE ? (int)(end - ts) : SRT_TILE;
-    for (int d = threadIdx.x; d < SRT_WARPS * 256; d += THREADS) wcount[d / 256][d % 256] = 0;
-    __syncthreads();
-    // Each warp ranks its 32*SRT_ITEMS keys, item by item, in input order.
+    // The tile's keys first, all loads in flight at once (the ranking's
+    // warp barriers would otherwise wait for each in turn).
     S raw[SRT_ITEMS];
     unsigned rank[SRT_ITEMS];
     const int wb = warp * 32 * SRT_ITEMS;
 #pragma unroll
     for (int it = 0; it < SRT_ITEMS; it++) {
       const int li = wb + it * 32 + lane;
+      raw[it] = li < cnt ? kin[ts + li] : (S)0;
+    }
+    for (int d = threadIdx.x; d < SRT_WARPS * 256; d += THREADS) wcount[d / 256][d % 256] = 0;
+    __syncthreads();
+    // Each warp ranks its 32*SRT_ITEMS keys, item by item, in input order.
+#pragma unroll
+    for (int it = 0; it < SRT_ITEMS; it++) {
+      const int li = wb + it * 32 + lane;
       const bool ok = li < cnt;
-      raw[it] = ok ? kin[ts + li] : (S)0;
       const unsigned d = ok ? radix_digit<T>(raw[it], shift, desc) : 0u;
       const unsigned peers = srt_peers(d, __ballot_sync(FULL_MASK, ok));
       const unsigned before = __popc(peers & ((1u << lane) - 1));
