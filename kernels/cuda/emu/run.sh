@@ -4,6 +4,8 @@
 # CUDA thread is an OS thread.
 #
 #   bash kernels/cuda/emu/run.sh
+#   EMU_ONLY=sort bash kernels/cuda/emu/run.sh   # sort.cuh's checks alone
+#   (EMU_SORT_ROWS=1 as well: only its row sort and top-k)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
