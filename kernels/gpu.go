@@ -148,13 +148,16 @@ const (
 	// kScanCols' passes.
 	kScanColsCarry
 	// sort (scansort.go, scansort_gpu.go, cuda/sort.cuh).
-	kRowSort      // a block sorts a row (bitonic, in registers and shared memory)
+	kRowSort      // a block sorts a row (radix sort in shared memory)
 	kRadixUp      // every pass's digit totals in one read
 	kRadixPlan    // which passes run and their buffers (one block)
 	kRadixHist    // a pass's digit counts of each block
 	kRadixOff     // a pass's counts scanned into each block's first place for each digit
 	kRadixScatter // a pass's stable scatter
 	kSortTake     // TopK of a long row: values and indices of its argsort's first k
+	// sort's small-k top-k (sort_gpu.go, cuda/sort.cuh).
+	kTopK16 // k ≤ 16: lists in registers merged by warp minima
+	kTopK32 // k ≤ 32
 	numKops
 )
 
@@ -248,6 +251,9 @@ var kops = [numKops]struct {
 	kRadixOff:     {"radixoff", setOf(Int64), false},
 	kRadixScatter: {"radixscatter", realTypes, false},
 	kSortTake:     {"sorttake", realTypes, false},
+	// sort's small-k top-k (sort_gpu.go, cuda/sort.cuh).
+	kTopK16: {"topk16", realTypes, false},
+	kTopK32: {"topk32", realTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

@@ -110,11 +110,27 @@ func TestScanColsVecNeedsWholeAlignedVectors(t *testing.T) {
 	}
 }
 
-func TestRowSortBlockHoldsTheRowPaddedToAPowerOfTwo(t *testing.T) {
-	for _, c := range []struct{ n, block int }{{1, 32}, {255, 32}, {256, 32}, {257, 64}, {1000, 128}, {2048, 256}, {4096, 512}} {
+func TestRowSortBlockHoldsTheRowAtSixteenKeysAThread(t *testing.T) {
+	for _, c := range []struct{ n, block int }{{1, 32}, {512, 32}, {513, 64}, {1000, 64}, {1025, 128}, {2048, 128}, {2049, 256}, {4096, 256}} {
 		assert.Equal(t, c.block, rowSortBlock(c.n), "n = %d", c.n)
 	}
-	// The largest row fits the kernel's 512 threads of 8 entries.
-	assert.Equal(t, 512, rowSortBlock(sortRowsCap(Float32)))
-	assert.Equal(t, 256, rowSortBlock(sortRowsCap(Float64)))
+	// The largest rows fit the kernel's 256 threads (RS_MAXT).
+	assert.Equal(t, 256, rowSortBlock(sortRowsCap(Float32)))
+	assert.Equal(t, 128, rowSortBlock(sortRowsCap(Float64)))
+}
+
+func TestTopKWarpsGrowWithTheRowAndWhenRowsAreFew(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		rows, n, want int
+	}{
+		{"many rows of 4096: a warp a row", 4096, 4096, 1},
+		{"many short rows", 100000, 100, 1},
+		{"few short rows: too short to split", 3, 1000, 1},
+		{"few rows of 4096", 8, 4096, 2},
+		{"one long row", 1, 1 << 24, 8},
+		{"many long rows", 4096, 20000, 4},
+	} {
+		assert.Equal(t, c.want, topKWarps(c.rows, c.n, 132), c.name)
+	}
 }

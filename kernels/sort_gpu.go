@@ -7,26 +7,29 @@ import (
 // The GPU side of sorting: launch plans and the sequences of kernels
 // (cuda/sort.cuh) Sort, Argsort and TopK queue. Rows that fit a block are
 // sorted a block a row (gocuda_rowsort_*); longer rows, one after another,
-// by an LSD radix sort (see sort.cuh's comment).
+// by an LSD radix sort (see sort.cuh's comment). TopK with k ≤ 32 reads
+// each row once (gocuda_topk16_*, gocuda_topk32_*) whatever its length.
 
-// Sizes and flags of the sort kernels (sort.cuh's SRT_* and ROWSORT_*
-// values).
+// Sizes and flags of the sort kernels (sort.cuh's SRT_*, ROWSORT_* and
+// RS_* values).
 const (
 	srtDesc          = 1  // descending keys
 	srtVin64         = 4  // to the plan kernel: intermediate indices are 64-bit
 	radixItems       = 16 // keys a thread takes of a tile
 	radixTile        = threads * radixItems
 	radixDigits      = 256
-	radixSlots       = 9 // plan slots: up to 8 digit passes and the identity pass
-	radixPlanWords   = 8 // u64 words of plan a slot
-	radixBlocksPerSM = 4 // the scatter's shared memory (44 KB) allows 5 blocks an SM
-	rowSortItems     = 8 // entries a thread of the row sort holds
+	radixSlots       = 9  // plan slots: up to 8 digit passes and the identity pass
+	radixPlanWords   = 8  // u64 words of plan a slot
+	radixBlocksPerSM = 4  // the scatter's shared memory (44 KB) allows 5 blocks an SM
+	rowSortItems     = 16 // keys a thread of the row sort holds (RS_ITEMS)
 	scratchAlign     = 256
+	topKSmall        = 16 // the largest k gocuda_topk16_* takes
+	topKMax          = 32 // the largest k gocuda_topk32_* takes
 )
 
 // sortRowsCap is the longest row one block sorts (ROWSORT_CAP4 and
-// ROWSORT_CAP8 in sort.cuh): 4096 entries of 8 bytes (key and index) or
-// 2048 of 12, within 48 KB of static shared memory.
+// ROWSORT_CAP8 in sort.cuh): 4096 keys of 4 bytes or fewer, 2048 of 8,
+// with their 16-bit indices in a block's static shared memory.
 func sortRowsCap(dt DType) int {
 	if dt.Size() == 8 {
 		return 2048
@@ -34,14 +37,30 @@ func sortRowsCap(dt DType) int {
 	return 4096
 }
 
-// rowSortBlock is the block that sorts rows of n ≤ sortRowsCap: P/8
-// threads for P the row padded to a power of two, at least 256 (a warp).
+// rowSortBlock is the block that sorts rows of n ≤ sortRowsCap: the fewest
+// of 32, 64, 128 or 256 threads that hold n keys at rowSortItems a thread
+// (the kernel scans its 256 digits over the block's threads, so a power of
+// two).
 func rowSortBlock(n int) int {
-	p := 256
-	for p < n {
-		p <<= 1
+	b := 32
+	for b*rowSortItems < n {
+		b <<= 1
 	}
-	return p / rowSortItems
+	return b
+}
+
+// topKWarps is the warps a row of the small-k top-k (1, 2, 4 or 8; the
+// 8 warps of a block take 8/warps rows): one while a lane's share of the
+// row stays within 256 elements and the rows give the GPU 16 warps an SM,
+// more for longer rows or fewer rows, as long as a lane keeps at least
+// 2*topKMax elements (below that its list takes most of them and the
+// merges dominate).
+func topKWarps(rows, n, sms int) int {
+	w := 1
+	for w < 8 && (n > w*32*256 || rows*w < sms*16) && n >= 2*w*32*2*topKMax {
+		w <<= 1
+	}
+	return w
 }
 
 // radixPlan is the layout of a radix sort of one row of n and of its
@@ -101,6 +120,21 @@ func (t *target) gpuSort(values, indices, x backend.Ptr, rows, n, k int, desc bo
 	var flags int32
 	if desc {
 		flags = srtDesc
+	}
+	// A Sort or an Argsort has k = n and one output (so has a TopK of the
+	// whole row, which takes their path); any other TopK with a small k
+	// reads each row once. (Sort may be in place, which the top-k kernels,
+	// gathering values from x as they write, are not.)
+	sortLike := k == n && (values == 0 || indices == 0)
+	if !sortLike && k <= topKMax && n <= 1<<31-1 {
+		fam := kTopK32
+		if k <= topKSmall {
+			fam = kTopK16
+		}
+		w := topKWarps(rows, n, t.sms)
+		rowsPerBlock := 8 / w
+		return t.launch(fam, 0, clampGrid((rows+rowsPerBlock-1)/rowsPerBlock, t.sms*blocksPerSM),
+			dptr(values), dptr(indices), dptr(x), int64(rows), int64(n), int32(k), int32(w), flags)
 	}
 	if n <= sortRowsCap(t.dt) {
 		return t.launchID(kernelID(kRowSort, t.dt, 0), clampGrid(rows, 1<<30), uint32(rowSortBlock(n)),

@@ -36,7 +36,7 @@
 //     run of tiles), gocuda_radixoff_i64 (a warp a digit: the digit's
 //     start from the totals plus the exclusive scan of the blocks' counts)
 //     and gocuda_radixscatter_* (a block ranks each tile of 4096 keys: a
-//     warp ranks its keys with __match_any_sync and per-warp counters, the
+//     warp ranks its keys with ballots (srt_peers) and per-warp counters, the
 //     warps' counts are scanned per digit and the digits' tile totals
 //     across digits; the keys are placed in shared memory in (digit, input
 //     order) and written out from there, each digit's run contiguous, then
@@ -58,8 +58,6 @@
 
 #define ROWSORT_CAP4 4096
 #define ROWSORT_CAP8 2048
-#define ROWSORT_ITEMS 8
-#define ROWSORT_MAXT (ROWSORT_CAP4 / ROWSORT_ITEMS)
 
 static_assert(THREADS == 256, "the radix kernels give a thread each of the 256 digits");
 
@@ -127,11 +125,28 @@ __device__ __forceinline__ unsigned radix_digit(typename RK<T>::S b, int shift, 
   return (unsigned)(sort_key<T>(b, desc) >> shift) & 255u;
 }
 
+// srt_peers: the lanes of the warp, among those in `valid`, whose digit
+// (8 bits) is d; every lane must call it. Eight ballots rather than
+// __match_any_sync, which is slower for a few bits (CUB's MatchAny makes
+// the same choice).
+__device__ __forceinline__ unsigned srt_peers(unsigned d, unsigned valid) {
+  unsigned m = valid;
+#pragma unroll
+  for (int b = 0; b < 8; b++) {
+    const bool set = (d >> b) & 1u;
+    const unsigned v = __ballot_sync(FULL_MASK, set);
+    m &= set ? v : ~v;
+  }
+  return m;
+}
+
 // ---------------------------------------------------------------------------
-// A row a block: bitonic sort of (key, index) entries.
+// (key, index) entries, for the top-k kernels.
 
 // SEnt is an entry: for narrow keys (W false) k = key << 32 | index and i
-// is unused; for 64-bit keys k is the key and i the index.
+// is unused; for 64-bit keys k is the key and i the index. Comparing
+// entries compares keys, then indices, so no two entries of a row are
+// equal; se_none, the largest key and index, is past every real entry.
 template <bool W>
 struct SEnt {
   u64 k;
@@ -144,6 +159,35 @@ __device__ __forceinline__ bool se_less(const SEnt<W>& a, const SEnt<W>& b) {
     return a.k < b.k || (a.k == b.k && a.i < b.i);
   else
     return a.k < b.k;
+}
+
+template <bool W>
+__device__ __forceinline__ bool se_eq(const SEnt<W>& a, const SEnt<W>& b) {
+  if constexpr (W)
+    return a.k == b.k && a.i == b.i;
+  else
+    return a.k == b.k;
+}
+
+template <bool W>
+__device__ __forceinline__ SEnt<W> se_none() {
+  SEnt<W> e;
+  e.k = ~0ULL;
+  e.i = ~0u;
+  return e;
+}
+
+template <bool W>
+__device__ __forceinline__ SEnt<W> se_make(u64 key, unsigned i) {
+  SEnt<W> e;
+  if constexpr (W) {
+    e.k = key;
+    e.i = i;
+  } else {
+    e.k = (key << 32) | i;
+    e.i = 0;
+  }
+  return e;
 }
 
 template <bool W>
@@ -165,125 +209,266 @@ __device__ __forceinline__ SEnt<W> se_shfl_xor(const SEnt<W>& a, int m) {
   return r;
 }
 
-// rs_sw swizzles an entry's slot in shared memory: bits 4-6 (a warp's
-// lanes 1-3 when a thread's 8 entries are stored) are xored into bits 0-2,
-// so that a warp storing or loading slot s of its threads' entries hits
-// distinct banks. It permutes each group of 8 slots, so a thread's own 8
-// entries stay its own.
-__device__ __forceinline__ int rs_sw(int i) { return i ^ ((i >> 4) & 7); }
+// ---------------------------------------------------------------------------
+// A row a block: LSD radix sort in shared memory.
+//
+// A block of B = 32, 64, 128 or 256 threads (the row of n ≤ B*RS_ITEMS)
+// sorts a row in RK<T>::BITS/8 passes of 8-bit digits. Warp w holds
+// positions [w*32*RS_ITEMS, (w+1)*32*RS_ITEMS) of the current order, item
+// `it` of lane l at w*32*RS_ITEMS + it*32 + l (a warp's loads and stores
+// coalesced, no bank conflicts). Each pass: a warp ranks its items in
+// position order with ballots (srt_peers) and its own counters (wcnt[warp]);
+// the warps' counts are scanned per digit and the digits' totals across
+// digits; each item goes to sk/si at digit start + earlier warps' count of
+// the digit + its rank, which is stable. A pass whose digit is the same for
+// every key (a digit total of n) moves nothing. The row's bits travel with
+// the index (16 bits), so values keep their bits; the first k go out from
+// registers, coalesced.
+
+#define RS_ITEMS 16
+#define RS_MAXT (ROWSORT_CAP4 / RS_ITEMS)
+
+static_assert(RS_MAXT == 256 && ROWSORT_CAP4 <= 65536, "the row sort's block and its 16-bit indices");
+
+// rs_scan_excl: the sum of v over the block's threads before this one, for
+// a block of up to 8 warps; wsum has a word a warp. One barrier: a caller
+// that calls again must put a barrier between the calls.
+__device__ __forceinline__ unsigned rs_scan_excl(unsigned v, unsigned* wsum) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned incl = v;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned y = __shfl_sync(FULL_MASK, incl, (lane - o) & 31);
+    if (lane >= o) incl += y;
+  }
+  if (lane == 31) wsum[warp] = incl;
+  __syncthreads();
+  unsigned before = 0;
+  for (int w = 0; w < warp; w++) before += wsum[w];
+  return before + incl - v;
+}
 
 template <class T>
 __device__ void row_sort(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k, int flags) {
   typedef typename RK<T>::S S;
-  constexpr bool W = RK<T>::BITS == 64;
-  constexpr int CAP = W ? ROWSORT_CAP8 : ROWSORT_CAP4;
-  // shk: the entries' keys; aux: their indices (64-bit keys) and the row's
-  // bits, for the values out. 48 KB in all for 4-byte types, the most
-  // static shared memory a kernel may have.
-  __shared__ u64 shk[CAP];
-  __shared__ u64 aux[W ? CAP * 3 / 2 : CAP / 2];
-  unsigned* const shi = (unsigned*)aux;
-  S* const sraw = W ? (S*)(aux + CAP / 2) : (S*)aux;
-  const int B = blockDim.x, P = B * ROWSORT_ITEMS, tid = threadIdx.x;
+  constexpr int PASSES = RK<T>::BITS / 8;
+  constexpr int CAP = RK<T>::BITS == 64 ? ROWSORT_CAP8 : ROWSORT_CAP4;
+  __shared__ S sk[CAP];
+  __shared__ unsigned short si[CAP];
+  __shared__ unsigned wcnt[RS_MAXT / 32][256];
+  __shared__ unsigned ttot[256], tstart[256];
+  __shared__ unsigned wsum[RS_MAXT / 32];
+  __shared__ int trivial[8];
+  const int B = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int dpt = 256 / B;  // digits a thread scans
+  const int wb = warp * 32 * RS_ITEMS;
+  const unsigned below = (1u << lane) - 1;
   const bool desc = flags & SRT_DESC;
-  auto put = [&](int at, const SEnt<W>& e) {
-    shk[at] = e.k;
-    if constexpr (W) shi[at] = e.i;
-  };
-  auto get = [&](int at) {
-    SEnt<W> e;
-    e.k = shk[at];
-    if constexpr (W)
-      e.i = shi[at];
-    else
-      e.i = 0;
-    return e;
-  };
   for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
     const S* row = (const S*)x + r * n;
-    SEnt<W> e[ROWSORT_ITEMS];
+    if (tid < 8) trivial[tid] = 0;  // read after this row's first barrier
+    S raw[RS_ITEMS];
+    unsigned id[RS_ITEMS], rank[RS_ITEMS];
 #pragma unroll
-    for (int s = 0; s < ROWSORT_ITEMS; s++) {
-      const unsigned i = tid * ROWSORT_ITEMS + s;
-      // Padding: the largest key, an index past the row.
-      u64 key = ~0ULL;
-      if (i < n) {
-        const S b = row[i];
-        sraw[i] = b;
-        key = (u64)sort_key<T>(b, desc);
+    for (int it = 0; it < RS_ITEMS; it++) {
+      const int li = wb + it * 32 + lane;
+      raw[it] = li < n ? row[li] : (S)0;
+      id[it] = li;
+    }
+    for (int p = 0; p < PASSES; p++) {
+      const int shift = 8 * p;
+      // Rank: the warp's items of each digit in position order.
+      for (int d = lane; d < 256; d += 32) wcnt[warp][d] = 0;
+      __syncwarp();
+#pragma unroll
+      for (int it = 0; it < RS_ITEMS; it++) {
+        const bool ok = wb + it * 32 + lane < n;
+        const unsigned d = ok ? radix_digit<T>(raw[it], shift, desc) : 0u;
+        const unsigned peers = srt_peers(d, __ballot_sync(FULL_MASK, ok));
+        const unsigned before = __popc(peers & below);
+        const unsigned have = ok ? wcnt[warp][d] : 0;
+        __syncwarp();
+        if (ok && before == 0) wcnt[warp][d] = have + __popc(peers);
+        __syncwarp();
+        rank[it] = have + before;
       }
-      if constexpr (W) {
-        e[s].k = key;
-        e[s].i = i;
-      } else {
-        e[s].k = (key << 32) | i;
-        e[s].i = 0;
+      __syncthreads();
+      // Thread t's digits t*dpt..: each warp's first rank among the
+      // digit's keys, the digit's total, then the digits' starts.
+      unsigned sum = 0;
+      for (int j = 0; j < dpt; j++) {
+        const int d = tid * dpt + j;
+        unsigned run = 0;
+        for (int w = 0; w < B / 32; w++) {
+          const unsigned c = wcnt[w][d];
+          wcnt[w][d] = run;
+          run += c;
+        }
+        ttot[d] = run;
+        if (run == (unsigned)n) trivial[p] = 1;
+        sum += run;
+      }
+      unsigned at = rs_scan_excl(sum, wsum);
+      for (int j = 0; j < dpt; j++) {
+        const int d = tid * dpt + j;
+        tstart[d] = at;
+        at += ttot[d];
+      }
+      __syncthreads();
+      if (trivial[p]) continue;  // every key has the same digit: the order stands
+#pragma unroll
+      for (int it = 0; it < RS_ITEMS; it++) {
+        if (wb + it * 32 + lane < n) {
+          const unsigned d = radix_digit<T>(raw[it], shift, desc);
+          const unsigned pos = tstart[d] + wcnt[warp][d] + rank[it];
+          sk[pos] = raw[it];
+          si[pos] = (unsigned short)id[it];
+        }
+      }
+      __syncthreads();
+#pragma unroll
+      for (int it = 0; it < RS_ITEMS; it++) {
+        const int li = wb + it * 32 + lane;
+        if (li < n) {
+          raw[it] = sk[li];
+          id[it] = si[li];
+        }
       }
     }
-    for (int kk = 2; kk <= P; kk <<= 1) {
-      int j = kk >> 1;
-      if (j >= 256) {
-        // Strides past a warp's entries: through shared memory.
+    // The first k, from the registers (position order), coalesced.
 #pragma unroll
-        for (int s = 0; s < ROWSORT_ITEMS; s++) put(rs_sw(tid * ROWSORT_ITEMS + s), e[s]);
-        __syncthreads();
-        for (; j >= 256; j >>= 1) {
+    for (int it = 0; it < RS_ITEMS; it++) {
+      const int li = wb + it * 32 + lane;
+      if (li < k) {
+        if (dsti != nullptr) dsti[r * k + li] = id[it];
+        if (dstv != nullptr) ((S*)dstv)[r * k + li] = raw[it];
+      }
+    }
+    // The next row's first barrier orders its writes of sk after this
+    // row's reads, but trivial is reset before any barrier.
+    __syncthreads();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Top-k of rows for small k (k ≤ KMAX, 16 or 32).
+//
+// A group of wpr warps (1, 2, 4 or 8; 8/wpr groups a block) takes a row.
+// Each lane reads its strided share of the row (increasing index) and
+// keeps the KMAX smallest (key, index) entries in registers, sorted; most
+// elements are rejected by one compare with the KMAX-th. A warp then merges
+// its lanes' lists in k rounds of a warp minimum over the lists' heads (the
+// winning lane pops its head); with several warps a row, the warps' k
+// entries go through shared memory and the group's first warp merges them
+// the same way. Entries compare key, then index, so ties keep index order
+// and the result is the first k of the stable sort. Values are gathered by
+// index (the row's bits).
+
+template <class T, int KMAX>
+__device__ void topk_rows(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, int k, int wpr, int flags) {
+  typedef typename RK<T>::S S;
+  constexpr bool W = RK<T>::BITS == 64;
+  __shared__ SEnt<W> cand[THREADS / 32][KMAX];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int groups = (THREADS / 32) / wpr, g = warp / wpr, wg = warp % wpr;
+  const bool desc = flags & SRT_DESC;
+  const i64 step = (i64)wpr * 32;
+  for (i64 r0 = (i64)blockIdx.x * groups; r0 < rows; r0 += (i64)gridDim.x * groups) {
+    const i64 r = r0 + g;
+    const bool live = r < rows;  // the same for the warp
+    const S* row = (const S*)x + r * n;
+    SEnt<W> mine = se_none<W>();
+    if (live) {
+      SEnt<W> best[KMAX];
 #pragma unroll
-          for (int m = 0; m < ROWSORT_ITEMS / 2; m++) {  // P/2 pairs, B threads
-            const int p = tid + m * B;
-            const int i = ((p & ~(j - 1)) << 1) | (p & (j - 1)), l = i | j;
-            const bool up = (i & kk) == 0;
-            const SEnt<W> a = get(rs_sw(i)), b = get(rs_sw(l));
-            if (up ? se_less(b, a) : se_less(a, b)) {
-              put(rs_sw(i), b);
-              put(rs_sw(l), a);
+      for (int j = 0; j < KMAX; j++) best[j] = se_none<W>();
+      // tau bounds the warp's k-th entry: the k-th smallest of the lanes'
+      // heads (k entries of the row at most tau), so an entry past it is
+      // in no lane's part of the result. Kept fresh while heads change.
+      SEnt<W> tau = se_none<W>();
+      bool moved = false;  // this lane's head changed since tau
+      auto consider = [&](S b, i64 i) {
+        const SEnt<W> e = se_make<W>((u64)sort_key<T>(b, desc), (unsigned)i);
+        if (se_less(e, best[KMAX - 1]) && se_less(e, tau)) {
+          moved |= se_less(e, best[0]);
+          // Insert, top down: slot j takes slot j-1's entry if e sorts
+          // before it, else e if e sorts before slot j's, else keeps its.
+#pragma unroll
+          for (int j = KMAX - 1; j > 0; j--)
+            best[j] = se_less(e, best[j - 1]) ? best[j - 1] : (se_less(e, best[j]) ? e : best[j]);
+          if (se_less(e, best[0])) best[0] = e;
+        }
+      };
+      // Batches of 4 elements a lane while the whole warp has them (the
+      // loop's condition is the warp's, for the shuffles), then the rest.
+      i64 wbase = (i64)wg * 32;
+      for (; wbase + 3 * step + 31 < n; wbase += 4 * step) {
+        const i64 i = wbase + lane;
+        const S v0 = row[i], v1 = row[i + step], v2 = row[i + 2 * step], v3 = row[i + 3 * step];
+        consider(v0, i);
+        consider(v1, i + step);
+        consider(v2, i + 2 * step);
+        consider(v3, i + 3 * step);
+        if (__ballot_sync(FULL_MASK, moved) != 0) {
+          // A bitonic sort of the heads across the warp; lane k-1's is tau.
+          SEnt<W> h = best[0];
+#pragma unroll
+          for (int kk = 2; kk <= 32; kk <<= 1)
+#pragma unroll
+            for (int j = kk >> 1; j > 0; j >>= 1) {
+              const SEnt<W> q = se_shfl_xor<W>(h, j);
+              if ((((lane & j) == 0) == ((lane & kk) == 0)) ? se_less(q, h) : se_less(h, q)) h = q;
             }
-          }
-          __syncthreads();
-        }
-#pragma unroll
-        for (int s = 0; s < ROWSORT_ITEMS; s++) e[s] = get(rs_sw(tid * ROWSORT_ITEMS + s));
-        // No barrier: until the next barrier each thread touches only its
-        // own 8 slots.
-      }
-      for (; j >= ROWSORT_ITEMS; j >>= 1) {
-        // Partner entries in lane ^ j/8, same slot.
-        const int m = j / ROWSORT_ITEMS;
-        const bool keepMin = ((tid & m) == 0) == (((tid * ROWSORT_ITEMS) & kk) == 0);
-#pragma unroll
-        for (int s = 0; s < ROWSORT_ITEMS; s++) {
-          const SEnt<W> p = se_shfl_xor(e[s], m);
-          if (keepMin ? se_less(p, e[s]) : se_less(e[s], p)) e[s] = p;
+          tau.k = __shfl_sync(FULL_MASK, h.k, k - 1);
+          tau.i = __shfl_sync(FULL_MASK, h.i, k - 1);
+          moved = false;
         }
       }
-      // Strides 4, 2, 1: within the thread (unrolled so that the entries
-      // stay in registers).
+      for (i64 i = wbase + lane; i < n; i += step) consider(row[i], i);
+      // The warp's first k: lane o keeps round o's.
+      for (int o = 0; o < k; o++) {
+        SEnt<W> m = best[0];
 #pragma unroll
-      for (int jb = 2; jb >= 0; jb--) {
-        const int jj = 1 << jb;
-        if (jj >= kk) continue;
-#pragma unroll
-        for (int s = 0; s < ROWSORT_ITEMS; s++) {
-          if (s & jj) continue;
-          const bool up = ((tid * ROWSORT_ITEMS + s) & kk) == 0;
-          if (up ? se_less(e[s | jj], e[s]) : se_less(e[s], e[s | jj])) {
-            const SEnt<W> t = e[s];
-            e[s] = e[s | jj];
-            e[s | jj] = t;
-          }
+        for (int s = 16; s > 0; s >>= 1) {
+          const SEnt<W> q = se_shfl_xor<W>(m, s);
+          if (se_less(q, m)) m = q;
         }
+        if (se_eq(m, best[0])) {
+#pragma unroll
+          for (int j = 0; j < KMAX - 1; j++) best[j] = best[j + 1];
+          best[KMAX - 1] = se_none<W>();
+        }
+        if (lane == o) mine = m;
       }
     }
-    // The first k, coalesced, through shared memory.
+    if (wpr > 1) {
+      // The group's warps' lists merged by its first warp.
+      if (lane < k) cand[warp][lane] = mine;
+      __syncthreads();
+      if (live && wg == 0) {
+        int h = 0;  // lane l < wpr: the head of warp (warp + l)'s list
+        SEnt<W> out = se_none<W>();
+        for (int o = 0; o < k; o++) {
+          const bool has = lane < wpr && h < k;
+          const SEnt<W> head = has ? cand[warp + lane][h] : se_none<W>();
+          SEnt<W> m = head;
 #pragma unroll
-    for (int s = 0; s < ROWSORT_ITEMS; s++) put(rs_sw(tid * ROWSORT_ITEMS + s), e[s]);
-    __syncthreads();
-    for (int i = tid; i < k; i += B) {
-      const unsigned at = se_index(get(rs_sw(i)));
-      if (dsti != nullptr) dsti[r * k + i] = at;
-      if (dstv != nullptr) ((S*)dstv)[r * k + i] = sraw[at];
+          for (int s = 16; s > 0; s >>= 1) {
+            const SEnt<W> q = se_shfl_xor<W>(m, s);
+            if (se_less(q, m)) m = q;
+          }
+          if (has && se_eq(m, head)) h++;
+          if (lane == o) out = m;
+        }
+        mine = out;
+      }
+      __syncthreads();  // cand is rewritten for the next rows
     }
-    __syncthreads();
+    if (live && wg == 0 && lane < k) {
+      const unsigned at = se_index(mine);
+      if (dsti != nullptr) dsti[r * k + lane] = at;
+      if (dstv != nullptr) ((S*)dstv)[r * k + lane] = row[at];
+    }
   }
 }
 
@@ -333,11 +518,21 @@ __device__ void radix_up(u64* totals, const T* xin, i64 n, i64 tpb, int flags) {
   __syncthreads();
   i64 start, end;
   srt_range(n, tpb, &start, &end);
-  for (i64 i = start + threadIdx.x; i < end; i += THREADS) {
-    const typename RK<T>::K key = sort_key<T>(x[i], desc);
+  auto count = [&](S b) {
+    const typename RK<T>::K key = sort_key<T>(b, desc);
 #pragma unroll
     for (int p = 0; p < PASSES; p++) atomicAdd(&h[p][(unsigned)(key >> (8 * p)) & 255u], 1u);
+  };
+  // Four loads in flight before the atomics.
+  i64 i = start + threadIdx.x;
+  for (; i + 3 * THREADS < end; i += 4 * THREADS) {
+    const S a = x[i], b = x[i + THREADS], c = x[i + 2 * THREADS], d = x[i + 3 * THREADS];
+    count(a);
+    count(b);
+    count(c);
+    count(d);
   }
+  for (; i < end; i += THREADS) count(x[i]);
   __syncthreads();
 #pragma unroll
   for (int p = 0; p < PASSES; p++) {
@@ -421,7 +616,17 @@ __device__ void radix_hist(u64* counts, const u64* plan, i64 n, int slot, i64 tp
   __syncthreads();
   i64 start, end;
   srt_range(n, tpb, &start, &end);
-  for (i64 i = start + threadIdx.x; i < end; i += THREADS) atomicAdd(&h[radix_digit<T>(x[i], 8 * slot, desc)], 1u);
+  const int shift = 8 * slot;
+  // Four loads in flight before the atomics.
+  i64 i = start + threadIdx.x;
+  for (; i + 3 * THREADS < end; i += 4 * THREADS) {
+    const S a = x[i], b = x[i + THREADS], c = x[i + 2 * THREADS], d = x[i + 3 * THREADS];
+    atomicAdd(&h[radix_digit<T>(a, shift, desc)], 1u);
+    atomicAdd(&h[radix_digit<T>(b, shift, desc)], 1u);
+    atomicAdd(&h[radix_digit<T>(c, shift, desc)], 1u);
+    atomicAdd(&h[radix_digit<T>(d, shift, desc)], 1u);
+  }
+  for (; i < end; i += THREADS) atomicAdd(&h[radix_digit<T>(x[i], shift, desc)], 1u);
   __syncthreads();
   counts[(i64)threadIdx.x * blocks + blockIdx.x] = h[threadIdx.x];
 }
@@ -481,19 +686,25 @@ __device__ void radix_scatter(const u64* offs, const u64* plan, i64 n, int slot,
   srt_range(n, tpb, &start, &end);
   for (i64 ts = start; ts < end; ts += SRT_TILE) {
     const int cnt = end - ts < SRT_TILE ? (int)(end - ts) : SRT_TILE;
-    for (int d = threadIdx.x; d < SRT_WARPS * 256; d += THREADS) wcount[d / 256][d % 256] = 0;
-    __syncthreads();
-    // Each warp ranks its 32*SRT_ITEMS keys, item by item, in input order.
+    // The tile's keys first, all loads in flight at once (the ranking's
+    // warp barriers would otherwise wait for each in turn).
     S raw[SRT_ITEMS];
     unsigned rank[SRT_ITEMS];
     const int wb = warp * 32 * SRT_ITEMS;
 #pragma unroll
     for (int it = 0; it < SRT_ITEMS; it++) {
       const int li = wb + it * 32 + lane;
+      raw[it] = li < cnt ? kin[ts + li] : (S)0;
+    }
+    for (int d = threadIdx.x; d < SRT_WARPS * 256; d += THREADS) wcount[d / 256][d % 256] = 0;
+    __syncthreads();
+    // Each warp ranks its 32*SRT_ITEMS keys, item by item, in input order.
+#pragma unroll
+    for (int it = 0; it < SRT_ITEMS; it++) {
+      const int li = wb + it * 32 + lane;
       const bool ok = li < cnt;
-      raw[it] = ok ? kin[ts + li] : (S)0;
-      const unsigned d = ok ? radix_digit<T>(raw[it], shift, desc) : 256u;
-      const unsigned peers = __match_any_sync(FULL_MASK, d);
+      const unsigned d = ok ? radix_digit<T>(raw[it], shift, desc) : 0u;
+      const unsigned peers = srt_peers(d, __ballot_sync(FULL_MASK, ok));
       const unsigned before = __popc(peers & ((1u << lane) - 1));
       const unsigned have = ok ? wcount[warp][d] : 0;
       __syncwarp();
@@ -576,9 +787,15 @@ __device__ void radix_scatter(const u64* offs, const u64* plan, i64 n, int slot,
 }
 
 #define SORTK(T, S)                                                                                                \
-  extern "C" __global__ void __launch_bounds__(ROWSORT_MAXT)                                                       \
+  extern "C" __global__ void __launch_bounds__(RS_MAXT)                                                            \
       gocuda_rowsort_##S(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k, int flags) {                      \
     row_sort<T>(dstv, dsti, x, rows, n, k, flags);                                                                 \
+  }                                                                                                                \
+  KERNEL gocuda_topk16_##S(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, int k, int wpr, int flags) {           \
+    topk_rows<T, 16>(dstv, dsti, x, rows, n, k, wpr, flags);                                                       \
+  }                                                                                                                \
+  KERNEL gocuda_topk32_##S(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, int k, int wpr, int flags) {           \
+    topk_rows<T, 32>(dstv, dsti, x, rows, n, k, wpr, flags);                                                       \
   }                                                                                                                \
   KERNEL gocuda_radixup_##S(u64* totals, const T* x, i64 n, i64 tpb, int flags) {                                  \
     radix_up<T>(totals, x, n, tpb, flags);                                                                         \

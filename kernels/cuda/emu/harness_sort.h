@@ -4,8 +4,9 @@
 // radix sort as scansort_gpu.go runs it (one tile, ragged tiles, several
 // tiles a block and several blocks; random keys, ties, all-equal keys and
 // keys whose high bytes are constant, so that passes are skipped; NaN, ±Inf,
-// ±0; both orders; in place; 32- and 64-bit intermediate indices) and the
-// take of TopK.
+// ±0; both orders; in place; 32- and 64-bit intermediate indices), the
+// take of TopK and the small-k top-k kernels. EMU_SORT_ROWS=1 skips the
+// radix sort and the take.
 #include <algorithm>
 #include <numeric>
 
@@ -54,6 +55,8 @@ struct SortKernels {
   void (*hist)(u64*, const u64*, i64, int, i64, int);
   void (*scatter)(const u64*, const u64*, i64, int, i64, int);
   void (*take)(T*, i64*, const T*, const i64*, i64);
+  void (*topk16)(T*, i64*, const T*, i64, i64, int, int, int);
+  void (*topk32)(T*, i64*, const T*, i64, i64, int, int, int);
 };
 
 // The radix sort of n keys as scansort_gpu.go's radix runs it, with at most
@@ -123,12 +126,12 @@ void test_radix(const char* name, const SortKernels<T>& K) {
   }
 }
 
-// rowsortBlock is the block scansort_gpu.go launches for rows of n: P/8
-// threads, P the row padded to a power of two, at least 256.
+// rowsortBlock is the block scansort_gpu.go launches for rows of n: the
+// fewest of 32, 64, 128 or 256 threads that hold n at RS_ITEMS a thread.
 static unsigned rowsortBlock(i64 n) {
-  i64 p = 256;
-  while (p < n) p <<= 1;
-  return (unsigned)(p / ROWSORT_ITEMS);
+  unsigned b = 32;
+  while ((i64)b * RS_ITEMS < n) b <<= 1;
+  return b;
 }
 
 template <class T>
@@ -139,7 +142,10 @@ void test_rowsort(const char* name, const SortKernels<T>& K) {
     unsigned grid;
     int kind;
   };
-  const RC cases[] = {{1, 3, 2, 0}, {5, 4, 3, 1}, {257, 2, 1, 0}, {1500, 2, 1, 1}, {cap, 1, 1, 0}, {cap / 2 + 7, 1, 1, 2}};
+  // Every block size (32 to 256 threads), grid-stride rows, ties, all keys
+  // equal and constant high bytes (passes that move nothing).
+  const RC cases[] = {{1, 3, 2, 0},    {5, 4, 3, 1},          {257, 2, 1, 0}, {600, 3, 2, 3},
+                      {1500, 2, 1, 1}, {cap, 1, 1, 0},        {cap / 2 + 7, 1, 1, 2}, {cap - 5, 1, 1, 3}};
   for (const RC& rc : cases) {
     for (int desc = 0; desc < 2; desc++) {
       if (rc.n >= cap / 2 && desc != (rc.kind == 0)) continue;  // the big rows once, one order each
@@ -188,10 +194,57 @@ void test_take(const char* name, const SortKernels<T>& K) {
   CHECK(bad == 0 && v.guard_ok() && idx.guard_ok(), "take %s: %lld wrong", name, bad);
 }
 
+// The top-k kernels against the reference argsort's first k: every group
+// size (1 to 8 warps a row), grid-stride rows with a last group past the
+// rows, k = 1, k = KMAX and k = n, a row shorter than a warp, both orders,
+// ties and specials, rising runs, either output alone.
+template <class T>
+void test_topk(const char* name, const SortKernels<T>& K) {
+  struct TC {
+    i64 rows, n;
+    int k, kmax, wpr;
+    unsigned grid;
+    int kind, desc;
+  };
+  const TC cases[] = {{5, 300, 10, 16, 1, 1, 0, 1}, {9, 70, 16, 16, 1, 1, 1, 0},  {3, 1000, 32, 32, 2, 1, 0, 0},
+                      {7, 999, 1, 16, 4, 1, 1, 1},   {2, 3001, 20, 32, 8, 2, 0, 1}, {4, 7, 7, 16, 2, 1, 0, 0},
+                      {3, 13, 13, 32, 1, 1, 1, 1},   {2, 400, 5, 16, 8, 1, 2, 0},  {3, 2000, 12, 16, 1, 2, 4, 1},
+                      {2, 1500, 32, 32, 2, 1, 4, 0}};
+  for (const TC& c : cases) {
+    printf("    topk%d rows %lld n=%lld k=%d wpr %d kind %d desc %d\n", c.kmax, c.rows, c.n, c.k, c.wpr, c.kind, c.desc);
+    const i64 rows = c.rows, n = c.n, k = c.k;
+    Buf<T> x(rows * n, false), v(rows * k, false), v2(rows * k, false);
+    Buf<i64> idx(rows * k, false), idx2(rows * k, false);
+    // kind 4: rising runs (each element passes the lists' bounds in a
+    // descending top-k, and the tau bound turns over often).
+    for (i64 i = 0; i < rows * n; i++) x.p[i] = c.kind == 4 ? (T)((i % n) % 113) : sort_rnd<T>(c.kind);
+    auto kern = c.kmax == 16 ? K.topk16 : K.topk32;
+    const int f = c.desc ? SRT_DESC : 0;
+    emu_launch(c.grid, 256, [&] { kern(v.p, idx.p, x.p, rows, n, c.k, c.wpr, f); });
+    emu_launch(c.grid, 256, [&] { kern(v2.p, nullptr, x.p, rows, n, c.k, c.wpr, f); });
+    emu_launch(c.grid, 256, [&] { kern(nullptr, idx2.p, x.p, rows, n, c.k, c.wpr, f); });
+    i64 bad = 0;
+    for (i64 r = 0; r < rows; r++) {
+      const std::vector<i64> want = ref_argsort(x.p + r * n, n, c.desc);
+      for (i64 j = 0; j < k; j++) {
+        if ((idx.p[r * k + j] != want[j] || idx2.p[r * k + j] != want[j]) && bad++ < 3)
+          printf("  %s topk row %lld [%lld] = %lld want %lld\n", name, r, j, idx.p[r * k + j], want[j]);
+        if (memcmp(&v.p[r * k + j], &x.p[r * n + want[j]], sizeof(T)) != 0) bad++;
+        if (memcmp(&v2.p[r * k + j], &x.p[r * n + want[j]], sizeof(T)) != 0) bad++;
+      }
+    }
+    CHECK(bad == 0 && v.guard_ok() && idx.guard_ok() && v2.guard_ok() && idx2.guard_ok(),
+          "topk%d %s %lldx%lld k %d wpr %d desc %d kind %d: %lld wrong", c.kmax, name, rows, n, c.k, c.wpr, c.desc, c.kind,
+          bad);
+  }
+}
+
 template <class T>
 void test_sort_type(const char* name, const SortKernels<T>& K) {
   printf("  %s\n", name);
+  test_topk<T>(name, K);
   test_rowsort<T>(name, K);
+  if (getenv("EMU_SORT_ROWS") != nullptr) return;  // the row kernels only
   test_radix<T>(name, K);
   test_take<T>(name, K);
 }
@@ -199,7 +252,7 @@ void test_sort_type(const char* name, const SortKernels<T>& K) {
 void test_sort_all() {
   setvbuf(stdout, nullptr, _IONBF, 0);
   printf("sort.cuh: sorts\n");
-#define SK(S) {gocuda_rowsort_##S, gocuda_radixup_##S, gocuda_radixhist_##S, gocuda_radixscatter_##S, gocuda_sorttake_##S}
+#define SK(S) {gocuda_rowsort_##S, gocuda_radixup_##S, gocuda_radixhist_##S, gocuda_radixscatter_##S, gocuda_sorttake_##S, gocuda_topk16_##S, gocuda_topk32_##S}
   test_sort_type<float>("f32", SortKernels<float>SK(f32));
   test_sort_type<double>("f64", SortKernels<double>SK(f64));
   test_sort_type<int>("i32", SortKernels<int>SK(i32));
