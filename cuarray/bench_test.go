@@ -91,7 +91,7 @@ func BenchmarkBroadcastAdd(b *testing.B) {
 			}
 			x := cuarray.Must(cuarray.Ones[float32](c.as...))
 			y := cuarray.Must(cuarray.Ones[float32](c.bs...))
-			dst := cuarray.Must(cuarray.AddNew(x, y)) // also the warm-up
+			dst := cuarray.Must(cuarray.Add(nil, x, y)) // also the warm-up
 			if err := s.Synchronize(); err != nil {
 				b.Fatal(err)
 			}
@@ -187,7 +187,7 @@ func BenchmarkSmallOp(b *testing.B) {
 	}{
 		{"inplace", func() error { return cuarray.Add(y, x, y) }},
 		{"allocating", func() error {
-			z, err := cuarray.AddNew(x, y)
+			z, err := cuarray.Add(nil, x, y)
 			if err == nil {
 				z.UnsafeFree()
 			}

@@ -13,36 +13,113 @@ import (
 // backend. Arrays are row-major and contiguous, so a 2-D array's leading
 // dimension is its number of columns.
 
-// Gemm sets c = alpha·op(a)·op(b) + beta·c for 2-D arrays, where op(x) is x,
-// or xᵀ when its flag is set: op(a) is m × k, op(b) k × n and c m × n. Only
-// float32 and float64. With beta = 0, c is written without being read.
-// c may not share memory with a or b.
-func Gemm[T Elem](transA, transB bool, alpha T, a, b *Array[T], beta T, c *Array[T]) error {
-	return Ops[T]{}.Gemm(transA, transB, alpha, a, b, beta, c)
+// Gemm sets dst = alpha·op(a)·op(b) + beta·dst for 2-D arrays, where op(x)
+// is x, or xᵀ when its flag is set: op(a) is m × k, op(b) k × n and dst
+// m × n. Only float32 and float64. With beta = 0, dst is written without
+// being read. A nil dst makes the m × n result (beta is then ignored) on
+// o's stream, as Add does. dst may not share memory with a or b.
+func Gemm[T Elem](dst *Array[T], transA, transB bool, alpha T, a, b *Array[T], beta T) (*Array[T], error) {
+	return Ops[T]{}.Gemm(dst, transA, transB, alpha, a, b, beta)
 }
 
-// MatMul sets c = a·b for 2-D arrays: a is m × k, b k × n, c m × n.
-func MatMul[T Elem](c, a, b *Array[T]) error { return Ops[T]{}.MatMul(c, a, b) }
+// MatMul sets dst = a·b for 2-D arrays: a is m × k, b k × n, dst m × n; a
+// nil dst makes it (see Gemm).
+func MatMul[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.MatMul(dst, a, b) }
 
-// Gemv sets y = alpha·op(a)·x + beta·y for a 2-D array a and 1-D arrays x
-// and y, where op(a) is a, or aᵀ with trans. Only float32 and float64. y
-// may not share memory with a or x.
-func Gemv[T Elem](trans bool, alpha T, a, x *Array[T], beta T, y *Array[T]) error {
-	return Ops[T]{}.Gemv(trans, alpha, a, x, beta, y)
+// Gemv sets dst = alpha·op(a)·x + beta·dst for a 2-D array a and 1-D arrays
+// x and dst, where op(a) is a, or aᵀ with trans. Only float32 and float64.
+// A nil dst makes the result (beta is then ignored), as Gemm does. dst may
+// not share memory with a or x.
+func Gemv[T Elem](dst *Array[T], trans bool, alpha T, a, x *Array[T], beta T) (*Array[T], error) {
+	return Ops[T]{}.Gemv(dst, trans, alpha, a, x, beta)
 }
 
 // Gemm is the package-level Gemm on o's stream.
-func (o Ops[T]) Gemm(transA, transB bool, alpha T, a, b *Array[T], beta T, c *Array[T]) error {
-	return o.gemm("Gemm", transA, transB, alpha, a, b, beta, c)
+func (o Ops[T]) Gemm(dst *Array[T], transA, transB bool, alpha T, a, b *Array[T], beta T) (*Array[T], error) {
+	if dst == nil {
+		return o.gemmNew("Gemm", transA, transB, alpha, a, b)
+	}
+	if err := o.gemm("Gemm", transA, transB, alpha, a, b, beta, dst); err != nil {
+		return nil, err
+	}
+	return dst, nil
 }
 
 // MatMul is the package-level MatMul on o's stream.
-func (o Ops[T]) MatMul(c, a, b *Array[T]) error {
-	return o.gemm("MatMul", false, false, one[T](), a, b, zero[T](), c)
+func (o Ops[T]) MatMul(dst, a, b *Array[T]) (*Array[T], error) {
+	if dst == nil {
+		return o.gemmNew("MatMul", false, false, one[T](), a, b)
+	}
+	if err := o.gemm("MatMul", false, false, one[T](), a, b, zero[T](), dst); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// gemmNew is Gemm into a new array: the shapes are checked before it is
+// made.
+func (o Ops[T]) gemmNew(op string, transA, transB bool, alpha T, a, b *Array[T]) (*Array[T], error) {
+	if err := floatDType[T](op); err != nil {
+		return nil, err
+	}
+	if err := o.precheck(op, "a,b", a, b); err != nil {
+		return nil, err
+	}
+	ar, ac, err := matShape(op, "a", a)
+	if err != nil {
+		return nil, err
+	}
+	br, bc, err := matShape(op, "b", b)
+	if err != nil {
+		return nil, err
+	}
+	if transA {
+		ar, ac = ac, ar
+	}
+	if transB {
+		br, bc = bc, br
+	}
+	if ac != br {
+		return nil, fmt.Errorf("cuarray: %s: %s, %s: inner dimensions %d and %d differ: %w",
+			op, described("a", a, transA), described("b", b, transB), ac, br, ErrShape)
+	}
+	return o.fresh(op, a, []int{ar, bc}, func(c *Array[T]) error {
+		return o.gemm(op, transA, transB, alpha, a, b, zero[T](), c)
+	})
 }
 
 // Gemv is the package-level Gemv on o's stream.
-func (o Ops[T]) Gemv(trans bool, alpha T, a, x *Array[T], beta T, y *Array[T]) error {
+func (o Ops[T]) Gemv(dst *Array[T], trans bool, alpha T, a, x *Array[T], beta T) (*Array[T], error) {
+	const op = "Gemv"
+	if dst != nil {
+		if err := o.gemv(trans, alpha, a, x, beta, dst); err != nil {
+			return nil, err
+		}
+		return dst, nil
+	}
+	if err := floatDType[T](op); err != nil {
+		return nil, err
+	}
+	if err := o.precheck(op, "a,x", a, x); err != nil {
+		return nil, err
+	}
+	m, n, err := matShape(op, "a", a)
+	if err != nil {
+		return nil, err
+	}
+	rows := m
+	if trans {
+		rows = n
+	}
+	if _, _, err := gemvShapes(op, trans, a, x, nil); err != nil {
+		return nil, err
+	}
+	return o.fresh(op, a, []int{rows}, func(y *Array[T]) error {
+		return o.gemv(trans, alpha, a, x, zero[T](), y)
+	})
+}
+
+func (o Ops[T]) gemv(trans bool, alpha T, a, x *Array[T], beta T, y *Array[T]) error {
 	const op, names = "Gemv", "y,a,x"
 	if err := floatDType[T](op); err != nil {
 		return err
@@ -203,7 +280,7 @@ func gemvShapes[T Elem](op string, trans bool, a, x, y *Array[T]) (m, n int, err
 		name string
 		arr  *Array[T]
 	}{{"x", x}, {"y", y}} {
-		if v.arr.Ndim() != 1 {
+		if v.arr != nil && v.arr.Ndim() != 1 {
 			return 0, 0, fmt.Errorf("cuarray: %s: %s is %s: it must be a 1-D vector; use Reshape: %w", op, v.name, fmtShape(v.arr.shape()), ErrShape)
 		}
 	}
@@ -215,7 +292,7 @@ func gemvShapes[T Elem](op string, trans bool, a, x, y *Array[T]) (m, n int, err
 		return 0, 0, fmt.Errorf("cuarray: %s: %s, x is %s: inner dimensions %d and %d differ: %w",
 			op, described("a", a, trans), fmtShape(x.shape()), inner, x.n, ErrShape)
 	}
-	if y.n != rows {
+	if y != nil && y.n != rows { // nil: Gemv makes y
 		return 0, 0, fmt.Errorf("cuarray: %s: %s, x is %s: the product is %s, but y is %s: %w",
 			op, described("a", a, trans), fmtShape(x.shape()), fmtShape([]int{rows}), fmtShape(y.shape()), ErrShape)
 	}

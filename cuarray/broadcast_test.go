@@ -254,10 +254,10 @@ func testBroadcastOps[T number](t *testing.T) {
 		alloc   func(a, b *cuarray.Array[T]) (*cuarray.Array[T], error)
 		ref     func(x, y T) T
 	}{
-		{"Add", cuarray.Add[T], cuarray.AddNew[T], func(x, y T) T { return x + y }},
-		{"Sub", cuarray.Sub[T], cuarray.SubNew[T], func(x, y T) T { return x - y }},
-		{"Mul", cuarray.Mul[T], cuarray.MulNew[T], func(x, y T) T { return x * y }},
-		{"Div", cuarray.Div[T], cuarray.DivNew[T], func(x, y T) T { return x / y }},
+		{"Add", cuarray.Add[T], cuarray.Add[T], func(x, y T) T { return x + y }},
+		{"Sub", cuarray.Sub[T], cuarray.Sub[T], func(x, y T) T { return x - y }},
+		{"Mul", cuarray.Mul[T], cuarray.Mul[T], func(x, y T) T { return x * y }},
+		{"Div", cuarray.Div[T], cuarray.Div[T], func(x, y T) T { return x / y }},
 	}
 	for _, op := range ops {
 		for _, c := range broadcastCases {
@@ -310,7 +310,7 @@ func TestBroadcastViewsAndInPlace(t *testing.T) {
 	xv, rv, cv := backing[1:1+rows*cols], backing[1+rows*cols:1+rows*cols+cols], backing[1+rows*cols+cols:]
 
 	_, want := refBroadcast(func(a, b float32) float32 { return a * b }, []int{rows, cols}, xv, []int{cols}, rv)
-	got := cuarray.Must(f.MulNew(x, row))
+	got := cuarray.Must(f.Mul(nil, x, row))
 	assert.Equal(t, want, read(t, got), "odd-offset operands")
 
 	dst := cuarray.Must(cuarray.Must(f.New(rows*cols+1)).View(1, rows*cols))
@@ -354,8 +354,8 @@ func TestBroadcastErrors(t *testing.T) {
 			[]string{"cuarray: Add: a float32[2 3] and b float32[3 2] do not broadcast", "equal or one of them 1", "Reshape one"}},
 		{"[2 3]+[6]", func() error { return cuarray.Sub(m23, m23, v6) }, cuarray.ErrShape,
 			[]string{"Sub: a float32[2 3] and b float32[6] do not broadcast"}},
-		{"New form, [3 2]*[2 3]", func() error { _, err := cuarray.MulNew(m32, m23); return err }, cuarray.ErrShape,
-			[]string{"MulNew: a float32[3 2] and b float32[2 3] do not broadcast"}},
+		{"New form, [3 2]*[2 3]", func() error { _, err := cuarray.Mul(nil, m32, m23); return err }, cuarray.ErrShape,
+			[]string{"Mul: a float32[3 2] and b float32[2 3] do not broadcast"}},
 		{"dst of the operands' length", func() error { return cuarray.Div(v6, m23, v3) }, cuarray.ErrShape,
 			[]string{"Div: dst float32[6] does not have the shape [2 3] of the result of a float32[2 3] and b float32[3]", "exactly that shape"}},
 		{"dst of the smaller operand's shape", func() error { return cuarray.Add(v3, m23, v3) }, cuarray.ErrShape,
@@ -385,17 +385,17 @@ func Example_broadcasting() {
 	x := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
 	b := cuarray.Must(cuarray.FromSlice([]float32{10, 20, 30}))  // [3]: one row
 	c := cuarray.Must(cuarray.FromSlice([]float32{1, 10}, 2, 1)) // [2 1]: one column
-	fmt.Printf("%g\n", cuarray.Must(cuarray.AddNew(x, b)))       // b added to every row
+	fmt.Printf("%g\n", cuarray.Must(cuarray.Add(nil, x, b)))     // b added to every row
 	if err := cuarray.Mul(x, x, c); err != nil {                 // in place: row i times c[i]
 		log.Fatal(err)
 	}
 	fmt.Printf("%g\n", x)
-	fmt.Printf("%g\n", cuarray.Must(cuarray.SubNew(c, cuarray.Must(b.Reshape(1, 3))))) // [2 1] - [1 3]: an outer difference
+	fmt.Printf("%g\n", cuarray.Must(cuarray.Sub(nil, c, cuarray.Must(b.Reshape(1, 3))))) // [2 1] - [1 3]: an outer difference
 
 	t := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 3, 2))
-	_, err := cuarray.AddNew(x, t) // 6 elements each, but [2 3] and [3 2] do not broadcast
+	_, err := cuarray.Add(nil, x, t) // 6 elements each, but [2 3] and [3 2] do not broadcast
 	fmt.Println(err)
-	fmt.Printf("%g\n", cuarray.Must(cuarray.AddNew(x, cuarray.Must(t.Reshape(2, 3))))) // what was meant
+	fmt.Printf("%g\n", cuarray.Must(cuarray.Add(nil, x, cuarray.Must(t.Reshape(2, 3))))) // what was meant
 	// Output:
 	// [[11 22 33]
 	//  [14 25 36]]
@@ -403,7 +403,7 @@ func Example_broadcasting() {
 	//  [40 50 60]]
 	// [[ -9 -19 -29]
 	//  [  0 -10 -20]]
-	// cuarray: AddNew: a float32[2 3] and b float32[3 2] do not broadcast: dimension 1 of the result would be 3 in one and 2 in the other; aligned at their last dimensions, each pair of dimensions must be equal or one of them 1 (Reshape one to combine them element by element): bad shape
+	// cuarray: Add: a float32[2 3] and b float32[3 2] do not broadcast: dimension 1 of the result would be 3 in one and 2 in the other; aligned at their last dimensions, each pair of dimensions must be equal or one of them 1 (Reshape one to combine them element by element): bad shape
 	// [[ 2  4  6]
 	//  [44 55 66]]
 }

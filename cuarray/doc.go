@@ -219,10 +219,10 @@
 //
 //	x := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
 //	b := cuarray.Must(cuarray.FromSlice([]float32{10, 20, 30}))     // [3]
-//	y := cuarray.Must(cuarray.AddNew(x, b))                         // [2 3]: [[11 22 33] [14 25 36]]
+//	y := cuarray.Must(cuarray.Add(nil, x, b))                         // [2 3]: [[11 22 33] [14 25 36]]
 //	c := cuarray.Must(cuarray.FromSlice([]float32{1, 10}, 2, 1))    // [2 1]
 //	err := cuarray.Mul(x, x, c)                                     // x in place: [[1 2 3] [40 50 60]]
-//	o := cuarray.Must(cuarray.SubNew(c, cuarray.Must(b.Reshape(1, 3)))) // [2 3]: [[-9 -19 -29] [0 -10 -20]]
+//	o := cuarray.Must(cuarray.Sub(nil, c, cuarray.Must(b.Reshape(1, 3)))) // [2 3]: [[-9 -19 -29] [0 -10 -20]]
 //
 // The destination must have exactly the result's shape (BroadcastShapes
 // computes it); AddNew and its siblings make it. Operands whose shapes
@@ -243,7 +243,7 @@
 // ScaleNew, MatMulNew and GemmNew. Expressions then compose, and Must
 // wraps each step:
 //
-//	h := cuarray.Must(cuarray.ReluNew(cuarray.Must(cuarray.MatMulNew(x, w))))
+//	h := cuarray.Must(cuarray.Relu(nil, cuarray.Must(cuarray.MatMul(nil, x, w))))
 //
 // The result has the first operand's shape (for AddNew, SubNew, MulNew and
 // DivNew the shape the operands broadcast to; for AxpyNew y's; for the

@@ -101,7 +101,7 @@ func Example_views() {
 
 	bias := cuarray.Must(cuarray.FromSlice([]float32{10, 20, 30}))
 	rows := cuarray.Must(bias.BroadcastTo(2, 3)) // stride 0 along the rows
-	sum := cuarray.Must(cuarray.AddNew(a, rows))
+	sum := cuarray.Must(cuarray.Add(nil, a, rows))
 	fmt.Printf("%g\n", sum)
 
 	// Writing through a view writes the parent.

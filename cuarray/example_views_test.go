@@ -32,7 +32,7 @@ func Example_viewsAndReductions() {
 	fmt.Println("row means:", means.Shape(), cuarray.Must(means.ToSlice()))
 	fmt.Println("argmax of each row of mᵀ:", cuarray.Must(argmax.ToSlice()))
 
-	total := cuarray.Must(cuarray.AddNew(m, tiled)) // m + row, in every row
+	total := cuarray.Must(cuarray.Add(nil, m, tiled)) // m + row, in every row
 	running := cuarray.Must(cuarray.Cumsum(nil, odd, 0))
 	sorted := cuarray.Must(cuarray.Sort(nil, m, true)) // each row, descending
 	fmt.Printf("m + row\n%g\n", total)

@@ -34,47 +34,47 @@ func TestAllocatingFormsMatchInPlaceForms(t *testing.T) {
 		shape   []int
 	}
 	cases := []form{
-		{"AddNew", func() (*cuarray.Array[float64], error) { return cuarray.AddNew(x, row) },
+		{"Add", func() (*cuarray.Array[float64], error) { return cuarray.Add(nil, x, row) },
 			func(d *cuarray.Array[float64]) error { return cuarray.Add(d, x, row) }, nil},
-		{"SubNew", func() (*cuarray.Array[float64], error) { return cuarray.SubNew(col, x) },
+		{"Sub", func() (*cuarray.Array[float64], error) { return cuarray.Sub(nil, col, x) },
 			func(d *cuarray.Array[float64]) error { return cuarray.Sub(d, col, x) }, nil},
-		{"MulNew", func() (*cuarray.Array[float64], error) { return cuarray.MulNew(x, row) },
+		{"Mul", func() (*cuarray.Array[float64], error) { return cuarray.Mul(nil, x, row) },
 			func(d *cuarray.Array[float64]) error { return cuarray.Mul(d, x, row) }, nil},
-		{"DivNew", func() (*cuarray.Array[float64], error) { return cuarray.DivNew(x, col) },
+		{"Div", func() (*cuarray.Array[float64], error) { return cuarray.Div(nil, x, col) },
 			func(d *cuarray.Array[float64]) error { return cuarray.Div(d, x, col) }, nil},
-		{"AddScalarNew", func() (*cuarray.Array[float64], error) { return cuarray.AddScalarNew(x, 2.5) },
+		{"AddScalar", func() (*cuarray.Array[float64], error) { return cuarray.AddScalar(nil, x, 2.5) },
 			func(d *cuarray.Array[float64]) error { return cuarray.AddScalar(d, x, 2.5) }, nil},
-		{"SubScalarNew", func() (*cuarray.Array[float64], error) { return cuarray.SubScalarNew(x, 2.5) },
+		{"SubScalar", func() (*cuarray.Array[float64], error) { return cuarray.SubScalar(nil, x, 2.5) },
 			func(d *cuarray.Array[float64]) error { return cuarray.SubScalar(d, x, 2.5) }, nil},
-		{"MulScalarNew", func() (*cuarray.Array[float64], error) { return cuarray.MulScalarNew(x, 2.5) },
+		{"MulScalar", func() (*cuarray.Array[float64], error) { return cuarray.MulScalar(nil, x, 2.5) },
 			func(d *cuarray.Array[float64]) error { return cuarray.MulScalar(d, x, 2.5) }, nil},
-		{"DivScalarNew", func() (*cuarray.Array[float64], error) { return cuarray.DivScalarNew(x, 2.5) },
+		{"DivScalar", func() (*cuarray.Array[float64], error) { return cuarray.DivScalar(nil, x, 2.5) },
 			func(d *cuarray.Array[float64]) error { return cuarray.DivScalar(d, x, 2.5) }, nil},
-		{"ExpNew", func() (*cuarray.Array[float64], error) { return cuarray.ExpNew(x) },
+		{"Exp", func() (*cuarray.Array[float64], error) { return cuarray.Exp(nil, x) },
 			func(d *cuarray.Array[float64]) error { return cuarray.Exp(d, x) }, nil},
-		{"LogNew", func() (*cuarray.Array[float64], error) { return cuarray.LogNew(y) },
+		{"Log", func() (*cuarray.Array[float64], error) { return cuarray.Log(nil, y) },
 			func(d *cuarray.Array[float64]) error { return cuarray.Log(d, y) }, []int{rows * cols}},
-		{"TanhNew", func() (*cuarray.Array[float64], error) { return cuarray.TanhNew(x) },
+		{"Tanh", func() (*cuarray.Array[float64], error) { return cuarray.Tanh(nil, x) },
 			func(d *cuarray.Array[float64]) error { return cuarray.Tanh(d, x) }, nil},
-		{"ReluNew", func() (*cuarray.Array[float64], error) { return cuarray.ReluNew(x) },
+		{"Relu", func() (*cuarray.Array[float64], error) { return cuarray.Relu(nil, x) },
 			func(d *cuarray.Array[float64]) error { return cuarray.Relu(d, x) }, nil},
-		{"AxpyNew", func() (*cuarray.Array[float64], error) { return cuarray.AxpyNew(3, x, y) },
+		{"Axpy", func() (*cuarray.Array[float64], error) { return cuarray.Axpy(nil, 3, x, y) },
 			func(d *cuarray.Array[float64]) error {
 				if err := cuarray.Copy(d, y); err != nil {
 					return err
 				}
 				return cuarray.Axpy(3, x, d)
 			}, []int{rows * cols}},
-		{"ScaleNew", func() (*cuarray.Array[float64], error) { return cuarray.ScaleNew(-2, x) },
+		{"Scale", func() (*cuarray.Array[float64], error) { return cuarray.Scale(nil, -2, x) },
 			func(d *cuarray.Array[float64]) error {
 				if err := cuarray.Copy(d, x); err != nil {
 					return err
 				}
 				return cuarray.Scale(-2, d)
 			}, nil},
-		{"MatMulNew", func() (*cuarray.Array[float64], error) { return cuarray.MatMulNew(x, w) },
+		{"MatMul", func() (*cuarray.Array[float64], error) { return cuarray.MatMul(nil, x, w) },
 			func(d *cuarray.Array[float64]) error { return cuarray.MatMul(d, x, w) }, []int{rows, 3}},
-		{"GemmNew transposed", func() (*cuarray.Array[float64], error) { return cuarray.GemmNew(true, false, 0.5, x, x) },
+		{"Gemm transposed", func() (*cuarray.Array[float64], error) { return cuarray.Gemm(nil, true, false, 0.5, x, x, 0) },
 			func(d *cuarray.Array[float64]) error { return cuarray.Gemm(true, false, 0.5, x, x, 0, d) }, []int{cols, cols}},
 	}
 	for _, c := range cases {
@@ -99,13 +99,13 @@ func TestAllocatingFormsMatchInPlaceForms(t *testing.T) {
 
 func TestAllocatingFormsOfOtherTypes(t *testing.T) {
 	i := cuarray.Must(cuarray.FromSlice([]int32{7, -7, 3}))
-	assert.Equal(t, []int32{14, -14, 6}, read(t, cuarray.Must(cuarray.AddNew(i, i))))
+	assert.Equal(t, []int32{14, -14, 6}, read(t, cuarray.Must(cuarray.Add(nil, i, i))))
 	u := cuarray.Must(cuarray.FromSlice([]uint8{1, 2, 200}))
-	assert.Equal(t, []uint8{3, 4, 202}, read(t, cuarray.Must(cuarray.AddScalarNew(u, 2))))
+	assert.Equal(t, []uint8{3, 4, 202}, read(t, cuarray.Must(cuarray.AddScalar(nil, u, 2))))
 	c := cuarray.Must(cuarray.FromSlice([]complex64{1 + 1i, 2}))
-	assert.Equal(t, []complex64{2i, 2 + 2i}, read(t, cuarray.Must(cuarray.ScaleNew(1+1i, c))))
+	assert.Equal(t, []complex64{2i, 2 + 2i}, read(t, cuarray.Must(cuarray.Scale(nil, 1+1i, c))))
 	f := cuarray.Must(cuarray.FromSlice([]float32{-1, 0.5}))
-	assert.Equal(t, []float32{0, 0.5}, read(t, cuarray.Must(cuarray.ReluNew(f))))
+	assert.Equal(t, []float32{0, 0.5}, read(t, cuarray.Must(cuarray.Relu(nil, f))))
 }
 
 // TestAllocatingFormsTakeTheOperandsStreamAndPool checks where results
@@ -119,9 +119,9 @@ func TestAllocatingFormsTakeTheOperandsStreamAndPool(t *testing.T) {
 	a := cuarray.Must(f.Full(2, 1000))
 	allocs := p.Stats().Allocs
 
-	r := cuarray.Must(f.MulNew(a, a))
+	r := cuarray.Must(f.Mul(nil, a, a))
 	assert.Equal(t, allocs+1, p.Stats().Allocs, "On(s)'s result comes from s's pool")
-	r2 := cuarray.Must(cuarray.AddScalarNew(r, 1))
+	r2 := cuarray.Must(cuarray.AddScalar(nil, r, 1))
 	assert.Equal(t, allocs+2, p.Stats().Allocs, "a package-level result comes from its operand's pool")
 	assert.Equal(t, a.Device(), r2.Device())
 	assert.Equal(t, filled(1000, float32(5)), read(t, r2))
@@ -129,7 +129,7 @@ func TestAllocatingFormsTakeTheOperandsStreamAndPool(t *testing.T) {
 	// A result on the default stream of an array made on device 0's
 	// default stream: device 0's pool, nothing of p.
 	d := cuarray.Must(cuarray.Ones[float32](10))
-	cuarray.Must(cuarray.ExpNew(d))
+	cuarray.Must(cuarray.Exp(nil, d))
 	assert.Equal(t, allocs+2, p.Stats().Allocs)
 }
 
@@ -154,22 +154,22 @@ func TestAllocatingFormErrorsLeaveNothingAllocated(t *testing.T) {
 		target error
 		want   []string
 	}{
-		{"shapes", func() error { _, err := f.AddNew(a, c); return err }, cuarray.ErrShape,
-			[]string{"AddNew: a float32[6] and b float32[5] do not broadcast"}},
-		{"equal lengths, other shapes", func() error { _, err := f.MulNew(a, m); return err }, cuarray.ErrShape,
-			[]string{"MulNew: a float32[6] and b float32[2 3] do not broadcast"}},
-		{"nil", func() error { _, err := f.SubNew(a, nil); return err }, nil, []string{"SubNew", "b is a nil array"}},
-		{"freed", func() error { _, err := f.TanhNew(freed); return err }, cuarray.ErrFreed, []string{"TanhNew", "x float32[6]"}},
-		{"Axpy lengths", func() error { _, err := f.AxpyNew(1, c, a); return err }, cuarray.ErrShape, []string{"AxpyNew", "x float32[5]"}},
-		{"Exp int32", func() error { _, err := fi.ExpNew(i); return err }, kernels.ErrUnsupportedDType, []string{"Exp", "float32, float64"}},
-		{"Scale int32", func() error { _, err := fi.ScaleNew(2, i); return err }, kernels.ErrUnsupportedDType, []string{"Scale"}},
-		{"MatMul inner", func() error { _, err := f.MatMulNew(m, m); return err }, cuarray.ErrShape,
-			[]string{"MatMulNew", "a is [2 3], b is [2 3]", "inner dimensions 3 and 2"}},
-		{"MatMul 1-d", func() error { _, err := f.MatMulNew(a, m); return err }, cuarray.ErrShape, []string{"MatMulNew", "2-D"}},
-		{"Gemm int32", func() error { _, err := fi.GemmNew(false, false, 1, i, i); return err }, kernels.ErrUnsupportedDType,
-			[]string{"GemmNew", "float32, float64"}},
-		{"closed stream", func() error { _, err := cuarray.On[float32](closed).AddNew(a, a); return err }, cuarray.ErrClosed,
-			[]string{"AddNew"}},
+		{"shapes", func() error { _, err := f.Add(nil, a, c); return err }, cuarray.ErrShape,
+			[]string{"Add: a float32[6] and b float32[5] do not broadcast"}},
+		{"equal lengths, other shapes", func() error { _, err := f.Mul(nil, a, m); return err }, cuarray.ErrShape,
+			[]string{"Mul: a float32[6] and b float32[2 3] do not broadcast"}},
+		{"nil", func() error { _, err := f.Sub(nil, a, nil); return err }, nil, []string{"Sub", "b is a nil array"}},
+		{"freed", func() error { _, err := f.Tanh(nil, freed); return err }, cuarray.ErrFreed, []string{"Tanh", "x float32[6]"}},
+		{"Axpy lengths", func() error { _, err := f.Axpy(nil, 1, c, a); return err }, cuarray.ErrShape, []string{"Axpy", "x float32[5]"}},
+		{"Exp int32", func() error { _, err := fi.Exp(nil, i); return err }, kernels.ErrUnsupportedDType, []string{"Exp", "float32, float64"}},
+		{"Scale int32", func() error { _, err := fi.Scale(nil, 2, i); return err }, kernels.ErrUnsupportedDType, []string{"Scale"}},
+		{"MatMul inner", func() error { _, err := f.MatMul(nil, m, m); return err }, cuarray.ErrShape,
+			[]string{"MatMul", "a is [2 3], b is [2 3]", "inner dimensions 3 and 2"}},
+		{"MatMul 1-d", func() error { _, err := f.MatMul(nil, a, m); return err }, cuarray.ErrShape, []string{"MatMul", "2-D"}},
+		{"Gemm int32", func() error { _, err := fi.Gemm(nil, false, false, 1, i, i, 0); return err }, kernels.ErrUnsupportedDType,
+			[]string{"Gemm", "float32, float64"}},
+		{"closed stream", func() error { _, err := cuarray.On[float32](closed).Add(nil, a, a); return err }, cuarray.ErrClosed,
+			[]string{"Add"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -196,15 +196,15 @@ func Example_allocatingForms() {
 	w := cuarray.Must(cuarray.FromSlice([]float32{1, 0, 0, 1, 1, -1}, 3, 2))
 
 	// h = 2·relu(x·w - 1), one new array a step, all queued on the GPU.
-	h := cuarray.Must(cuarray.ScaleNew(2,
-		cuarray.Must(cuarray.ReluNew(
-			cuarray.Must(cuarray.SubScalarNew(
-				cuarray.Must(cuarray.MatMulNew(x, w)), 1))))))
+	h := cuarray.Must(cuarray.Scale(nil, 2,
+		cuarray.Must(cuarray.Relu(nil,
+			cuarray.Must(cuarray.SubScalar(nil,
+				cuarray.Must(cuarray.MatMul(nil, x, w)), 1))))))
 	fmt.Printf("%g\n", h)
 	fmt.Println("sum", cuarray.Must(cuarray.Sum(h)))
 
 	// Errors name the operation and its operands.
-	_, err := cuarray.AddNew(h, x)
+	_, err := cuarray.Add(nil, h, x)
 	fmt.Println(err)
 
 	// In a loop, the in-place forms reuse one destination instead.
@@ -215,5 +215,5 @@ func Example_allocatingForms() {
 	// [[ 6  0]
 	//  [18  0]]
 	// sum 24
-	// cuarray: AddNew: a float32[2 2] and b float32[2 3] do not broadcast: dimension 1 of the result would be 2 in one and 3 in the other; aligned at their last dimensions, each pair of dimensions must be equal or one of them 1 (Reshape one to combine them element by element): bad shape
+	// cuarray: Add: a float32[2 2] and b float32[2 3] do not broadcast: dimension 1 of the result would be 2 in one and 3 in the other; aligned at their last dimensions, each pair of dimensions must be equal or one of them 1 (Reshape one to combine them element by element): bad shape
 }

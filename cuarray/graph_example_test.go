@@ -23,12 +23,12 @@ func ExampleCapture() {
 
 	var y *cuarray.Array[float32]
 	g, err := cuarray.Capture(s, func() error {
-		t, err := f.MulNew(x, w) // from the graph's pool
+		t, err := f.Mul(nil, x, w) // from the graph's pool
 		if err != nil {
 			return err
 		}
 		defer t.UnsafeFree() // back into it
-		y, err = f.AddScalarNew(t, 1)
+		y, err = f.AddScalar(nil, t, 1)
 		return err
 	})
 	if err != nil {

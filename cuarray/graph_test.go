@@ -172,7 +172,7 @@ func TestGraphPoolIsGivenBackWhenTheGraphIsCollected(t *testing.T) {
 	x := cuarray.Must(f.Full(1, 256))
 	name := func() string {
 		g, err := cuarray.Capture(s, func() error {
-			z, err := f.TanhNew(x)
+			z, err := f.Tanh(nil, x)
 			if err == nil {
 				z.UnsafeFree()
 			}
@@ -266,7 +266,7 @@ func TestCaptureMisuseIsAnErrorAndLeaksNothing(t *testing.T) {
 	boom := errors.New("boom")
 	var made *cuarray.Array[float32]
 	_, err = cuarray.Capture(s, func() (err error) {
-		made, err = f.TanhNew(x) // from the graph pool, given back with it
+		made, err = f.Tanh(nil, x) // from the graph pool, given back with it
 		require.NoError(t, err)
 		_, err = cuarray.Capture(s, func() error { return nil })
 		assert.ErrorContains(t, err, "a capture is in progress on it already")
@@ -325,7 +325,7 @@ func TestLaunchAfterTheStreamClosedFails(t *testing.T) {
 	f := cuarray.On[float32](s)
 	x := cuarray.Must(f.Full(2, 128))
 	var out *cuarray.Array[float32]
-	g, err := cuarray.Capture(s, func() (err error) { out, err = f.ExpNew(x); return err })
+	g, err := cuarray.Capture(s, func() (err error) { out, err = f.Exp(nil, x); return err })
 	require.NoError(t, err)
 	name := graphName(t, g)
 	require.NoError(t, s.Close())
@@ -351,7 +351,7 @@ func TestGraphOutlivesItsDevicesPoolSettings(t *testing.T) {
 	defer x.UnsafeFree()
 	step := func(scale float32) func() error {
 		return func() error {
-			y, err := f.MulScalarNew(x, scale)
+			y, err := f.MulScalar(nil, x, scale)
 			if err != nil {
 				return err
 			}
@@ -587,7 +587,7 @@ func TestLaunchOrdersAfterUsesOfItsArraysOnOtherStreams(t *testing.T) {
 	const n = 1 << 16
 	x := cuarray.Must(f.Full(1, n))
 	var out *cuarray.Array[float32]
-	g, err := cuarray.Capture(s, func() (err error) { out, err = f.MulScalarNew(x, 2); return err })
+	g, err := cuarray.Capture(s, func() (err error) { out, err = f.MulScalar(nil, x, 2); return err })
 	require.NoError(t, err)
 	defer g.Close()
 	require.NoError(t, g.Launch())

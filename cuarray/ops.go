@@ -175,57 +175,98 @@ func (o Ops[T]) Copy(dst, src *Array[T]) error {
 	}, dst, src)
 }
 
-// Add sets dst = a + b elementwise. a and b must have the same shape or
-// shapes that broadcast (BroadcastShapes: [n m] + [m] adds a row to every
-// row, [n m] + [n 1] a column to every column), and dst exactly the shape
-// of the result. Shapes that do neither are an error wrapping ErrShape,
-// even when the lengths are equal: Reshape an operand to combine arrays
-// element by element regardless of shape. dst may be an input of the
-// result's shape (in place), but must not otherwise overlap an input.
-func (o Ops[T]) Add(dst, a, b *Array[T]) error {
-	return o.binary("Add", addKernels[T](), dst, a, b)
+// Add sets dst = a + b elementwise and returns dst. a and b must have the
+// same shape or shapes that broadcast (BroadcastShapes: [n m] + [m] adds a
+// row to every row, [n m] + [n 1] a column to every column), and dst
+// exactly the shape of the result; a nil dst makes the result, of that
+// shape, on o's stream (for the zero Ops, from a's device, pool and memory
+// kind, on that device's default stream). Shapes that do neither are an
+// error wrapping ErrShape, even when the lengths are equal: Reshape an
+// operand to combine arrays element by element regardless of shape. dst
+// may be an input of the result's shape (in place), but must not otherwise
+// overlap an input.
+func (o Ops[T]) Add(dst, a, b *Array[T]) (*Array[T], error) {
+	return o.binaryInto("Add", addKernels[T](), dst, a, b)
 }
 
 // Sub sets dst = a - b elementwise, with Add's rules.
-func (o Ops[T]) Sub(dst, a, b *Array[T]) error {
-	return o.binary("Sub", subKernels[T](), dst, a, b)
+func (o Ops[T]) Sub(dst, a, b *Array[T]) (*Array[T], error) {
+	return o.binaryInto("Sub", subKernels[T](), dst, a, b)
 }
 
 // Mul sets dst = a * b elementwise, with Add's rules.
-func (o Ops[T]) Mul(dst, a, b *Array[T]) error {
-	return o.binary("Mul", mulKernels[T](), dst, a, b)
+func (o Ops[T]) Mul(dst, a, b *Array[T]) (*Array[T], error) {
+	return o.binaryInto("Mul", mulKernels[T](), dst, a, b)
 }
 
 // Div sets dst = a / b elementwise, with Add's rules and the kernels'
 // division (an integer divided by zero is 0).
-func (o Ops[T]) Div(dst, a, b *Array[T]) error {
-	return o.binary("Div", divKernels[T](), dst, a, b)
+func (o Ops[T]) Div(dst, a, b *Array[T]) (*Array[T], error) {
+	return o.binaryInto("Div", divKernels[T](), dst, a, b)
 }
 
-// AddScalar sets dst = a + v elementwise; dst and a must have the same
-// number of elements.
-func (o Ops[T]) AddScalar(dst, a *Array[T], v T) error {
-	return o.scalar("AddScalar", kernels.AddScalar[T], dst, a, v)
+// AddScalar sets dst = a + v elementwise and returns dst; dst and a must
+// have the same number of elements (dst may be a). A nil dst makes the
+// result, of a's shape, as Add does.
+func (o Ops[T]) AddScalar(dst, a *Array[T], v T) (*Array[T], error) {
+	return o.scalarInto("AddScalar", kernels.AddScalar[T], dst, a, v)
 }
 
-// SubScalar sets dst = a - v elementwise.
-func (o Ops[T]) SubScalar(dst, a *Array[T], v T) error {
-	return o.scalar("SubScalar", kernels.SubScalar[T], dst, a, v)
+// SubScalar sets dst = a - v elementwise, with AddScalar's rules.
+func (o Ops[T]) SubScalar(dst, a *Array[T], v T) (*Array[T], error) {
+	return o.scalarInto("SubScalar", kernels.SubScalar[T], dst, a, v)
 }
 
-// MulScalar sets dst = a * v elementwise.
-func (o Ops[T]) MulScalar(dst, a *Array[T], v T) error {
-	return o.scalar("MulScalar", kernels.MulScalar[T], dst, a, v)
+// MulScalar sets dst = a * v elementwise, with AddScalar's rules.
+func (o Ops[T]) MulScalar(dst, a *Array[T], v T) (*Array[T], error) {
+	return o.scalarInto("MulScalar", kernels.MulScalar[T], dst, a, v)
 }
 
-// DivScalar sets dst = a / v elementwise.
-func (o Ops[T]) DivScalar(dst, a *Array[T], v T) error {
-	return o.scalar("DivScalar", kernels.DivScalar[T], dst, a, v)
+// DivScalar sets dst = a / v elementwise, with AddScalar's rules.
+func (o Ops[T]) DivScalar(dst, a *Array[T], v T) (*Array[T], error) {
+	return o.scalarInto("DivScalar", kernels.DivScalar[T], dst, a, v)
 }
 
-// Axpy sets y = alpha*x + y, for float32, float64 and complex64; x and y
-// must have the same number of elements.
-func (o Ops[T]) Axpy(alpha T, x, y *Array[T]) error {
+// Axpy sets dst = alpha*x + y and returns dst, for float32, float64 and
+// complex64; x and y must have the same number of elements. dst may be y:
+// BLAS's axpy, y updated in place with no copy. A nil dst makes the
+// result, of y's shape, as Add does, leaving y as it was; any other dst
+// must have y's shape and not overlap x or y, and costs a copy of y into
+// it first.
+func (o Ops[T]) Axpy(dst *Array[T], alpha T, x, y *Array[T]) (*Array[T], error) {
+	const op = "Axpy"
+	if dst == y {
+		if err := o.axpy(alpha, x, y); err != nil {
+			return nil, err
+		}
+		return y, nil
+	}
+	if err := o.precheck(op, "x,y", x, y); err != nil {
+		return nil, err
+	}
+	if err := sameLen(op, "y,x", y, x); err != nil {
+		return nil, err
+	}
+	axpy := func(dst *Array[T]) error {
+		if err := o.Copy(dst, y); err != nil {
+			return err
+		}
+		return o.axpy(alpha, x, dst)
+	}
+	if dst == nil {
+		return o.fresh(op, y, y.shape(), axpy)
+	}
+	if overlaps(dst, x) || overlaps(dst, y) {
+		return nil, fmt.Errorf("cuarray: %s: dst %s shares memory with x %s or y %s; dst must be y itself or apart from both: %w", op, dst, x, y, ErrShape)
+	}
+	if err := axpy(dst); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// axpy is y = alpha*x + y, in place.
+func (o Ops[T]) axpy(alpha T, x, y *Array[T]) error {
 	if err := sameLen("Axpy", "y,x", y, x); err != nil {
 		return err
 	}
@@ -234,24 +275,42 @@ func (o Ops[T]) Axpy(alpha T, x, y *Array[T]) error {
 	}, y, x)
 }
 
-// Scale sets x = alpha*x, for float32, float64 and complex64.
-func (o Ops[T]) Scale(alpha T, x *Array[T]) error {
+// Scale sets dst = alpha*x and returns dst, for float32, float64 and
+// complex64. dst may be x: BLAS's scal, in place with no copy. A nil dst
+// makes the result, of x's shape, as Add does; any other dst must have x's
+// shape and costs a copy of x into it first.
+func (o Ops[T]) Scale(dst *Array[T], alpha T, x *Array[T]) (*Array[T], error) {
+	const op = "Scale"
+	if dst == x {
+		if err := o.scale(alpha, x); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	if err := o.precheck(op, "x", x); err != nil {
+		return nil, err
+	}
+	scale := func(dst *Array[T]) error {
+		if err := o.Copy(dst, x); err != nil {
+			return err
+		}
+		return o.scale(alpha, dst)
+	}
+	if dst == nil {
+		return o.fresh(op, x, x.shape(), scale)
+	}
+	if err := scale(dst); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// scale is x = alpha*x, in place.
+func (o Ops[T]) scale(alpha T, x *Array[T]) error {
 	return o.do("Scale", "x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
 		return kernels.Scale(dev, s, alpha, p[0], x.n)
 	}, x)
 }
-
-// Exp sets dst = e**x elementwise, for float32 and float64.
-func (o Ops[T]) Exp(dst, x *Array[T]) error { return o.unary("Exp", kernels.Exp[T], dst, x) }
-
-// Log sets dst = ln(x) elementwise, for float32 and float64.
-func (o Ops[T]) Log(dst, x *Array[T]) error { return o.unary("Log", kernels.Log[T], dst, x) }
-
-// Tanh sets dst = tanh(x) elementwise, for float32 and float64.
-func (o Ops[T]) Tanh(dst, x *Array[T]) error { return o.unary("Tanh", kernels.Tanh[T], dst, x) }
-
-// Relu sets dst = max(x, 0) elementwise, for float32 and float64.
-func (o Ops[T]) Relu(dst, x *Array[T]) error { return o.unary("Relu", kernels.Relu[T], dst, x) }
 
 // Sum returns the sum of x's elements (see kernels.Sum for accumulation),
 // waiting for the work queued before it on the stream. An integer array's
@@ -293,6 +352,21 @@ func (o Ops[T]) Dot(x, y *Array[T]) (T, error) {
 
 type scalarKernel[T Elem] func(dev backend.Device, s backend.Stream, dst, a backend.Ptr, v T, n int) error
 
+// scalarInto is the scalar operations' one form: into dst, or into a new
+// array of a's shape when dst is nil.
+func (o Ops[T]) scalarInto(op string, k scalarKernel[T], dst, a *Array[T], v T) (*Array[T], error) {
+	if dst == nil {
+		if err := o.precheck(op, "a", a); err != nil {
+			return nil, err
+		}
+		return o.fresh(op, a, a.shape(), func(dst *Array[T]) error { return o.scalar(op, k, dst, a, v) })
+	}
+	if err := o.scalar(op, k, dst, a, v); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
 func (o Ops[T]) scalar(op string, k scalarKernel[T], dst, a *Array[T], v T) error {
 	if err := sameLen(op, "dst,a", dst, a); err != nil {
 		return err
@@ -300,17 +374,6 @@ func (o Ops[T]) scalar(op string, k scalarKernel[T], dst, a *Array[T], v T) erro
 	return o.do(op, "dst,a", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
 		return k(dev, s, p[0], p[1], v, dst.n)
 	}, dst, a)
-}
-
-type unaryKernel func(dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error
-
-func (o Ops[T]) unary(op string, k unaryKernel, dst, x *Array[T]) error {
-	if err := sameLen(op, "dst,x", dst, x); err != nil {
-		return err
-	}
-	return o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
-		return k(dev, s, p[0], p[1], dst.n)
-	}, dst, x)
 }
 
 type reduceKernel[T Elem] func(dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T, error)

@@ -4,6 +4,28 @@ package cuarray
 
 import "github.com/gocuda/gocuda/kernels"
 
+// Exp sets each element of dst to e**x.
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
+// the result on o's stream (for the zero Ops, on the default stream of the
+// operands' device); a dst is written and returned.
+func (o Ops[T]) Exp(dst, x *Array[T]) (*Array[T], error) {
+	return o.unaryOp("Exp", kernels.Exp[T], dst, x)
+}
+
+// Exp is Ops.Exp on the default streams.
+func Exp[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Exp(dst, x) }
+
+// Log sets each element of dst to ln(x) (NaN for x < 0, -Inf for 0).
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
+// the result on o's stream (for the zero Ops, on the default stream of the
+// operands' device); a dst is written and returned.
+func (o Ops[T]) Log(dst, x *Array[T]) (*Array[T], error) {
+	return o.unaryOp("Log", kernels.Log[T], dst, x)
+}
+
+// Log is Ops.Log on the default streams.
+func Log[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Log(dst, x) }
+
 // Log1p sets each element of dst to ln(1 + x), accurate near 0.
 // It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
@@ -147,6 +169,17 @@ func (o Ops[T]) Tan(dst, x *Array[T]) (*Array[T], error) {
 // Tan is Ops.Tan on the default streams.
 func Tan[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Tan(dst, x) }
 
+// Tanh sets each element of dst to tanh(x).
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
+// the result on o's stream (for the zero Ops, on the default stream of the
+// operands' device); a dst is written and returned.
+func (o Ops[T]) Tanh(dst, x *Array[T]) (*Array[T], error) {
+	return o.unaryOp("Tanh", kernels.Tanh[T], dst, x)
+}
+
+// Tanh is Ops.Tanh on the default streams.
+func Tanh[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Tanh(dst, x) }
+
 // Erf sets each element of dst to the error function erf(x).
 // It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
@@ -168,6 +201,17 @@ func (o Ops[T]) Sigmoid(dst, x *Array[T]) (*Array[T], error) {
 
 // Sigmoid is Ops.Sigmoid on the default streams.
 func Sigmoid[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Sigmoid(dst, x) }
+
+// Relu sets each element of dst to max(x, 0) (0 for NaN).
+// It takes float32, float64, float16 and bfloat16; dst must have x's shape. A nil dst makes
+// the result on o's stream (for the zero Ops, on the default stream of the
+// operands' device); a dst is written and returned.
+func (o Ops[T]) Relu(dst, x *Array[T]) (*Array[T], error) {
+	return o.unaryOp("Relu", kernels.Relu[T], dst, x)
+}
+
+// Relu is Ops.Relu on the default streams.
+func Relu[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Relu(dst, x) }
 
 // Pow sets each element of dst to a**b (C's and Go's pow: pow(x, 0) = 1 even for NaN, pow(1, y) = 1).
 // It takes float32, float64, float16 and bfloat16;

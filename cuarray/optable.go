@@ -23,9 +23,43 @@ import (
 
 // unaryOp runs a same-type operation of one operand.
 func (o Ops[T]) unaryOp(op string, k func(dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error, dst, x *Array[T]) (*Array[T], error) {
+	if dst != nil && x != nil && slices.Equal(dst.shape(), x.shape()) {
+		// Into a dst of x's shape, as loops run: do's closure is the one
+		// allocation, as sameTypeOp's slices and closures would add more;
+		// precheck2 then do make the checks sameTypeOp would, in its order.
+		if err := o.precheck2(op, "x", x, nil); err != nil {
+			return nil, err
+		}
+		if err := o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+			return k(dev, s, p[0], p[1], dst.n)
+		}, dst, x); err != nil {
+			return nil, err
+		}
+		return dst, nil
+	}
 	return o.sameTypeOp(op, "dst,x", dst, []*Array[T]{x}, nil, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
 		return k(dev, s, p[0], p[1], n)
 	})
+}
+
+// precheck2 is precheck of one or two operands (b nil: one) without its
+// variadic slice, which escapes: an allocation on every call.
+func (o Ops[T]) precheck2(op, names string, a, b *Array[T]) error {
+	if a == nil || a.freed.Load() {
+		return a.check(op, role(names, 0))
+	}
+	dev := a.origin.dev
+	if b != nil {
+		if b.freed.Load() {
+			return b.check(op, role(names, 1))
+		}
+		if b.origin.dev != dev {
+			return fmt.Errorf("cuarray: %s: %s is on device %d, %s on device %d; copy one first: %w",
+				op, role(names, 0), dev.Ordinal(), role(names, 1), b.origin.dev.Ordinal(), ErrDevice)
+		}
+	}
+	_, err := o.streamFor(op, dev)
+	return err
 }
 
 // binaryOp runs a same-type operation of two operands, which broadcast to
@@ -33,6 +67,17 @@ func (o Ops[T]) unaryOp(op string, k func(dev backend.Device, s backend.Stream, 
 func (o Ops[T]) binaryOp(op string, k func(dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error, dst, a, b *Array[T]) (*Array[T], error) {
 	if a == nil || b == nil || !plainInputs(a, b) {
 		return o.binaryBroadcast(op, k, dst, a, b)
+	}
+	if dst != nil && slices.Equal(dst.shape(), a.shape()) {
+		if err := o.precheck2(op, "a,b", a, b); err != nil { // as unaryOp
+			return nil, err
+		}
+		if err := o.do(op, "dst,a,b", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+			return k(dev, s, p[0], p[1], p[2], dst.n)
+		}, dst, a, b); err != nil {
+			return nil, err
+		}
+		return dst, nil
 	}
 	return o.sameTypeOp(op, "dst,a,b", dst, []*Array[T]{a, b}, nil, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr, n int) error {
 		return k(dev, s, p[0], p[1], p[2], n)

@@ -306,23 +306,23 @@ var opCases = []opCase{
 	{"Div", func(x, y *cuarray.Array[float64]) ([]float64, error) {
 		return into(x, func(d *cuarray.Array[float64]) error { return cuarray.Div(d, x, y) })
 	}, false},
-	{"AddNew", func(x, y *cuarray.Array[float64]) ([]float64, error) { return toSlice(cuarray.AddNew(x, y)) }, false},
+	{"Add", func(x, y *cuarray.Array[float64]) ([]float64, error) { return toSlice(cuarray.Add(nil, x, y)) }, false},
 	{"Add broadcasting a view's last row", func(x, y *cuarray.Array[float64]) ([]float64, error) {
 		sh := y.Shape()
 		if len(sh) == 0 || sh[0] == 0 {
-			return toSlice(cuarray.AddNew(x, y))
+			return toSlice(cuarray.Add(nil, x, y))
 		}
 		row := cuarray.Must(y.SliceAxis(0, sh[0]-1, sh[0], 1))
-		return toSlice(cuarray.AddNew(x, row))
+		return toSlice(cuarray.Add(nil, x, row))
 	}, false},
 	{"AddScalar", func(x, _ *cuarray.Array[float64]) ([]float64, error) {
 		return into(x, func(d *cuarray.Array[float64]) error { return cuarray.AddScalar(d, x, 1.5) })
 	}, false},
-	{"MulScalarNew", func(x, _ *cuarray.Array[float64]) ([]float64, error) { return toSlice(cuarray.MulScalarNew(x, -2)) }, false},
+	{"MulScalar", func(x, _ *cuarray.Array[float64]) ([]float64, error) { return toSlice(cuarray.MulScalar(nil, x, -2)) }, false},
 	{"Exp", func(x, _ *cuarray.Array[float64]) ([]float64, error) {
 		return into(x, func(d *cuarray.Array[float64]) error { return cuarray.Exp(d, x) })
 	}, false},
-	{"ReluNew", func(x, _ *cuarray.Array[float64]) ([]float64, error) { return toSlice(cuarray.ReluNew(x)) }, false},
+	{"Relu", func(x, _ *cuarray.Array[float64]) ([]float64, error) { return toSlice(cuarray.Relu(nil, x)) }, false},
 	{"Copy", func(x, _ *cuarray.Array[float64]) ([]float64, error) {
 		return into(x, func(d *cuarray.Array[float64]) error { return cuarray.Copy(d, x) })
 	}, false},
@@ -335,7 +335,7 @@ var opCases = []opCase{
 		}
 		return yc.ToSlice()
 	}, false},
-	{"AxpyNew", func(x, y *cuarray.Array[float64]) ([]float64, error) { return toSlice(cuarray.AxpyNew(0.5, x, y)) }, false},
+	{"Axpy", func(x, y *cuarray.Array[float64]) ([]float64, error) { return toSlice(cuarray.Axpy(nil, 0.5, x, y)) }, false},
 	{"Sum", func(x, _ *cuarray.Array[float64]) ([]float64, error) { return scalarOf(cuarray.Sum(x)) }, false},
 	{"Max", func(x, _ *cuarray.Array[float64]) ([]float64, error) {
 		if x.Len() == 0 {
@@ -344,11 +344,11 @@ var opCases = []opCase{
 		return scalarOf(cuarray.Max(x))
 	}, false},
 	{"Dot", func(x, y *cuarray.Array[float64]) ([]float64, error) { return scalarOf(cuarray.Dot(x, y)) }, false},
-	{"MatMulNew of x and yᵀ", func(x, y *cuarray.Array[float64]) ([]float64, error) {
-		return toSlice(cuarray.MatMulNew(x, cuarray.Must(y.Transpose())))
+	{"MatMul of x and yᵀ", func(x, y *cuarray.Array[float64]) ([]float64, error) {
+		return toSlice(cuarray.MatMul(nil, x, cuarray.Must(y.Transpose())))
 	}, true},
-	{"GemmNew transA", func(x, y *cuarray.Array[float64]) ([]float64, error) {
-		return toSlice(cuarray.GemmNew(true, false, 1.5, x, y))
+	{"Gemm transA", func(x, y *cuarray.Array[float64]) ([]float64, error) {
+		return toSlice(cuarray.Gemm(nil, true, false, 1.5, x, y, 0))
 	}, true},
 	{"Gemv with a stepped vector", func(x, _ *cuarray.Array[float64]) ([]float64, error) {
 		c := x.Shape()[1]
@@ -558,7 +558,7 @@ func TestComplexViews(t *testing.T) {
 	data := []complex64{1 + 1i, 2, 3 - 2i, 4i, 5, 6 + 6i}
 	a := cuarray.Must(cuarray.FromSlice(data, 2, 3))
 	at := cuarray.Must(a.Transpose())
-	got := read(t, cuarray.Must(cuarray.AddNew(at, at)))
+	got := read(t, cuarray.Must(cuarray.Add(nil, at, at)))
 	want := []complex64{2 + 2i, 8i, 4, 10, 6 - 4i, 12 + 12i}
 	for i := range want {
 		assert.InDelta(t, 0, cmplx.Abs(complex128(got[i]-want[i])), 1e-6)
@@ -686,7 +686,7 @@ func FuzzViews(f *testing.F) {
 		require.Equal(t, m.shape, v.Shape())
 		require.Equal(t, want, read(t, v))
 		require.Equal(t, want, read(t, cuarray.Must(cuarray.Contiguous(v))))
-		sum := cuarray.Must(cuarray.AddNew(v, v))
+		sum := cuarray.Must(cuarray.Add(nil, v, v))
 		for i, w := range want {
 			want[i] = 2 * w
 		}

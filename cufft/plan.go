@@ -286,9 +286,9 @@ func scale[T cuarray.Elem](sp spec, s *cuarray.Stream, dst *cuarray.Array[T], f 
 	var err error
 	switch d := any(dst).(type) {
 	case *cuarray.Array[complex64]:
-		err = cuarray.On[complex64](s).Scale(complex(float32(f), 0), d)
+		_, err = cuarray.On[complex64](s).Scale(d, complex(float32(f), 0), d)
 	case *cuarray.Array[float32]:
-		err = cuarray.On[float32](s).Scale(float32(f), d)
+		_, err = cuarray.On[float32](s).Scale(d, float32(f), d)
 	default:
 		err = fmt.Errorf("no scaling for %s", dst) // unreachable: the API's types
 	}

@@ -19,11 +19,11 @@ func main() {
 	// Row-major: [[1 2 3] [4 5 6]].
 	x := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
 	y := cuarray.Must(cuarray.Ones[float32](2, 3))
-	if err := cuarray.Axpy(2, x, y); err != nil { // y = 2x + 1
+	if _, err := cuarray.Axpy(y, 2, x, y); err != nil { // y = 2x + 1
 		log.Fatal(err)
 	}
 	row := cuarray.Must(y.Slice(1, 2)) // the second row, sharing y's memory
-	if err := cuarray.Relu(row, row); err != nil {
+	if _, err := cuarray.Relu(row, row); err != nil {
 		log.Fatal(err)
 	}
 	host := cuarray.Must(y.ToSlice()) // waits for the work above, only
@@ -49,7 +49,7 @@ func main() {
 			}
 			f := cuarray.On[float32](s)
 			a := cuarray.Must(f.Full(float32(g+1), n))
-			if err := f.Mul(a, a, w); err != nil {
+			if _, err := f.Mul(a, a, w); err != nil {
 				log.Fatal(err)
 			}
 			results[g] = cuarray.Must(f.Sum(a))

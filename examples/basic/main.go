@@ -16,8 +16,8 @@ func main() {
 
 	// Each ...New operation returns a new array. The work is queued on the
 	// device; the host waits only when it reads a result.
-	y := cuarray.Must(cuarray.AddNew(cuarray.Must(cuarray.MulScalarNew(x, 2)), half))
-	z := cuarray.Must(cuarray.ReluNew(cuarray.Must(cuarray.SubScalarNew(y, 6))))
+	y := cuarray.Must(cuarray.Add(nil, cuarray.Must(cuarray.MulScalar(nil, x, 2)), half))
+	z := cuarray.Must(cuarray.Relu(nil, cuarray.Must(cuarray.SubScalar(nil, y, 6))))
 	fmt.Println("y = 2x + 0.5 is", y)
 	fmt.Printf("relu(y - 6) is\n%g\n", z) // %g: the values alone
 

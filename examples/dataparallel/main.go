@@ -520,7 +520,7 @@ func train(ctx context.Context, cfg Config, r rank, w io.Writer) (epochs []Epoch
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d: %w", e+1, err)
 			}
-			if err := f.Axpy(1, loss, total); err != nil {
+			if _, err := f.Axpy(total, 1, loss, total); err != nil {
 				return nil, err
 			}
 		}

@@ -67,7 +67,7 @@ func run(w io.Writer, produce, transform *cuarray.Stream) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Axpy(0.5, z, x); err != nil { // x = tone + noise/2
+	if _, err := p.Axpy(x, 0.5, z, x); err != nil { // x = tone + noise/2
 		return err
 	}
 

@@ -46,14 +46,14 @@ func work(g int, w *cuarray.Array[float32]) (float32, error) {
 	}
 	defer x.UnsafeFree() // optional: the collector would free it too
 	for range 4 {
-		if err := f.Tanh(x, x); err != nil { // busy work on this stream only
+		if _, err := f.Tanh(x, x); err != nil { // busy work on this stream only
 			return 0, err
 		}
 		if err := f.Fill(x, float32(g+1)); err != nil {
 			return 0, err
 		}
 	}
-	if err := f.Mul(x, x, w); err != nil { // waits for w's upload, on the GPU
+	if _, err := f.Mul(x, x, w); err != nil { // waits for w's upload, on the GPU
 		return 0, err
 	}
 	return f.Sum(x) // waits for s's work, not the other goroutines'

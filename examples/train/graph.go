@@ -54,7 +54,8 @@ func (gs *graphStep) step(batch mlp.Batch) error {
 		if err != nil {
 			return err
 		}
-		return gs.f.Axpy(1, loss, gs.total)
+		_, err = gs.f.Axpy(gs.total, 1, loss, gs.total)
+		return err
 	}
 	if err := gs.f.Copy(gs.x, batch.X); err != nil {
 		return err
@@ -69,7 +70,8 @@ func (gs *graphStep) step(batch mlp.Batch) error {
 				return err
 			}
 			defer loss.UnsafeFree() // back into the graph's pool
-			return gs.f.Axpy(1, loss, gs.total)
+			_, err = gs.f.Axpy(gs.total, 1, loss, gs.total)
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("capturing the step: %w", err)

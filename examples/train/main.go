@@ -427,7 +427,7 @@ func Run(cfg Config, w io.Writer) (*Report, error) {
 			if err != nil {
 				return nil, fmt.Errorf("train: epoch %d: %w", e+1, err)
 			}
-			if err := f.Axpy(1, loss, total); err != nil {
+			if _, err := f.Axpy(total, 1, loss, total); err != nil {
 				return nil, err
 			}
 		}

@@ -19,10 +19,10 @@ func main() {
 	}
 
 	// Queued on the GPU; Host below waits for them.
-	if err := cuarray.MulScalar(a, a, 3); err != nil {
+	if _, err := cuarray.MulScalar(a, a, 3); err != nil {
 		log.Fatal(err)
 	}
-	if err := cuarray.AddScalar(a, a, 1); err != nil {
+	if _, err := cuarray.AddScalar(a, a, 1); err != nil {
 		log.Fatal(err)
 	}
 

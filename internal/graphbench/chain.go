@@ -31,20 +31,20 @@ func Chain(f cuarray.Ops[float32], x, y *cuarray.Array[float32], steps int) (*cu
 		switch i % 3 {
 		case 0:
 			var m, a *cuarray.Array[float32]
-			if m, err = f.MulNew(z, y); err != nil {
+			if m, err = f.Mul(nil, z, y); err != nil {
 				return nil, err
 			}
-			a, err = f.AddNew(m, x)
+			a, err = f.Add(nil, m, x)
 			m.UnsafeFree()
 			if err != nil {
 				return nil, err
 			}
-			next, err = f.TanhNew(a)
+			next, err = f.Tanh(nil, a)
 			a.UnsafeFree()
 		case 1:
-			next, err = f.AddNew(z, y)
+			next, err = f.Add(nil, z, y)
 		default:
-			next, err = f.MulScalarNew(z, 0.5)
+			next, err = f.MulScalar(nil, z, 0.5)
 		}
 		if err != nil {
 			if owned {

@@ -60,7 +60,7 @@ func (m *MLP) StepBF16(x *cuarray.Array[float32], labels *cuarray.Array[int32]) 
 			if h, err = m.new(z.Shape()...); err != nil {
 				return nil, err
 			}
-			if err := f.Relu(h, z); err != nil {
+			if _, err := f.Relu(h, z); err != nil {
 				return nil, err
 			}
 		}

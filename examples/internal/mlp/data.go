@@ -49,17 +49,17 @@ func MakeData(f cuarray.Ops[float32], r *rand.Rand, n, batch, in, classes int) (
 		if err != nil {
 			return nil, err
 		}
-		if err := f.MatMul(h, x, a); err != nil {
+		if _, err := f.MatMul(h, x, a); err != nil {
 			return nil, err
 		}
-		if err := f.Relu(h, h); err != nil {
+		if _, err := f.Relu(h, h); err != nil {
 			return nil, err
 		}
 		logits, err := f.New(batch, classes)
 		if err != nil {
 			return nil, err
 		}
-		if err := f.MatMul(logits, h, b); err != nil {
+		if _, err := f.MatMul(logits, h, b); err != nil {
 			return nil, err
 		}
 		host, err := logits.ToSlice()

@@ -146,7 +146,7 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 		if err != nil {
 			return nil, err
 		}
-		if err := f.MatMul(z, h, l.W); err != nil { // z = h·W
+		if _, err := f.MatMul(z, h, l.W); err != nil { // z = h·W
 			return nil, err
 		}
 		if err := f.AddRowVector(z, z, l.B); err != nil { // z += b, in place
@@ -158,7 +158,7 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 			if h, err = m.new(batch, out); err != nil {
 				return nil, err
 			}
-			if err := f.Relu(h, z); err != nil {
+			if _, err := f.Relu(h, z); err != nil {
 				return nil, err
 			}
 		}
@@ -188,7 +188,7 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 		if err != nil {
 			return nil, err
 		}
-		if err := f.Gemm(true, false, 1, in, dz, 0, dW); err != nil { // dW = inᵀ·dz
+		if _, err := f.Gemm(dW, true, false, 1, in, dz, 0); err != nil { // dW = inᵀ·dz
 			return nil, err
 		}
 		db, err := m.new(l.B.Len())
@@ -213,7 +213,7 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 			if err != nil {
 				return nil, err
 			}
-			if err := f.Gemm(false, true, 1, dz, l.W, 0, dh); err != nil { // dh = dz·Wᵀ
+			if _, err := f.Gemm(dh, false, true, 1, dz, l.W, 0); err != nil { // dh = dz·Wᵀ
 				return nil, err
 			}
 			if dz, err = m.new(in.Shape()...); err != nil {
@@ -245,10 +245,10 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 	// The momentum decay needs no gradient: queued first, it runs while
 	// the last all-reduce is still going, and only the rest waits for it.
 	for _, u := range deferred {
-		if err := m.f.Scale(m.Mom, u.l.vW); err != nil {
+		if _, err := m.f.Scale(u.l.vW, m.Mom, u.l.vW); err != nil {
 			return nil, err
 		}
-		if err := m.f.Scale(m.Mom, u.l.vB); err != nil {
+		if _, err := m.f.Scale(u.l.vB, m.Mom, u.l.vB); err != nil {
 			return nil, err
 		}
 	}
@@ -283,7 +283,7 @@ func (m *MLP) lossGrad(logits *cuarray.Array[float32], labels *cuarray.Array[int
 // sgd updates w with gradient g and momentum buffer v: v = μ·v + g,
 // w = w - lr·v.
 func (m *MLP) sgd(w, v, g *cuarray.Array[float32]) error {
-	if err := m.f.Scale(m.Mom, v); err != nil {
+	if _, err := m.f.Scale(v, m.Mom, v); err != nil {
 		return err
 	}
 	return m.step(w, v, g)
@@ -291,8 +291,9 @@ func (m *MLP) sgd(w, v, g *cuarray.Array[float32]) error {
 
 // step is sgd after the decay v = μ·v: v += g, w = w - lr·v.
 func (m *MLP) step(w, v, g *cuarray.Array[float32]) error {
-	if err := m.f.Axpy(1, g, v); err != nil {
+	if _, err := m.f.Axpy(v, 1, g, v); err != nil {
 		return err
 	}
-	return m.f.Axpy(-m.LR, v, w)
+	_, err := m.f.Axpy(w, -m.LR, v, w)
+	return err
 }

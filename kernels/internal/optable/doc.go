@@ -12,8 +12,7 @@
 //   - kernels/ops_gen.go: the kernels-level function (kernels.Exp[T]),
 //     the dispatch table genOps with each kernel's name, and a typed host
 //     loop per (op, type), run split across cores by hostpar;
-//   - cuarray/ops_gen.go: Ops[T] methods and package shorthands (unless the
-//     entry is Legacy, whose cuarray API predates the table);
+//   - cuarray/ops_gen.go: Ops[T] methods and package shorthands;
 //   - kernels/cuda/emu/ops_gen_check.h: the emulator's checks of every
 //     generated kernel against a plain loop;
 //   - docs/operations.md: the list of operations.
@@ -33,7 +32,7 @@
 //
 // For example, the entry
 //
-//	floatMath("Erf", "erf", "erf", "Erf", "the error function erf(x)", "...", false)
+//	floatMath("Erf", "erf", "erf", "Erf", "the error function erf(x)", "...")
 //
 // makes gocuda_erf_f32 (erff(x)), gocuda_erf_f64 (erf(x)), kernels.Erf,
 // cuarray.Erf and Ops.Erf.

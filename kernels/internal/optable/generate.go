@@ -325,9 +325,6 @@ func genArray() []byte {
 	const alloc = "A nil dst makes\n// the result on o's stream (for the zero Ops, on the default stream of the\n// operands' device); a dst is written and returned."
 	for i := range Ops {
 		op := &Ops[i]
-		if op.Legacy {
-			continue
-		}
 		types := typeList(op)
 		switch op.Kind {
 		case Unary:
@@ -422,17 +419,9 @@ body runs, and the result rounds once to nearest even (docs/half.md).
 	}
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Kind < ops[j].Kind })
 	for _, op := range ops {
-		name := op.Name
-		if op.Legacy {
-			name += " ¹"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, strings.ReplaceAll(op.Doc, "|", "\\|"), typeList(op), strings.ReplaceAll(op.Names, "|", "\\|"))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", op.Name, strings.ReplaceAll(op.Doc, "|", "\\|"), typeList(op), strings.ReplaceAll(op.Names, "|", "\\|"))
 	}
 	b.WriteString(`| Convert | x converted to U (below) | every pair of element types | x.astype(U), x.to(U), U.(x) |
-
-¹ In cuarray these keep their earlier form, Ops.Exp(dst, x) error with an
-allocating twin ExpNew(x); the rest take a dst that may be nil and return
-the result.
 
 Comparisons (Equal, Less, ...) give *Array[bool]; Where takes a bool
 condition; LogicalAnd, LogicalOr, LogicalXor and LogicalNot take bool.

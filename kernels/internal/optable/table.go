@@ -10,19 +10,19 @@ package optable
 // (sign_, minimum_, sat_i32, ...) and kernels/optable.go for Go.
 var Ops = []Op{
 	// Math on floats, in the type's precision on a GPU (expf for float32).
-	floatMath("Exp", "exp", "exp", "Exp", "e**x", "np.exp, torch.exp, exp.(x)", true),
+	floatMath("Exp", "exp", "exp", "Exp", "e**x", "np.exp, torch.exp, exp.(x)"),
 	{
 		Name: "Log", Kernel: "log", Kind: Unary, Doc: "ln(x) (NaN for x < 0, -Inf for 0)",
-		Names: "np.log, torch.log, log.(x)", Legacy: true,
+		Names: "np.log, torch.log, log.(x)",
 		Impls: []Impl{
 			{Types: "f32", C: "logf(x)", Go: "float32(math.Log(float64(x)))"},
 			// logSubnormal: Go's math.Log is wrong for float64 subnormals on amd64.
 			{Types: "f64", C: "log(x)", Go: "logSubnormal(x)"},
 		},
 	},
-	floatMath("Log1p", "log1p", "log1p", "Log1p", "ln(1 + x), accurate near 0", "np.log1p, torch.log1p, log1p.(x)", false),
-	floatMath("Expm1", "expm1", "expm1", "Expm1", "e**x - 1, accurate near 0", "np.expm1, torch.expm1, expm1.(x)", false),
-	floatMath("Sqrt", "sqrt", "sqrt", "Sqrt", "√x (NaN for x < 0)", "np.sqrt, torch.sqrt, sqrt.(x)", false),
+	floatMath("Log1p", "log1p", "log1p", "Log1p", "ln(1 + x), accurate near 0", "np.log1p, torch.log1p, log1p.(x)"),
+	floatMath("Expm1", "expm1", "expm1", "Expm1", "e**x - 1, accurate near 0", "np.expm1, torch.expm1, expm1.(x)"),
+	floatMath("Sqrt", "sqrt", "sqrt", "Sqrt", "√x (NaN for x < 0)", "np.sqrt, torch.sqrt, sqrt.(x)"),
 	{
 		Name: "Rsqrt", Kernel: "rsqrt", Kind: Unary, Doc: "1/√x (+Inf for 0, NaN for x < 0)",
 		Names: "torch.rsqrt, CUDA rsqrtf, 1 ./ sqrt.(x)",
@@ -53,14 +53,14 @@ var Ops = []Op{
 			{Types: "u8", C: "(u8)(x != 0)", Go: "b2u8(x != 0)"},
 		},
 	},
-	floatMath("Floor", "floor", "floor", "Floor", "⌊x⌋, the largest integer ≤ x", "np.floor, torch.floor, floor.(x)", false),
-	floatMath("Ceil", "ceil", "ceil", "Ceil", "⌈x⌉, the smallest integer ≥ x", "np.ceil, torch.ceil, ceil.(x)", false),
-	floatMath("Round", "round", "rint", "RoundToEven", "x rounded to the nearest integer, halves to even (2.5 → 2)", "np.round (np.rint), torch.round, round.(x)", false),
-	floatMath("Sin", "sin", "sin", "Sin", "sin(x)", "np.sin, torch.sin, sin.(x)", false),
-	floatMath("Cos", "cos", "cos", "Cos", "cos(x)", "np.cos, torch.cos, cos.(x)", false),
-	floatMath("Tan", "tan", "tan", "Tan", "tan(x)", "np.tan, torch.tan, tan.(x)", false),
-	floatMath("Tanh", "tanh", "tanh", "Tanh", "tanh(x)", "np.tanh, torch.tanh, tanh.(x)", true),
-	floatMath("Erf", "erf", "erf", "Erf", "the error function erf(x)", "scipy.special.erf, torch.erf, SpecialFunctions.erf.(x)", false),
+	floatMath("Floor", "floor", "floor", "Floor", "⌊x⌋, the largest integer ≤ x", "np.floor, torch.floor, floor.(x)"),
+	floatMath("Ceil", "ceil", "ceil", "Ceil", "⌈x⌉, the smallest integer ≥ x", "np.ceil, torch.ceil, ceil.(x)"),
+	floatMath("Round", "round", "rint", "RoundToEven", "x rounded to the nearest integer, halves to even (2.5 → 2)", "np.round (np.rint), torch.round, round.(x)"),
+	floatMath("Sin", "sin", "sin", "Sin", "sin(x)", "np.sin, torch.sin, sin.(x)"),
+	floatMath("Cos", "cos", "cos", "Cos", "cos(x)", "np.cos, torch.cos, cos.(x)"),
+	floatMath("Tan", "tan", "tan", "Tan", "tan(x)", "np.tan, torch.tan, tan.(x)"),
+	floatMath("Tanh", "tanh", "tanh", "Tanh", "tanh(x)", "np.tanh, torch.tanh, tanh.(x)"),
+	floatMath("Erf", "erf", "erf", "Erf", "the error function erf(x)", "scipy.special.erf, torch.erf, SpecialFunctions.erf.(x)"),
 	{
 		Name: "Sigmoid", Kernel: "sigmoid", Kind: Unary, Doc: "1 / (1 + e**-x), in T's precision (0 where e**-x overflows T)",
 		Names: "scipy.special.expit, torch.sigmoid, NNlib.sigmoid.(x)",
@@ -70,7 +70,7 @@ var Ops = []Op{
 		},
 	},
 	{
-		Name: "Relu", Kernel: "relu", Kind: Unary, Doc: "max(x, 0) (0 for NaN)", Legacy: true,
+		Name: "Relu", Kernel: "relu", Kind: Unary, Doc: "max(x, 0) (0 for NaN)",
 		Names: "np.maximum(x, 0), torch.relu, NNlib.relu.(x)",
 		Impls: []Impl{{Types: "f32 f64", C: "x > 0 ? x : (T)0", Go: "reluOf(x)"}},
 	},
@@ -137,9 +137,9 @@ var Ops = []Op{
 // floatMath is a unary operation on float32 and float64 that is one C
 // math function (cname, with an f suffix for float32) and one Go math
 // function (math.goname, computed in float64 and rounded for float32).
-func floatMath(name, kernel, cname, goname, doc, names string, legacy bool) Op {
+func floatMath(name, kernel, cname, goname, doc, names string) Op {
 	return Op{
-		Name: name, Kernel: kernel, Kind: Unary, Doc: doc, Names: names, Legacy: legacy,
+		Name: name, Kernel: kernel, Kind: Unary, Doc: doc, Names: names,
 		Impls: []Impl{
 			{Types: "f32", C: cname + "f(x)", Go: "float32(math." + goname + "(float64(x)))"},
 			{Types: "f64", C: cname + "(x)", Go: "math." + goname + "(x)"},

@@ -33,10 +33,7 @@ type Op struct {
 	// Names are the operation's names elsewhere (NumPy, PyTorch, Julia /
 	// CUDA.jl), for docs/operations.md.
 	Names string
-	// Legacy: cuarray's API for it predates the table (Ops.Exp(dst, x)
-	// error and ExpNew); only the kernels side is generated.
-	Legacy bool
-	Impls  []Impl
+	Impls []Impl
 }
 
 // Impl is an operation's body for some element types.
