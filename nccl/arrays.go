@@ -19,7 +19,7 @@ import (
 // They are functions, not methods of Comm, because Go methods cannot have
 // type parameters; the Array suffix tells them from the pointer methods of
 // the same NCCL call. The New forms return a new array, from the pool of
-// the stream the collective runs on, as cuarray's AddNew does.
+// the stream the collective runs on, as cuarray's Add with a nil dst does.
 
 // arrayType is T's NCCL type and how many NCCL elements one T is:
 // complex64 goes as two Float32s, which is exact for Sum, Avg and data

@@ -14,7 +14,7 @@ func main() {
 	half := cuarray.Must(cuarray.Full[float32](0.5, 2, 3))
 	fmt.Println(x)
 
-	// Each ...New operation returns a new array. The work is queued on the
+	// A nil dst makes a new array for the result. The work is queued on the
 	// device; the host waits only when it reads a result.
 	y := cuarray.Must(cuarray.Add(nil, cuarray.Must(cuarray.MulScalar(nil, x, 2)), half))
 	z := cuarray.Must(cuarray.Relu(nil, cuarray.Must(cuarray.SubScalar(nil, y, 6))))
