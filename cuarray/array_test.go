@@ -147,7 +147,7 @@ func TestViewsShareMemory(t *testing.T) {
 	assert.Equal(t, want, read(t, a))
 	assert.Equal(t, want, read(t, r))
 	// Write through the reshape (in place), read through the row.
-	require.NoError(t, cuarray.MulScalar(r, r, 2))
+	require.NoError(t, errOf(cuarray.MulScalar(r, r, 2)))
 	assert.Equal(t, []float32{200, 200, 200, 14}, read(t, row))
 	// A view of a view.
 	vv := cuarray.Must(row.View(3, 1))
@@ -189,8 +189,8 @@ func TestUseAfterFree(t *testing.T) {
 		"View":    func() error { _, err := a.View(0, 1); return err },
 		"Slice":   func() error { _, err := a.Slice(0, 1); return err },
 		"Fill":    func() error { return cuarray.Fill(a, 1) },
-		"Add src": func() error { return cuarray.Add(b, b, a) },
-		"Add dst": func() error { return cuarray.Add(a, b, b) },
+		"Add src": func() error { return errOf(cuarray.Add(b, b, a)) },
+		"Add dst": func() error { return errOf(cuarray.Add(a, b, b)) },
 		"Copy":    func() error { return cuarray.Copy(b, a) },
 		"Sum":     func() error { _, err := cuarray.Sum(a); return err },
 		"Dot":     func() error { _, err := cuarray.Dot(b, a); return err },

@@ -97,7 +97,7 @@ func BenchmarkBroadcastAdd(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if err := cuarray.Add(dst, x, y); err != nil {
+				if _, err := cuarray.Add(dst, x, y); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -185,7 +185,7 @@ func BenchmarkSmallOp(b *testing.B) {
 		name string
 		op   func() error
 	}{
-		{"inplace", func() error { return cuarray.Add(y, x, y) }},
+		{"inplace", func() error { return errOf(cuarray.Add(y, x, y)) }},
 		{"allocating", func() error {
 			z, err := cuarray.Add(nil, x, y)
 			if err == nil {

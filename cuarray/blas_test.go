@@ -52,11 +52,11 @@ func TestMatMulSmallExact(t *testing.T) {
 	a := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
 	b := cuarray.Must(cuarray.FromSlice([]float32{7, 8, 9, 10, 11, 12}, 3, 2))
 	c := cuarray.Must(cuarray.Zeros[float32](2, 2))
-	require.NoError(t, cuarray.MatMul(c, a, b))
+	require.NoError(t, errOf(cuarray.MatMul(c, a, b)))
 	assert.Equal(t, []float32{58, 64, 139, 154}, read(t, c))
 
 	// a·aᵀ through Gemm's flags, accumulating onto c with beta = 1.
-	require.NoError(t, cuarray.Gemm(false, true, 1, a, a, 1, c))
+	require.NoError(t, errOf(cuarray.Gemm(c, false, true, 1, a, a, 1)))
 	assert.Equal(t, []float32{58 + 14, 64 + 32, 139 + 32, 154 + 77}, read(t, c))
 }
 
@@ -103,7 +103,7 @@ func gemmAgainstNaive[T float32 | float64](t *testing.T, tc gemmShape, tol float
 	a := cuarray.Must(cuarray.FromSlice(ha, ar, ac))
 	b := cuarray.Must(cuarray.FromSlice(hb, br, bc))
 	c := cuarray.Must(cuarray.FromSlice(hc, tc.m, tc.n))
-	require.NoError(t, cuarray.Gemm(tc.ta, tc.tb, T(tc.alpha), a, b, T(tc.beta), c))
+	require.NoError(t, errOf(cuarray.Gemm(c, tc.ta, tc.tb, T(tc.alpha), a, b, T(tc.beta))))
 	// The GPU may fuse multiply-adds and sum in another order: a
 	// tolerance relative to the size of the terms.
 	requireClose(t, naiveGemm(tc.ta, tc.tb, T(tc.alpha), ha, ar, ac, hb, br, bc, T(tc.beta), hc), read(t, c), tol*float64(max(tc.k, 1)))
@@ -122,7 +122,7 @@ func TestGemvBothWays(t *testing.T) {
 		hx, hy := randoms[float64](rng, lenX), randoms[float64](rng, lenY)
 		x := cuarray.Must(cuarray.FromSlice(hx))
 		y := cuarray.Must(cuarray.FromSlice(hy))
-		require.NoError(t, cuarray.Gemv(trans, 2, a, x, -1, y))
+		require.NoError(t, errOf(cuarray.Gemv(y, trans, 2, a, x, -1)))
 		// y as a lenY × 1 product: op(a)·x with x a lenX × 1 matrix.
 		want := naiveGemm(trans, false, 2, ha, m, n, hx, lenX, 1, -1, hy)
 		requireClose(t, want, read(t, y), 1e-12*n)
@@ -135,11 +135,11 @@ func TestGemvFloat32OnAStream(t *testing.T) {
 	a := cuarray.Must(f.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
 	x := cuarray.Must(f.FromSlice([]float32{1, 0, -1}))
 	y := cuarray.Must(f.Full(100, 2))
-	require.NoError(t, f.Gemv(false, 1, a, x, 0.5, y))
+	require.NoError(t, errOf(f.Gemv(y, false, 1, a, x, 0.5)))
 	assert.Equal(t, []float32{-2 + 50, -2 + 50}, read(t, y))
 	xt := cuarray.Must(f.FromSlice([]float32{1, 1}))
 	yt := cuarray.Must(f.New(3))
-	require.NoError(t, f.Gemv(true, 1, a, xt, 0, yt)) // beta 0: yt's garbage is not read
+	require.NoError(t, errOf(f.Gemv(yt, true, 1, a, xt, 0))) // beta 0: yt's garbage is not read
 	assert.Equal(t, []float32{5, 7, 9}, read(t, yt))
 }
 
@@ -153,7 +153,7 @@ func TestGemmOnViews(t *testing.T) {
 	b := cuarray.Must(cuarray.Must(flat.View(10, 10)).Reshape(5, 2)) // elements 10..19 as 5 × 2
 	out := cuarray.Must(cuarray.Full[float64](-7, 6, 2))
 	c := cuarray.Must(out.Slice(2, 5))
-	require.NoError(t, cuarray.MatMul(c, a, b))
+	require.NoError(t, errOf(cuarray.MatMul(c, a, b)))
 
 	ha, hb := iota[float64](40)[15:30], iota[float64](20)[10:]
 	want := append(filled[float64](4, -7), naiveGemm(false, false, 1, ha, 3, 5, hb, 5, 2, 0, nil)...)
@@ -176,29 +176,29 @@ func TestBLASErrors(t *testing.T) {
 		is   error
 		want []string
 	}{
-		{"inner dimensions", cuarray.MatMul(c32, a34, b52), cuarray.ErrShape,
+		{"inner dimensions", errOf(cuarray.MatMul(c32, a34, b52)), cuarray.ErrShape,
 			[]string{"MatMul: a is [3 4], b is [5 2]: inner dimensions 4 and 5 differ"}},
-		{"inner dimensions transposed", cuarray.Gemm(true, false, 1, a34, b52, 0, c32), cuarray.ErrShape,
+		{"inner dimensions transposed", errOf(cuarray.Gemm(c32, true, false, 1, a34, b52, 0)), cuarray.ErrShape,
 			[]string{"a is [3 4] (transposed: [4 3]), b is [5 2]: inner dimensions 3 and 5 differ"}},
-		{"result shape", cuarray.MatMul(f32(3, 3), a34, f32(4, 2)), cuarray.ErrShape,
+		{"result shape", errOf(cuarray.MatMul(f32(3, 3), a34, f32(4, 2))), cuarray.ErrShape,
 			[]string{"the product is [3 2], but c is [3 3]"}},
-		{"not 2-D", cuarray.MatMul(c32, f32(3, 4, 1), b52), cuarray.ErrShape,
+		{"not 2-D", errOf(cuarray.MatMul(c32, f32(3, 4, 1), b52)), cuarray.ErrShape,
 			[]string{"a is [3 4 1]: it must be a 2-D matrix"}},
-		{"gemv x length", cuarray.Gemv(false, 1, a34, f32(3), 0, f32(3)), cuarray.ErrShape,
+		{"gemv x length", errOf(cuarray.Gemv(f32(3), false, 1, a34, f32(3), 0)), cuarray.ErrShape,
 			[]string{"Gemv: a is [3 4], x is [3]: inner dimensions 4 and 3 differ"}},
-		{"gemv y length", cuarray.Gemv(true, 1, a34, f32(3), 0, f32(3)), cuarray.ErrShape,
+		{"gemv y length", errOf(cuarray.Gemv(f32(3), true, 1, a34, f32(3), 0)), cuarray.ErrShape,
 			[]string{"the product is [4], but y is [3]"}},
-		{"gemv x 2-D", cuarray.Gemv(false, 1, a34, f32(4, 1), 0, f32(3)), cuarray.ErrShape,
+		{"gemv x 2-D", errOf(cuarray.Gemv(f32(3), false, 1, a34, f32(4, 1), 0)), cuarray.ErrShape,
 			[]string{"x is [4 1]: it must be a 1-D vector"}},
-		{"int32", cuarray.MatMul(i32, i32, i32), kernels.ErrUnsupportedDType,
+		{"int32", errOf(cuarray.MatMul(i32, i32, i32)), kernels.ErrUnsupportedDType,
 			[]string{"MatMul does not take int32; it takes float32, float64"}},
-		{"freed operand", cuarray.MatMul(c32, f32(3, 4), freed), cuarray.ErrFreed,
+		{"freed operand", errOf(cuarray.MatMul(c32, f32(3, 4), freed)), cuarray.ErrFreed,
 			[]string{"MatMul: b float32[4 2]"}},
-		{"nil operand", cuarray.Gemm(false, false, 1, nil, b52, 0, c32), backend.ErrInvalidValue,
+		{"nil operand", errOf(cuarray.Gemm(c32, false, false, 1, nil, b52, 0)), backend.ErrInvalidValue,
 			[]string{"a is a nil array"}},
-		{"in place", cuarray.MatMul(sq, sq, f32(4, 4)), cuarray.ErrShape,
+		{"in place", errOf(cuarray.MatMul(sq, sq, f32(4, 4))), cuarray.ErrShape,
 			[]string{"c float32[4 4] shares memory with a float32[4 4]"}},
-		{"partial overlap", cuarray.MatMul(cuarray.Must(bottom.Reshape(4, 3)), f32(4, 4), cuarray.Must(top.Reshape(4, 3))), cuarray.ErrShape,
+		{"partial overlap", errOf(cuarray.MatMul(cuarray.Must(bottom.Reshape(4, 3)), f32(4, 4), cuarray.Must(top.Reshape(4, 3)))), cuarray.ErrShape,
 			[]string{"shares memory with b"}},
 	}
 	for _, tc := range cases {
@@ -217,7 +217,7 @@ func TestGemmArraysOfDifferentDevices(t *testing.T) {
 	require.NoError(t, err)
 	a := cuarray.Must(cuarray.Zeros[float32](2, 2))
 	b := cuarray.Must(cuarray.On[float32](s1).Zeros(2, 2))
-	err = cuarray.MatMul(cuarray.Must(cuarray.Zeros[float32](2, 2)), a, b)
+	_, err = cuarray.MatMul(cuarray.Must(cuarray.Zeros[float32](2, 2)), a, b)
 	require.ErrorIs(t, err, cuarray.ErrDevice)
 	assert.Contains(t, err.Error(), "c is on device 0, b on device 1")
 }
@@ -235,12 +235,12 @@ func TestGemmCrossStream(t *testing.T) {
 
 	ones := cuarray.Must(fb.Ones(n, n))
 	c := cuarray.Must(fb.New(n, n))
-	require.NoError(t, fb.MatMul(c, a, ones)) // B waits for A's fill
+	require.NoError(t, errOf(fb.MatMul(c, a, ones))) // B waits for A's fill
 	assert.Equal(t, filled[float32](n*n, 2*n), read(t, c))
 
 	// And back: A overwrites a after B's slow read of it.
 	require.NoError(t, testhook.Spin(p.Device(), sb.Backend(), 100*time.Millisecond))
-	require.NoError(t, fb.Gemm(true, false, 1, a, ones, 0, c))
+	require.NoError(t, errOf(fb.Gemm(c, true, false, 1, a, ones, 0)))
 	require.NoError(t, fa.Fill(a, -1))
 	assert.Equal(t, filled[float32](n*n, 2*n), read(t, c))
 }

@@ -249,15 +249,14 @@ func values[T cuarray.Elem](n, seed int) []T {
 
 func testBroadcastOps[T number](t *testing.T) {
 	ops := []struct {
-		name    string
-		inPlace func(dst, a, b *cuarray.Array[T]) error
-		alloc   func(a, b *cuarray.Array[T]) (*cuarray.Array[T], error)
-		ref     func(x, y T) T
+		name string
+		op   func(dst, a, b *cuarray.Array[T]) (*cuarray.Array[T], error)
+		ref  func(x, y T) T
 	}{
-		{"Add", cuarray.Add[T], cuarray.Add[T], func(x, y T) T { return x + y }},
-		{"Sub", cuarray.Sub[T], cuarray.Sub[T], func(x, y T) T { return x - y }},
-		{"Mul", cuarray.Mul[T], cuarray.Mul[T], func(x, y T) T { return x * y }},
-		{"Div", cuarray.Div[T], cuarray.Div[T], func(x, y T) T { return x / y }},
+		{"Add", cuarray.Add[T], func(x, y T) T { return x + y }},
+		{"Sub", cuarray.Sub[T], func(x, y T) T { return x - y }},
+		{"Mul", cuarray.Mul[T], func(x, y T) T { return x * y }},
+		{"Div", cuarray.Div[T], func(x, y T) T { return x / y }},
 	}
 	for _, op := range ops {
 		for _, c := range broadcastCases {
@@ -267,13 +266,15 @@ func testBroadcastOps[T number](t *testing.T) {
 				b := cuarray.Must(cuarray.FromSlice(bv, c.bs...))
 				shape, want := refBroadcast(op.ref, c.as, av, c.bs, bv)
 
-				got, err := op.alloc(a, b)
+				got, err := op.op(nil, a, b) // a nil dst: the result is made
 				require.NoError(t, err)
 				assert.Equal(t, shape, got.Shape())
 				assert.Equal(t, want, readOrNil(t, got))
 
 				dst := cuarray.Must(cuarray.New[T](shape...))
-				require.NoError(t, op.inPlace(dst, a, b))
+				into, err := op.op(dst, a, b)
+				require.NoError(t, err)
+				assert.Same(t, dst, into, "the result is dst")
 				assert.Equal(t, want, readOrNil(t, dst))
 				assert.Equal(t, orNil(av), readOrNil(t, a), "a untouched")
 				assert.Equal(t, orNil(bv), readOrNil(t, b), "b untouched")
@@ -315,23 +316,23 @@ func TestBroadcastViewsAndInPlace(t *testing.T) {
 
 	dst := cuarray.Must(cuarray.Must(f.New(rows*cols+1)).View(1, rows*cols))
 	dst = cuarray.Must(dst.Reshape(rows, cols))
-	require.NoError(t, f.Sub(dst, col, x))
+	require.NoError(t, errOf(f.Sub(dst, col, x)))
 	_, want = refBroadcast(func(a, b float32) float32 { return a - b }, []int{rows, 1}, cv, []int{rows, cols}, xv)
 	assert.Equal(t, want, read(t, dst), "odd-offset destination, the column first")
 
 	// In place: x = x + row, then x = col / x.
 	_, want = refBroadcast(func(a, b float32) float32 { return a + b }, []int{rows, cols}, xv, []int{cols}, rv)
-	require.NoError(t, f.Add(x, x, row))
+	require.NoError(t, errOf(f.Add(x, x, row)))
 	assert.Equal(t, want, read(t, x))
 	sum := slices.Clone(want)
 	_, want = refBroadcast(func(a, b float32) float32 { return a / b }, []int{rows, 1}, cv, []int{rows, cols}, sum)
-	require.NoError(t, f.Div(x, col, x))
+	require.NoError(t, errOf(f.Div(x, col, x)))
 	assert.Equal(t, want, read(t, x))
 	assert.Equal(t, rv, read(t, row), "the row is untouched")
 
 	// A destination that is the broadcast operand itself, or overlaps it,
 	// would be read while written: refused.
-	err := f.Add(x, x, cuarray.Must(cuarray.Must(x.View(0, cols)).Reshape(cols)))
+	_, err := f.Add(x, x, cuarray.Must(cuarray.Must(x.View(0, cols)).Reshape(cols)))
 	require.ErrorIs(t, err, cuarray.ErrShape)
 	assert.Contains(t, err.Error(), "overlap")
 }
@@ -350,20 +351,20 @@ func TestBroadcastErrors(t *testing.T) {
 		target error
 		want   []string
 	}{
-		{"[2 3]+[3 2]", func() error { return cuarray.Add(m23, m23, m32) }, cuarray.ErrShape,
+		{"[2 3]+[3 2]", func() error { return errOf(cuarray.Add(m23, m23, m32)) }, cuarray.ErrShape,
 			[]string{"cuarray: Add: a float32[2 3] and b float32[3 2] do not broadcast", "equal or one of them 1", "Reshape one"}},
-		{"[2 3]+[6]", func() error { return cuarray.Sub(m23, m23, v6) }, cuarray.ErrShape,
+		{"[2 3]+[6]", func() error { return errOf(cuarray.Sub(m23, m23, v6)) }, cuarray.ErrShape,
 			[]string{"Sub: a float32[2 3] and b float32[6] do not broadcast"}},
 		{"New form, [3 2]*[2 3]", func() error { _, err := cuarray.Mul(nil, m32, m23); return err }, cuarray.ErrShape,
 			[]string{"Mul: a float32[3 2] and b float32[2 3] do not broadcast"}},
-		{"dst of the operands' length", func() error { return cuarray.Div(v6, m23, v3) }, cuarray.ErrShape,
+		{"dst of the operands' length", func() error { return errOf(cuarray.Div(v6, m23, v3)) }, cuarray.ErrShape,
 			[]string{"Div: dst float32[6] does not have the shape [2 3] of the result of a float32[2 3] and b float32[3]", "exactly that shape"}},
-		{"dst of the smaller operand's shape", func() error { return cuarray.Add(v3, m23, v3) }, cuarray.ErrShape,
+		{"dst of the smaller operand's shape", func() error { return errOf(cuarray.Add(v3, m23, v3)) }, cuarray.ErrShape,
 			[]string{"dst float32[3] does not have the shape [2 3]"}},
-		{"dst with a leading 1", func() error { return cuarray.Add(m13, v3, v3) }, cuarray.ErrShape,
+		{"dst with a leading 1", func() error { return errOf(cuarray.Add(m13, v3, v3)) }, cuarray.ErrShape,
 			[]string{"dst float32[1 3] does not have the shape [3]"}},
-		{"nil operand", func() error { return cuarray.Add(m23, m23, nil) }, nil, []string{"Add: b is a nil array"}},
-		{"freed operand", func() error { return cuarray.Add(m23, m23, freed) }, cuarray.ErrFreed, []string{"Add: b float32[3]"}},
+		{"nil operand", func() error { return errOf(cuarray.Add(m23, m23, nil)) }, nil, []string{"Add: b is a nil array"}},
+		{"freed operand", func() error { return errOf(cuarray.Add(m23, m23, freed)) }, cuarray.ErrFreed, []string{"Add: b float32[3]"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -386,7 +387,7 @@ func Example_broadcasting() {
 	b := cuarray.Must(cuarray.FromSlice([]float32{10, 20, 30}))  // [3]: one row
 	c := cuarray.Must(cuarray.FromSlice([]float32{1, 10}, 2, 1)) // [2 1]: one column
 	fmt.Printf("%g\n", cuarray.Must(cuarray.Add(nil, x, b)))     // b added to every row
-	if err := cuarray.Mul(x, x, c); err != nil {                 // in place: row i times c[i]
+	if _, err := cuarray.Mul(x, x, c); err != nil {              // in place: row i times c[i]
 		log.Fatal(err)
 	}
 	fmt.Printf("%g\n", x)

@@ -14,7 +14,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	y := cuarray.Must(cuarray.Ones[float32](2, 3))
-	if err := cuarray.Axpy(2, x, y); err != nil { // y = 2x + y, queued
+	if _, err := cuarray.Axpy(y, 2, x, y); err != nil { // y = 2x + y, queued
 		log.Fatal(err)
 	}
 	host, err := y.ToSlice() // waits for the work that wrote y

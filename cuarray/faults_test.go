@@ -382,9 +382,9 @@ func (r *faultRun) do() {
 		if y := r.pick(); y != nil {
 			x := r.pickLen(y.a.Len())
 			alpha := []float32{0, 1, -1, 2}[r.byte()%4]
-			r.op = fmt.Sprintf("Axpy(%v, %s, %s)", alpha, x.desc, y.desc)
+			r.op = fmt.Sprintf("Axpy(%s, %v, %s, %s)", y.desc, alpha, x.desc, y.desc)
 			xv, yv := slices.Clone(x.model()), y.model()
-			if r.result(ops.Axpy(alpha, x.a, y.a)) {
+			if r.result(errOf(ops.Axpy(y.a, alpha, x.a, y.a))) {
 				for i := range yv {
 					yv[i] = alpha*xv[i] + yv[i]
 				}
@@ -395,8 +395,8 @@ func (r *faultRun) do() {
 	case 6:
 		if x := r.pick(); x != nil {
 			alpha := []float32{1, -1, 2, 0.5}[r.byte()%4]
-			r.op = fmt.Sprintf("Scale(%v, %s)", alpha, x.desc)
-			if r.result(ops.Scale(alpha, x.a)) {
+			r.op = fmt.Sprintf("Scale(%s, %v, %s)", x.desc, alpha, x.desc)
+			if r.result(errOf(ops.Scale(x.a, alpha, x.a))) {
 				v := x.model()
 				for i := range v {
 					v[i] *= alpha
@@ -607,7 +607,7 @@ func (r *faultRun) binaryOp(ops cuarray.Ops[float32]) {
 	if err != nil {
 		r.t.Fatalf("step %d: Reshape of %s to %v: %v", r.step, b.desc, shape, err)
 	}
-	if r.result(ops.Add(dst.a, ar, br)) {
+	if r.result(errOf(ops.Add(dst.a, ar, br))) {
 		d := dst.model()
 		for i := range d {
 			d[i] = av[i] + bv[i]

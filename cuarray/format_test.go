@@ -112,7 +112,7 @@ func TestFormatWaitsForTheWorkThatWroteTheArray(t *testing.T) {
 	defer s.Close()
 	f := cuarray.On[float32](s)
 	a := cuarray.Must(f.Zeros(2000))
-	require.NoError(t, f.AddScalar(a, a, 4)) // queued on s; printing runs on s after it
+	require.NoError(t, errOf(f.AddScalar(a, a, 4))) // queued on s; printing runs on s after it
 	assert.Equal(t, "[4 4 4 … 4 4 4]", fmt.Sprintf("%g", a))
 }
 

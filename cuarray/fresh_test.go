@@ -12,10 +12,10 @@ import (
 	"github.com/gocuda/gocuda/kernels"
 )
 
-// TestAllocatingFormsMatchInPlaceForms runs each allocating form and its
-// in-place form on the same operands: the results must be identical (the
-// same kernels), of the first operand's shape, and the operands untouched.
-func TestAllocatingFormsMatchInPlaceForms(t *testing.T) {
+// TestNilDstMakesWhatADstGets runs each operation with a nil dst and with
+// a dst on the same operands: the results must be identical (the same
+// kernels), the made one of the result's shape, and the operands untouched.
+func TestNilDstMakesWhatADstGets(t *testing.T) {
 	const rows, cols = 4, 25
 	xs, ys := make([]float64, rows*cols), make([]float64, rows*cols)
 	for i := range xs {
@@ -35,47 +35,49 @@ func TestAllocatingFormsMatchInPlaceForms(t *testing.T) {
 	}
 	cases := []form{
 		{"Add", func() (*cuarray.Array[float64], error) { return cuarray.Add(nil, x, row) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Add(d, x, row) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.Add(d, x, row)) }, nil},
 		{"Sub", func() (*cuarray.Array[float64], error) { return cuarray.Sub(nil, col, x) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Sub(d, col, x) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.Sub(d, col, x)) }, nil},
 		{"Mul", func() (*cuarray.Array[float64], error) { return cuarray.Mul(nil, x, row) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Mul(d, x, row) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.Mul(d, x, row)) }, nil},
 		{"Div", func() (*cuarray.Array[float64], error) { return cuarray.Div(nil, x, col) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Div(d, x, col) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.Div(d, x, col)) }, nil},
 		{"AddScalar", func() (*cuarray.Array[float64], error) { return cuarray.AddScalar(nil, x, 2.5) },
-			func(d *cuarray.Array[float64]) error { return cuarray.AddScalar(d, x, 2.5) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.AddScalar(d, x, 2.5)) }, nil},
 		{"SubScalar", func() (*cuarray.Array[float64], error) { return cuarray.SubScalar(nil, x, 2.5) },
-			func(d *cuarray.Array[float64]) error { return cuarray.SubScalar(d, x, 2.5) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.SubScalar(d, x, 2.5)) }, nil},
 		{"MulScalar", func() (*cuarray.Array[float64], error) { return cuarray.MulScalar(nil, x, 2.5) },
-			func(d *cuarray.Array[float64]) error { return cuarray.MulScalar(d, x, 2.5) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.MulScalar(d, x, 2.5)) }, nil},
 		{"DivScalar", func() (*cuarray.Array[float64], error) { return cuarray.DivScalar(nil, x, 2.5) },
-			func(d *cuarray.Array[float64]) error { return cuarray.DivScalar(d, x, 2.5) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.DivScalar(d, x, 2.5)) }, nil},
 		{"Exp", func() (*cuarray.Array[float64], error) { return cuarray.Exp(nil, x) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Exp(d, x) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.Exp(d, x)) }, nil},
 		{"Log", func() (*cuarray.Array[float64], error) { return cuarray.Log(nil, y) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Log(d, y) }, []int{rows * cols}},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.Log(d, y)) }, []int{rows * cols}},
 		{"Tanh", func() (*cuarray.Array[float64], error) { return cuarray.Tanh(nil, x) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Tanh(d, x) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.Tanh(d, x)) }, nil},
 		{"Relu", func() (*cuarray.Array[float64], error) { return cuarray.Relu(nil, x) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Relu(d, x) }, nil},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.Relu(d, x)) }, nil},
 		{"Axpy", func() (*cuarray.Array[float64], error) { return cuarray.Axpy(nil, 3, x, y) },
 			func(d *cuarray.Array[float64]) error {
 				if err := cuarray.Copy(d, y); err != nil {
 					return err
 				}
-				return cuarray.Axpy(3, x, d)
+				return errOf(cuarray.Axpy(d, 3, x, d))
 			}, []int{rows * cols}},
 		{"Scale", func() (*cuarray.Array[float64], error) { return cuarray.Scale(nil, -2, x) },
 			func(d *cuarray.Array[float64]) error {
 				if err := cuarray.Copy(d, x); err != nil {
 					return err
 				}
-				return cuarray.Scale(-2, d)
+				return errOf(cuarray.Scale(d, -2, d))
 			}, nil},
 		{"MatMul", func() (*cuarray.Array[float64], error) { return cuarray.MatMul(nil, x, w) },
-			func(d *cuarray.Array[float64]) error { return cuarray.MatMul(d, x, w) }, []int{rows, 3}},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.MatMul(d, x, w)) }, []int{rows, 3}},
+		{"Gemv", func() (*cuarray.Array[float64], error) { return cuarray.Gemv(nil, false, 2, x, row, 0) },
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.Gemv(d, false, 2, x, row, 0)) }, []int{rows}},
 		{"Gemm transposed", func() (*cuarray.Array[float64], error) { return cuarray.Gemm(nil, true, false, 0.5, x, x, 0) },
-			func(d *cuarray.Array[float64]) error { return cuarray.Gemm(true, false, 0.5, x, x, 0, d) }, []int{cols, cols}},
+			func(d *cuarray.Array[float64]) error { return errOf(cuarray.Gemm(d, true, false, 0.5, x, x, 0)) }, []int{cols, cols}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,7 +99,7 @@ func TestAllocatingFormsMatchInPlaceForms(t *testing.T) {
 	}
 }
 
-func TestAllocatingFormsOfOtherTypes(t *testing.T) {
+func TestNilDstOfOtherTypes(t *testing.T) {
 	i := cuarray.Must(cuarray.FromSlice([]int32{7, -7, 3}))
 	assert.Equal(t, []int32{14, -14, 6}, read(t, cuarray.Must(cuarray.Add(nil, i, i))))
 	u := cuarray.Must(cuarray.FromSlice([]uint8{1, 2, 200}))
@@ -108,10 +110,69 @@ func TestAllocatingFormsOfOtherTypes(t *testing.T) {
 	assert.Equal(t, []float32{0, 0.5}, read(t, cuarray.Must(cuarray.Relu(nil, f))))
 }
 
-// TestAllocatingFormsTakeTheOperandsStreamAndPool checks where results
+// Axpy and Scale take dst = y (x): BLAS in place, returning it; a nil dst:
+// a new array, the operands as they were; another dst: written (y or x
+// copied into it first) and returned, the operands as they were.
+func TestAxpyAndScaleTakeTheirOperandNilOrAnotherDst(t *testing.T) {
+	xs, ys := []float64{1, -2, 3.5, 0.25}, []float64{10, 20, 30, 40}
+	axpy := []float64{13, 14, 40.5, 40.75} // 3x + y
+	scale := []float64{-2, 4, -7, -0.5}    // -2x
+	cases := []struct {
+		name string
+		dst  func(x, y *cuarray.Array[float64]) *cuarray.Array[float64] // nil: made
+		op   func(dst, x, y *cuarray.Array[float64]) (*cuarray.Array[float64], error)
+		want []float64
+		same string // which operand dst is: "x", "y" or ""
+	}{
+		{"Axpy into y", func(_, y *cuarray.Array[float64]) *cuarray.Array[float64] { return y },
+			func(d, x, y *cuarray.Array[float64]) (*cuarray.Array[float64], error) {
+				return cuarray.Axpy(d, 3, x, y)
+			}, axpy, "y"},
+		{"Axpy nil", func(_, _ *cuarray.Array[float64]) *cuarray.Array[float64] { return nil },
+			func(d, x, y *cuarray.Array[float64]) (*cuarray.Array[float64], error) {
+				return cuarray.Axpy(d, 3, x, y)
+			}, axpy, ""},
+		{"Axpy into another", func(_, _ *cuarray.Array[float64]) *cuarray.Array[float64] {
+			return cuarray.Must(cuarray.Ones[float64](4))
+		},
+			func(d, x, y *cuarray.Array[float64]) (*cuarray.Array[float64], error) {
+				return cuarray.Axpy(d, 3, x, y)
+			}, axpy, ""},
+		{"Scale into x", func(x, _ *cuarray.Array[float64]) *cuarray.Array[float64] { return x },
+			func(d, x, _ *cuarray.Array[float64]) (*cuarray.Array[float64], error) { return cuarray.Scale(d, -2, x) }, scale, "x"},
+		{"Scale nil", func(_, _ *cuarray.Array[float64]) *cuarray.Array[float64] { return nil },
+			func(d, x, _ *cuarray.Array[float64]) (*cuarray.Array[float64], error) { return cuarray.Scale(d, -2, x) }, scale, ""},
+		{"Scale into another", func(_, _ *cuarray.Array[float64]) *cuarray.Array[float64] {
+			return cuarray.Must(cuarray.Ones[float64](4))
+		},
+			func(d, x, _ *cuarray.Array[float64]) (*cuarray.Array[float64], error) { return cuarray.Scale(d, -2, x) }, scale, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x := cuarray.Must(cuarray.FromSlice(xs))
+			y := cuarray.Must(cuarray.FromSlice(ys))
+			dst := c.dst(x, y)
+			got, err := c.op(dst, x, y)
+			require.NoError(t, err)
+			if dst != nil {
+				assert.Same(t, dst, got, "the result is dst")
+			}
+			assert.Equal(t, []int{4}, got.Shape())
+			assert.Equal(t, c.want, read(t, got))
+			if c.same != "x" {
+				assert.Equal(t, xs, read(t, x), "x untouched")
+			}
+			if c.same != "y" {
+				assert.Equal(t, ys, read(t, y), "y untouched")
+			}
+		})
+	}
+}
+
+// TestNilDstResultsTakeTheOperandsStreamAndPool checks where made results
 // come from: On(s)'s pool, and, for the package-level forms, the first
 // operand's pool.
-func TestAllocatingFormsTakeTheOperandsStreamAndPool(t *testing.T) {
+func TestNilDstResultsTakeTheOperandsStreamAndPool(t *testing.T) {
 	p := freshPool(t)
 	s := newStream(t, p)
 	defer s.Close()
@@ -133,7 +194,7 @@ func TestAllocatingFormsTakeTheOperandsStreamAndPool(t *testing.T) {
 	assert.Equal(t, allocs+2, p.Stats().Allocs)
 }
 
-func TestAllocatingFormErrorsLeaveNothingAllocated(t *testing.T) {
+func TestNilDstErrorsLeaveNothingAllocated(t *testing.T) {
 	p := freshPool(t)
 	s := newStream(t, p)
 	defer s.Close()
@@ -189,9 +250,9 @@ func TestAllocatingFormErrorsLeaveNothingAllocated(t *testing.T) {
 	}
 }
 
-// Every operation that writes a destination has an allocating form that
-// returns a new array, so expressions compose and Must wraps them.
-func Example_allocatingForms() {
+// Every operation that writes a destination makes it when dst is nil and
+// returns it, so expressions compose and Must wraps them.
+func Example_nilDst() {
 	x := cuarray.Must(cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
 	w := cuarray.Must(cuarray.FromSlice([]float32{1, 0, 0, 1, 1, -1}, 3, 2))
 
@@ -207,8 +268,8 @@ func Example_allocatingForms() {
 	_, err := cuarray.Add(nil, h, x)
 	fmt.Println(err)
 
-	// In a loop, the in-place forms reuse one destination instead.
-	if err := cuarray.Relu(h, h); err != nil {
+	// In a loop, a dst reuses one destination instead (here in place).
+	if _, err := cuarray.Relu(h, h); err != nil {
 		log.Fatal(err)
 	}
 	// Output:

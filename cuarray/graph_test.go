@@ -208,7 +208,7 @@ func TestCaptureRefusesWhatItCannotRecordAndGoesOn(t *testing.T) {
 	out := cuarray.Must(f.New(64))
 	g, err := cuarray.Capture(s, func() error {
 		assert.True(t, s.Capturing())
-		require.NoError(t, f.AddScalar(out, x, 1))
+		require.NoError(t, errOf(f.AddScalar(out, x, 1)))
 		assert.ErrorIs(t, s.Synchronize(), cuarray.ErrCapturing)
 		assert.ErrorIs(t, s.SynchronizeContext(ctxWithTimeout(t)), cuarray.ErrCapturing)
 		_, err := out.ToSlice()
@@ -227,7 +227,7 @@ func TestCaptureRefusesWhatItCannotRecordAndGoesOn(t *testing.T) {
 			_, err = cuarray.ToDevice(out, 1)
 			assert.ErrorIs(t, err, cuarray.ErrCapturing)
 		}
-		return f.MulScalar(out, out, 2)
+		return errOf(f.MulScalar(out, out, 2))
 	})
 	require.NoError(t, err)
 	defer g.Close()
@@ -303,7 +303,7 @@ func TestUnsafeFreeOfAnArrayAGraphUsesFailsLaunch(t *testing.T) {
 	f := cuarray.On[float32](s)
 	x := cuarray.Must(f.Full(2, 128))
 	out := cuarray.Must(f.New(128))
-	g, err := cuarray.Capture(s, func() error { return f.MulScalar(out, x, 3) })
+	g, err := cuarray.Capture(s, func() error { return errOf(f.MulScalar(out, x, 3)) })
 	require.NoError(t, err)
 	live := p.Stats().Live
 	x.UnsafeFree()
@@ -356,7 +356,7 @@ func TestGraphOutlivesItsDevicesPoolSettings(t *testing.T) {
 				return err
 			}
 			defer y.UnsafeFree()
-			return f.Add(x, x, y)
+			return errOf(f.Add(x, x, y))
 		}
 	}
 	g, err := cuarray.Capture(s, step(1))
@@ -393,11 +393,11 @@ func TestRecaptureUpdatesInPlaceOrInstantiatesAnew(t *testing.T) {
 	f := cuarray.On[float32](s)
 	x := cuarray.Must(f.Full(1, 100))
 	out := cuarray.Must(f.New(100))
-	g, err := cuarray.Capture(s, func() error { return f.MulScalar(out, x, 2) })
+	g, err := cuarray.Capture(s, func() error { return errOf(f.MulScalar(out, x, 2)) })
 	require.NoError(t, err)
 	defer g.Close()
 
-	updated, err := g.Recapture(func() error { return f.MulScalar(out, x, 5) })
+	updated, err := g.Recapture(func() error { return errOf(f.MulScalar(out, x, 5)) })
 	require.NoError(t, err)
 	assert.True(t, updated)
 	require.NoError(t, g.Launch())
@@ -407,10 +407,10 @@ func TestRecaptureUpdatesInPlaceOrInstantiatesAnew(t *testing.T) {
 	x2 := cuarray.Must(f.Full(2, 300))
 	out2 := cuarray.Must(f.New(300))
 	updated, err = g.Recapture(func() error {
-		if err := f.MulScalar(out2, x2, 5); err != nil {
+		if _, err := f.MulScalar(out2, x2, 5); err != nil {
 			return err
 		}
-		return f.AddScalar(out2, out2, 1)
+		return errOf(f.AddScalar(out2, out2, 1))
 	})
 	require.NoError(t, err)
 	assert.False(t, updated)
@@ -454,7 +454,7 @@ func TestFreesOnACapturingStreamWaitForTheCaptureToEnd(t *testing.T) {
 		runtime.GC()
 		require.NoError(t, gocuda.Collect(context.Background()))
 		assert.Equal(t, frees, p.Stats().Frees, "no free reached the stream's pool during the capture")
-		return f.AddScalar(x, x, 1)
+		return errOf(f.AddScalar(x, x, 1))
 	})
 	require.NoError(t, err)
 	defer g.Close()
@@ -476,7 +476,7 @@ func TestCaptureWaitsForAnotherStreamsWorkOnItsArrays(t *testing.T) {
 	x := cuarray.Must(f2.Full(4, 1<<12))
 	out := cuarray.Must(f.New(1 << 12))
 	g, err := cuarray.Capture(s, func() error {
-		if err := f.AddScalar(out, x, 1); err != nil {
+		if _, err := f.AddScalar(out, x, 1); err != nil {
 			return err
 		}
 		assert.ErrorIs(t, f2.Fill(out, 0), cuarray.ErrCapturing)

@@ -162,7 +162,7 @@ func TestHalfArraysUnsupportedOpsRefuse(t *testing.T) {
 	a, err := cuarray.Ones[half.BFloat16](4)
 	require.NoError(t, err)
 	defer a.UnsafeFree()
-	err = cuarray.Ops[half.BFloat16]{}.Add(a, a, a)
+	_, err = cuarray.Ops[half.BFloat16]{}.Add(a, a, a)
 	require.ErrorIs(t, err, kernels.ErrUnsupportedDType)
 	assert.Contains(t, err.Error(), "bfloat16")
 	_, err = cuarray.Arange[half.Float16](nil, 0, 4, 1)

@@ -58,7 +58,7 @@ func hostCases() []hostCase {
 	return []hostCase{
 		{"add", func(t testing.TB) (func() error, func()) {
 			x, y, d := up(t, a), up(t, b), up(t, dst)
-			return func() error { return sync(cuarray.Add(d, x, y)) }, func() {
+			return func() error { return sync(errOf(cuarray.Add(d, x, y))) }, func() {
 				for i := range dst {
 					dst[i] = a[i] + b[i]
 				}
@@ -66,7 +66,7 @@ func hostCases() []hostCase {
 		}},
 		{"exp", func(t testing.TB) (func() error, func()) {
 			x, d := up(t, a), up(t, dst)
-			return func() error { return sync(cuarray.Exp(d, x)) }, func() {
+			return func() error { return sync(errOf(cuarray.Exp(d, x))) }, func() {
 				for i, v := range a {
 					dst[i] = float32(math.Exp(float64(v)))
 				}

@@ -37,7 +37,7 @@ func TestUnifiedAndPinnedArraysAreHostAddressable(t *testing.T) {
 				h[i] = float32(i)
 			}
 			require.NoError(t, testhook.Spin(s.Device(), s.Backend(), 50*time.Millisecond))
-			require.NoError(t, f.MulScalar(a, a, 2))
+			require.NoError(t, errOf(f.MulScalar(a, a, 2)))
 			h, err = a.Host() // waits for the spin and the multiply
 			require.NoError(t, err)
 			assert.Equal(t, float32(2*1023), h[1023])
@@ -110,7 +110,7 @@ func TestCopyAcrossDevices(t *testing.T) {
 					fs, fd := cuarray.On[float32](ss), cuarray.On[float32](ds)
 					src := cuarray.Must(fs.FromSlice(iota[float32](n)))
 					require.NoError(t, testhook.Spin(ss.Device(), ss.Backend(), 50*time.Millisecond))
-					require.NoError(t, fs.AddScalar(src, src, 1)) // after the spin
+					require.NoError(t, errOf(fs.AddScalar(src, src, 1))) // after the spin
 					dst := cuarray.Must(fd.Zeros(n))
 					require.NoError(t, fd.Copy(dst, src))
 					require.NoError(t, fs.Fill(src, -1)) // must wait for the copy's read
@@ -147,7 +147,7 @@ func TestToDeviceAndMixedDeviceErrors(t *testing.T) {
 	assert.Equal(t, 0, back.Device().Ordinal())
 	assert.Equal(t, []float64{1, 2, 3, 4, 5, 6}, read(t, back))
 
-	err = cuarray.Add(a, a, b)
+	_, err = cuarray.Add(a, a, b)
 	require.ErrorIs(t, err, cuarray.ErrDevice)
 	assert.Contains(t, err.Error(), "copy one first")
 	_, err = cuarray.ToDevice(a, 7)

@@ -68,7 +68,7 @@ func TestArrayOutlivesClosedStream(t *testing.T) {
 
 	// x moves to B: B waits for A's fill through the tail event.
 	out := cuarray.Must(fb.New(n))
-	require.NoError(t, fb.Add(out, x, x))
+	require.NoError(t, errOf(fb.Add(out, x, x)))
 	assert.Equal(t, filled[float32](n, 6), read(t, out))
 	// y is read straight to the host: the copy waits for A's work.
 	assert.Equal(t, filled[float32](n, 4), read(t, y))
@@ -127,7 +127,7 @@ func TestClosedStreamsTellTheirPoolsAndKeepNone(t *testing.T) {
 		require.NoError(t, s.Close())
 		// a moves to so, and is freed there: tracked caches its block
 		// for so, and is asked to give it back at so's end.
-		require.NoError(t, cuarray.On[float32](so).AddScalar(a, a, 1))
+		require.NoError(t, errOf(cuarray.On[float32](so).AddScalar(a, a, 1)))
 		a.UnsafeFree()
 		require.NoError(t, so.Close())
 		cuarray.WaitRetired()

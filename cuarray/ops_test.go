@@ -32,25 +32,25 @@ func TestElementwiseFloat(t *testing.T) {
 		want func(x, y float64) float64
 		tol  float64
 	}{
-		{"Add", func() error { return cuarray.Add(dst, x, y) }, func(x, y float64) float64 { return x + y }, 0},
-		{"Sub", func() error { return cuarray.Sub(dst, x, y) }, func(x, y float64) float64 { return x - y }, 0},
-		{"Mul", func() error { return cuarray.Mul(dst, x, y) }, func(x, y float64) float64 { return x * y }, 0},
-		{"Div", func() error { return cuarray.Div(dst, x, y) }, func(x, y float64) float64 { return x / y }, 0},
-		{"AddScalar", func() error { return cuarray.AddScalar(dst, x, 2.5) }, func(x, _ float64) float64 { return x + 2.5 }, 0},
-		{"SubScalar", func() error { return cuarray.SubScalar(dst, x, 2.5) }, func(x, _ float64) float64 { return x - 2.5 }, 0},
-		{"MulScalar", func() error { return cuarray.MulScalar(dst, x, 2.5) }, func(x, _ float64) float64 { return x * 2.5 }, 0},
-		{"DivScalar", func() error { return cuarray.DivScalar(dst, x, 2.5) }, func(x, _ float64) float64 { return x / 2.5 }, 0},
-		{"Exp", func() error { return cuarray.Exp(dst, x) }, func(x, _ float64) float64 { return math.Exp(x) }, 4e-16},
-		{"Log", func() error { return cuarray.Log(dst, y) }, func(_, y float64) float64 { return math.Log(y) }, 4e-16},
-		{"Tanh", func() error { return cuarray.Tanh(dst, x) }, func(x, _ float64) float64 { return math.Tanh(x) }, 4e-16},
-		{"Relu", func() error { return cuarray.Relu(dst, x) }, func(x, _ float64) float64 { return max(x, 0) }, 0},
+		{"Add", func() error { return errOf(cuarray.Add(dst, x, y)) }, func(x, y float64) float64 { return x + y }, 0},
+		{"Sub", func() error { return errOf(cuarray.Sub(dst, x, y)) }, func(x, y float64) float64 { return x - y }, 0},
+		{"Mul", func() error { return errOf(cuarray.Mul(dst, x, y)) }, func(x, y float64) float64 { return x * y }, 0},
+		{"Div", func() error { return errOf(cuarray.Div(dst, x, y)) }, func(x, y float64) float64 { return x / y }, 0},
+		{"AddScalar", func() error { return errOf(cuarray.AddScalar(dst, x, 2.5)) }, func(x, _ float64) float64 { return x + 2.5 }, 0},
+		{"SubScalar", func() error { return errOf(cuarray.SubScalar(dst, x, 2.5)) }, func(x, _ float64) float64 { return x - 2.5 }, 0},
+		{"MulScalar", func() error { return errOf(cuarray.MulScalar(dst, x, 2.5)) }, func(x, _ float64) float64 { return x * 2.5 }, 0},
+		{"DivScalar", func() error { return errOf(cuarray.DivScalar(dst, x, 2.5)) }, func(x, _ float64) float64 { return x / 2.5 }, 0},
+		{"Exp", func() error { return errOf(cuarray.Exp(dst, x)) }, func(x, _ float64) float64 { return math.Exp(x) }, 4e-16},
+		{"Log", func() error { return errOf(cuarray.Log(dst, y)) }, func(_, y float64) float64 { return math.Log(y) }, 4e-16},
+		{"Tanh", func() error { return errOf(cuarray.Tanh(dst, x)) }, func(x, _ float64) float64 { return math.Tanh(x) }, 4e-16},
+		{"Relu", func() error { return errOf(cuarray.Relu(dst, x)) }, func(x, _ float64) float64 { return max(x, 0) }, 0},
 		{"Copy", func() error { return cuarray.Copy(dst, x) }, func(x, _ float64) float64 { return x }, 0},
 		{"Fill", func() error { return cuarray.Fill(dst, -4) }, func(_, _ float64) float64 { return -4 }, 0},
 		{"Axpy", func() error {
 			if err := cuarray.Copy(dst, y); err != nil {
 				return err
 			}
-			return cuarray.Axpy(3, x, dst)
+			return errOf(cuarray.Axpy(dst, 3, x, dst))
 			// The GPU fuses 3*x+y into one FMA (one rounding), Go rounds
 			// twice; when the terms cancel the two differ by an ulp of the
 			// terms (|3x| up to ~6 here), not of the result.
@@ -59,7 +59,7 @@ func TestElementwiseFloat(t *testing.T) {
 			if err := cuarray.Copy(dst, x); err != nil {
 				return err
 			}
-			return cuarray.Scale(-2, dst)
+			return errOf(cuarray.Scale(dst, -2, dst))
 		}, func(x, _ float64) float64 { return -2 * x }, 0},
 	}
 	for _, c := range cases {
@@ -79,11 +79,11 @@ func TestElementwiseInt32(t *testing.T) {
 	a := cuarray.Must(cuarray.FromSlice([]int32{7, -7, math.MaxInt32, 0}))
 	b := cuarray.Must(cuarray.FromSlice([]int32{2, 2, 1, 5}))
 	d := cuarray.Must(cuarray.New[int32](4))
-	require.NoError(t, cuarray.Add(d, a, b))
+	require.NoError(t, errOf(cuarray.Add(d, a, b)))
 	assert.Equal(t, []int32{9, -5, math.MinInt32, 5}, read(t, d))
-	require.NoError(t, cuarray.Div(d, a, b))
+	require.NoError(t, errOf(cuarray.Div(d, a, b)))
 	assert.Equal(t, []int32{3, -3, math.MaxInt32, 0}, read(t, d))
-	require.NoError(t, cuarray.Mul(d, a, b))
+	require.NoError(t, errOf(cuarray.Mul(d, a, b)))
 	assert.Equal(t, []int32{14, -14, math.MaxInt32, 0}, read(t, d))
 }
 
@@ -106,7 +106,7 @@ func TestReductions(t *testing.T) {
 
 	// A reduction right after the writes that made its input.
 	z := cuarray.Must(cuarray.Full[int64](3, 1<<16))
-	require.NoError(t, cuarray.AddScalar(z, z, 1))
+	require.NoError(t, errOf(cuarray.AddScalar(z, z, 1)))
 	zs, err := cuarray.Sum(z)
 	require.NoError(t, err)
 	assert.Equal(t, int64(4<<16), zs)
@@ -133,17 +133,23 @@ func TestOpErrors(t *testing.T) {
 		target error
 		want   []string
 	}{
-		{"Add shapes", func() error { return cuarray.Add(a, b, c) }, cuarray.ErrShape,
+		{"Add shapes", func() error { return errOf(cuarray.Add(a, b, c)) }, cuarray.ErrShape,
 			[]string{"Add: a float32[2 3] and b float32[5] do not broadcast", "equal or one of them 1"}},
-		{"Add equal lengths, other shapes", func() error { return cuarray.Add(a, a, b) }, cuarray.ErrShape,
+		{"Add equal lengths, other shapes", func() error { return errOf(cuarray.Add(a, a, b)) }, cuarray.ErrShape,
 			[]string{"Add: a float32[6] and b float32[2 3] do not broadcast"}},
-		{"Add dst shape", func() error { return cuarray.Add(a, b, b) }, cuarray.ErrShape,
+		{"Add dst shape", func() error { return errOf(cuarray.Add(a, b, b)) }, cuarray.ErrShape,
 			[]string{"Add: dst float32[6] does not have the shape [2 3]", "Reshape"}},
-		{"Axpy lengths", func() error { return cuarray.Axpy(1, c, a) }, cuarray.ErrShape, []string{"Axpy", "x float32[5]"}},
+		{"Axpy lengths", func() error { return errOf(cuarray.Axpy(a, 1, c, a)) }, cuarray.ErrShape, []string{"Axpy", "x float32[5]"}},
+		{"Axpy dst is x", func() error { return errOf(cuarray.Axpy(a, 1, a, cuarray.Must(cuarray.Zeros[float32](6)))) }, cuarray.ErrShape,
+			[]string{"Axpy: dst float32[6] shares memory with x", "dst must be y itself or apart from both"}},
+		{"Axpy dst shape", func() error { return errOf(cuarray.Axpy(b, 1, a, a)) }, cuarray.ErrShape, []string{"float32[2 3]", "float32[6]", "differ in shape"}},
+		{"Scale dst shape", func() error { return errOf(cuarray.Scale(b, 2, a)) }, cuarray.ErrShape, []string{"float32[2 3]", "float32[6]", "differ in shape"}},
+		{"Exp dst shape", func() error { return errOf(cuarray.Exp(a, b)) }, cuarray.ErrShape,
+			[]string{"Exp: dst float32[6] and x float32[2 3] differ in shape"}},
 		{"Dot lengths", func() error { _, err := cuarray.Dot(a, c); return err }, cuarray.ErrShape, []string{"Dot"}},
 		{"Copy shape", func() error { return cuarray.Copy(a, b) }, cuarray.ErrShape, []string{"float32[6]", "float32[2 3]", "differ in shape"}},
-		{"Exp int32", func() error { return cuarray.Exp(i, i) }, kernels.ErrUnsupportedDType, []string{"Exp", "float32, float64"}},
-		{"overlap", func() error { return cuarray.Add(v2, v1, v1) }, cuarray.ErrShape, []string{"overlap"}},
+		{"Exp int32", func() error { return errOf(cuarray.Exp(i, i)) }, kernels.ErrUnsupportedDType, []string{"Exp", "float32, float64"}},
+		{"overlap", func() error { return errOf(cuarray.Add(v2, v1, v1)) }, cuarray.ErrShape, []string{"overlap"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -156,8 +162,8 @@ func TestOpErrors(t *testing.T) {
 		})
 	}
 	// In place, and in place with a broadcast operand, are fine.
-	require.NoError(t, cuarray.Add(v1, v1, v1))
-	require.NoError(t, cuarray.Add(b, b, cuarray.Must(cuarray.Zeros[float32](3))))
+	require.NoError(t, errOf(cuarray.Add(v1, v1, v1)))
+	require.NoError(t, errOf(cuarray.Add(b, b, cuarray.Must(cuarray.Zeros[float32](3)))))
 }
 
 // TestCrossStream writes an array on stream A behind slow work and uses it
@@ -172,7 +178,7 @@ func TestCrossStream(t *testing.T) {
 	require.NoError(t, fa.Fill(x, 3))
 
 	y := cuarray.Must(fb.Zeros(n))
-	require.NoError(t, fb.Add(y, x, x)) // B waits for A's fill on the device
+	require.NoError(t, errOf(fb.Add(y, x, x))) // B waits for A's fill on the device
 	sum, err := fb.Sum(y)
 	require.NoError(t, err)
 	assert.Equal(t, float32(6*n), sum)
@@ -213,7 +219,7 @@ func TestHostReadAfterLongKernel(t *testing.T) {
 	x := cuarray.Must(f.Zeros(1000))
 	require.NoError(t, testhook.Spin(p.Device(), s.Backend(), 200*time.Millisecond))
 	require.NoError(t, f.Fill(x, 2.5))
-	require.NoError(t, f.Exp(x, x))
+	require.NoError(t, errOf(f.Exp(x, x)))
 	assert.Equal(t, filled(1000, float64(float32(math.Exp(2.5)))), toF32(read(t, x)))
 }
 
@@ -252,7 +258,7 @@ func TestGoroutinesOwnStreams(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if err := f.Add(x, x, w); err != nil { // x = k + w
+					if _, err := f.Add(x, x, w); err != nil { // x = k + w
 						return err
 					}
 					if it%4 == 0 {
@@ -260,7 +266,7 @@ func TestGoroutinesOwnStreams(t *testing.T) {
 							return err
 						}
 					}
-					if err := f.MulScalar(x, x, 2); err != nil { // 2k + 2w
+					if _, err := f.MulScalar(x, x, 2); err != nil { // 2k + 2w
 						return err
 					}
 					got, err := x.ToSlice()

@@ -58,7 +58,7 @@ func TestWithPointersOrdersForeignWorkLikeOperations(t *testing.T) {
 	require.NoError(t, testhook.Spin(dev, sb.Backend(), 200*time.Millisecond))
 	require.NoError(t, cuarray.WithPointers(sb, foreignFill(dev, 5, n), cuarray.Out(b)))
 	c := cuarray.Must(fa.New(n))
-	require.NoError(t, fa.AddScalar(c, b, 1))
+	require.NoError(t, errOf(fa.AddScalar(c, b, 1)))
 	assert.Equal(t, filled[float32](n, 6), read(t, c), "A read b before the foreign fill on B")
 	assert.Equal(t, filled[float32](n, 5), read(t, b))
 }
@@ -262,10 +262,10 @@ func TestAutoOrderingOffSkipsTheWaitButNotTheFree(t *testing.T) {
 	// No wait: B's read of x does not wait for A's slow work.
 	require.NoError(t, sa.Synchronize())
 	require.NoError(t, testhook.Spin(dev, sa.Backend(), slow))
-	require.NoError(t, fa.AddScalar(x, x, 1))
+	require.NoError(t, errOf(fa.AddScalar(x, x, 1)))
 	y := cuarray.Must(fb.New(n))
 	start := time.Now()
-	require.NoError(t, fb.AddScalar(y, x, 1))
+	require.NoError(t, errOf(fb.AddScalar(y, x, 1)))
 	require.NoError(t, sb.Synchronize())
 	took := time.Since(start)
 	require.NoError(t, sa.Synchronize())
@@ -279,10 +279,10 @@ func TestAutoOrderingOffSkipsTheWaitButNotTheFree(t *testing.T) {
 
 	// Back on: the next use on B waits for A's slow work again.
 	require.NoError(t, testhook.Spin(dev, sa.Backend(), slow))
-	require.NoError(t, fa.AddScalar(x, x, 1)) // x = 2 once A is through
+	require.NoError(t, errOf(fa.AddScalar(x, x, 1))) // x = 2 once A is through
 	require.NoError(t, x.SetAutoOrdering(true))
 	start = time.Now()
-	require.NoError(t, fb.AddScalar(y, x, 1))
+	require.NoError(t, errOf(fb.AddScalar(y, x, 1)))
 	require.NoError(t, sb.Synchronize())
 	assert.GreaterOrEqual(t, time.Since(start), slow/2, "B did not wait once ordering was back on")
 	assert.Equal(t, filled[float32](n, 3), read(t, y))
@@ -296,7 +296,7 @@ func TestAutoOrderingOffSkipsTheWaitButNotTheFree(t *testing.T) {
 	require.NoError(t, sb.Synchronize())
 	require.NoError(t, testhook.Spin(dev, sa.Backend(), slow))
 	require.NoError(t, fa.Fill(w, -1))
-	require.NoError(t, fb.AddScalar(y, w, 0))
+	require.NoError(t, errOf(fb.AddScalar(y, w, 0)))
 	addr := addressOf(t, sb, w)
 	w.UnsafeFree()
 	z := cuarray.Must(fb.Full(7, n))

@@ -57,7 +57,7 @@ func TestSetAtIsOrderedAfterQueuedWork(t *testing.T) {
 	f := cuarray.On[float32](s)
 	a, err := f.Full(1, 1<<20)
 	require.NoError(t, err)
-	require.NoError(t, f.Scale(3, a)) // queued on s; SetAt runs on the default stream after it
+	require.NoError(t, errOf(f.Scale(a, 3, a))) // queued on s; SetAt runs on the default stream after it
 	require.NoError(t, a.SetAt(7, 5))
 	got, err := a.ToSlice()
 	require.NoError(t, err)

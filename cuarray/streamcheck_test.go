@@ -57,14 +57,14 @@ func TestStreamCheckFindsNoRaceInCrossStreamArrays(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if err := f.Add(x, x, w); err != nil { // x = 1 + w
+					if _, err := f.Add(x, x, w); err != nil { // x = 1 + w
 						return err
 					}
 					if _, err := f.Sum(w); err != nil {
 						return err
 					}
 					accMu.Lock()
-					err = f.Add(acc, acc, x) // acc last written on another stream
+					_, err = f.Add(acc, acc, x) // acc last written on another stream
 					accMu.Unlock()
 					if err != nil {
 						return err

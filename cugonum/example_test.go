@@ -17,7 +17,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	if err := cuarray.Scale(float32(2), a); err != nil {
+	if _, err := cuarray.Scale(a, float32(2), a); err != nil {
 		panic(err)
 	}
 	var out mat.Dense // empty: takes the array's shape

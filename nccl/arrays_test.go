@@ -402,7 +402,7 @@ func TestArrayCollectivesOrderWithOtherStreams(t *testing.T) {
 				}
 				// Used at once on the consumer stream: it must wait for
 				// the collective on s.
-				if err := cuarray.On[float32](consumer).Scale(2, dst); err != nil {
+				if _, err := cuarray.On[float32](consumer).Scale(dst, 2, dst); err != nil {
 					return err
 				}
 				got[rank], err = dst.ToSlice()

@@ -73,10 +73,10 @@ func BenchmarkElementwiseAxpy(b *testing.B) {
 		run(b, 12*n, func() error { return k.Launch(s, float32(2), x, y, z) })
 	})
 	b.Run("Axpy", func(b *testing.B) {
-		run(b, 12*n, func() error { return f.Axpy(0, x, y) })
+		run(b, 12*n, func() error { _, err := f.Axpy(y, 0, x, y); return err })
 	})
 	b.Run("Add", func(b *testing.B) {
-		run(b, 12*n, func() error { return f.Add(z, x, y) })
+		run(b, 12*n, func() error { _, err := f.Add(z, x, y); return err })
 	})
 	b.Run("generated-row", func(b *testing.B) {
 		const m = 8192

@@ -364,7 +364,8 @@ func ordersArraysAcrossStreams(t *testing.T, withGo bool) {
 	require.NoError(t, testhook.Spin(dev, sb.Backend(), 200*time.Millisecond))
 	require.NoError(t, k.Launch(sb, float32(1), x, z, z))
 	w := cuarray.Must(fa.New(n))
-	require.NoError(t, fa.AddScalar(w, z, 1))
+	_, err := fa.AddScalar(w, z, 1)
+	require.NoError(t, err)
 	assert.Equal(t, filled[float32](n, 11), read(t, w), "A read z before the kernel on B wrote it")
 }
 

@@ -133,7 +133,7 @@ func BenchmarkKernelLaunch(b *testing.B) {
 	b.Run("builtin", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := f.AddScalar(x, x, 1); err != nil {
+			if _, err := f.AddScalar(x, x, 1); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -146,7 +146,8 @@ func TestKernelOrdersArraysAcrossStreams(t *testing.T) {
 	require.NoError(t, testhook.Spin(dev, sb.Backend(), 200*time.Millisecond))
 	require.NoError(t, k.Launch(sb, rtc.Linear(n), float32(2), cuarray.In(x), cuarray.InOut(y), int64(n)))
 	z := cuarray.Must(fa.New(n))
-	require.NoError(t, fa.AddScalar(z, y, 1))
+	_, err := fa.AddScalar(z, y, 1)
+	require.NoError(t, err)
 	assert.Equal(t, filled[float32](n, 10), read(t, z), "A read y before the kernel on B wrote it")
 }
 
@@ -326,14 +327,16 @@ func TestStreamCheckJudgesKernelDeclarations(t *testing.T) {
 	before := len(hb.StreamRaces())
 	z := cuarray.Must(fa.New(n))
 	require.NoError(t, testhook.Spin(p.Device(), sa.Backend(), 50*time.Millisecond))
-	require.NoError(t, fa.AddScalar(z, x, 1)) // A reads x
+	_, err = fa.AddScalar(z, x, 1) // A reads x
+	require.NoError(t, err)
 	require.NoError(t, touch.Launch(sb, rtc.Linear(n), cuarray.In(x), cuarray.Out(y)))
 	require.NoError(t, sb.Synchronize())
 	require.NoError(t, sa.Synchronize())
 	assert.Len(t, hb.StreamRaces(), before, "two reads on two streams reported as a race")
 
 	require.NoError(t, testhook.Spin(p.Device(), sa.Backend(), 50*time.Millisecond))
-	require.NoError(t, fa.AddScalar(z, x, 1)) // A reads x
+	_, err = fa.AddScalar(z, x, 1) // A reads x
+	require.NoError(t, err)
 	require.NoError(t, touch.Launch(sb, rtc.Linear(n), cuarray.InOut(x), cuarray.Out(y)))
 	require.NoError(t, sb.Synchronize())
 	require.NoError(t, sa.Synchronize())
