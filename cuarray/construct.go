@@ -151,7 +151,7 @@ func (o Ops[T]) dstShaped(op string, dst *Array[T], shape []int) error {
 }
 
 // into is the dst rule of operations on arrays: nil makes the result, of
-// shape, as the allocating forms do (see fresh: on o's stream, or like's
+// shape (see fresh: on o's stream, or like's
 // device for the zero Ops); otherwise dst must have exactly that shape.
 func (o Ops[T]) into(op string, dst, like *Array[T], shape []int, run func(dst *Array[T]) error) (*Array[T], error) {
 	if dst == nil {

@@ -5,9 +5,9 @@
 //
 //	x, err := cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3) // upload
 //	y, err := cuarray.Zeros[float32](2, 3)
-//	err = cuarray.Axpy(2, x, y)  // y = 2x + y, queued; returns at once
-//	host, err := y.ToSlice()    // waits for the work that wrote y, only
-//	y.UnsafeFree()              // optional: memory back to the pool now
+//	_, err = cuarray.Axpy(y, 2, x, y) // y = 2x + y, queued; returns at once
+//	host, err := y.ToSlice()         // waits for the work that wrote y, only
+//	y.UnsafeFree()                   // optional: memory back to the pool now
 //
 // On a machine without a GPU the same program runs on the host backend.
 //
@@ -211,7 +211,7 @@
 //
 // # Broadcasting
 //
-// Add, Sub, Mul and Div, and their New forms, broadcast by NumPy's rule:
+// Add, Sub, Mul and Div broadcast by NumPy's rule:
 // align the operands' shapes at their last dimension (a shorter shape gains
 // leading dimensions of 1); in each position the dimensions must be equal
 // or one of them 1, which repeats that operand along it. A bias row added
@@ -221,11 +221,11 @@
 //	b := cuarray.Must(cuarray.FromSlice([]float32{10, 20, 30}))     // [3]
 //	y := cuarray.Must(cuarray.Add(nil, x, b))                         // [2 3]: [[11 22 33] [14 25 36]]
 //	c := cuarray.Must(cuarray.FromSlice([]float32{1, 10}, 2, 1))    // [2 1]
-//	err := cuarray.Mul(x, x, c)                                     // x in place: [[1 2 3] [40 50 60]]
+//	_, err := cuarray.Mul(x, x, c)                                  // x in place: [[1 2 3] [40 50 60]]
 //	o := cuarray.Must(cuarray.Sub(nil, c, cuarray.Must(b.Reshape(1, 3)))) // [2 3]: [[-9 -19 -29] [0 -10 -20]]
 //
 // The destination must have exactly the result's shape (BroadcastShapes
-// computes it); AddNew and its siblings make it. Operands whose shapes
+// computes it); a nil destination makes it. Operands whose shapes
 // neither match nor broadcast are an error wrapping ErrShape even when their
 // lengths are equal ([2 3] + [3 2]): Reshape one first to combine arrays
 // element by element whatever their shapes. Operands of one shape take the
@@ -234,35 +234,42 @@
 // when one operand is a row or a column of the other. The broadcast operand
 // is read in place, never expanded in memory.
 //
-// # Allocating forms
+// # One form per operation
 //
-// The elementwise operations, Axpy, Scale and the matrix products, Op(dst,
-// ...) error, each have an allocating twin OpNew(...) (*Array[T], error)
-// that makes the destination and returns it: AddNew, SubNew, MulNew, DivNew, their Scalar forms,
-// ExpNew, LogNew, TanhNew, ReluNew, AxpyNew (alpha*x + y, y untouched),
-// ScaleNew, MatMulNew and GemmNew. Expressions then compose, and Must
-// wraps each step:
+// Every operation that writes an array has one form, the method
+// Ops[T].Name(dst, operands..., params) (*Array[T], error) and its
+// package-level shorthand Name(dst, ...) on the default streams: a
+// non-nil dst is written and returned, a nil dst makes the result and
+// returns it. Add, Sub, Mul, Div and their Scalar forms, the table's
+// elementwise operations (Exp, Log, Tanh, Relu, ...), Axpy(dst, alpha, x,
+// y) (dst = alpha*x + y), Scale(dst, alpha, x), MatMul, Gemm(dst, transA,
+// transB, alpha, a, b, beta), Gemv, the scans and sorts all take it.
+// Expressions then compose, and Must wraps each step:
 //
 //	h := cuarray.Must(cuarray.Relu(nil, cuarray.Must(cuarray.MatMul(nil, x, w))))
 //
-// The result has the first operand's shape (for AddNew, SubNew, MulNew and
-// DivNew the shape the operands broadcast to; for AxpyNew y's; for the
-// matrix products the product's). On(s)'s forms make it from s's pool and
-// queue the work on s; the package-level forms make it from the first
+// and a loop reuses its destinations, allocating nothing:
+//
+//	_, err := cuarray.Relu(h, h) // in place
+//
+// Axpy and Scale in place are BLAS's axpy and scal (dst = y, dst = x);
+// another dst costs a copy of y or x into it first. A made result has the
+// shape the operands give (for Add, Sub, Mul and Div the shape they
+// broadcast to; for Axpy y's; for the matrix products the product's; a nil
+// dst of Gemm or Gemv ignores beta). On(s)'s forms make it from s's pool
+// and queue the work on s; the package-level forms make it from the first
 // operand's pool and memory kind, on the default stream of its device,
 // where they queue the work too. On an error nothing stays allocated.
 //
-// Why a suffix rather than a vocabulary (Plus, Times, ...): Exp, Tanh or
-// Axpy have no second natural name, and one rule is easier to guess; go
-// doc lists each pair side by side. The in-place forms keep the plain
-// names because they came first and are what a loop should use: a
-// training step that reuses its destinations allocates nothing, where
-// each allocating form takes a block from the pool (cheap when cached,
-// but the memory stays taken until the collector or UnsafeFree gives it
-// back). Other libraries mark one side too: NumPy and CuPy allocate by
-// default and take out= for in place, PyTorch marks in place with a
-// trailing underscore (add_), Julia with ! (mul!), and gonum writes into
-// a destination (the receiver) throughout.
+// Why one form rather than a pair (Add and AddNew): one name per
+// operation is easier to find and to guess, go doc lists half as many,
+// and the nil is as short as a suffix. A training step that reuses its
+// destinations allocates nothing, where each made result takes a block
+// from the pool (cheap when cached, but the memory stays taken until the
+// collector or UnsafeFree gives it back). Other libraries choose one side
+// too: NumPy and CuPy allocate by default and take out= for in place,
+// PyTorch marks in place with a trailing underscore (add_), Julia with !
+// (mul!), and gonum writes into a destination (the receiver) throughout.
 //
 // # Scans and sorting
 //
@@ -374,8 +381,9 @@
 // with *OutOfMemoryError gives the figures), an element type an operation
 // does not take kernels.ErrUnsupportedDType.
 // Must turns an error into a panic for short programs; it wraps the
-// allocating forms (above) as it wraps the constructors. Fill, Copy (see
-// Ops.Clone), Gemv and the neural-network layers have in-place forms only.
+// operations with a nil dst (above) as it wraps the constructors. Fill,
+// Copy (see Ops.Clone) and the neural-network layers take a destination
+// that must not be nil.
 //
 // # Construction and indexing
 //

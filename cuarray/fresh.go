@@ -34,8 +34,8 @@ func (o Ops[T]) binaryInto(op string, k binaryKernels[T], dst, a, b *Array[T]) (
 }
 
 // precheck makes the checks an operation's do makes on its operands (nil,
-// freed, one device, o's stream on it) before an allocating form makes its
-// result, so that errors name the caller's arrays and nothing is
+// freed, one device, o's stream on it) before an operation makes its
+// result for a nil dst, so that errors name the caller's arrays and nothing is
 // allocated for an operation that cannot run.
 func (o Ops[T]) precheck(op, names string, arrs ...*Array[T]) error {
 	for i, a := range arrs {
@@ -54,7 +54,7 @@ func (o Ops[T]) precheck(op, names string, arrs ...*Array[T]) error {
 	return err
 }
 
-// fresh makes an allocating form's result, of shape, and has run fill it;
+// fresh makes the result of an operation given a nil dst, of shape, and has run fill it;
 // if run fails the result is freed at once. The result comes from o's
 // stream and its pool, or, for the zero Ops, from like's device, pool and
 // memory kind, on that device's default stream.

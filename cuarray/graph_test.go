@@ -21,7 +21,7 @@ import (
 )
 
 // chainStep is graphs.py's chain (graphbench.Chain): iters steps of
-// tanh(z*y + x), z + y or z * 0.5 in allocating forms.
+// tanh(z*y + x), z + y or z * 0.5, each making its result.
 var chainStep = graphbench.Chain
 
 // graphPools returns device 0's graph pools as MemoryStatus lists them.

@@ -24,7 +24,7 @@ func TestRoleNamesTheOperandOrItsIndex(t *testing.T) {
 	}
 }
 
-// The allocating forms' prechecks name every operand of every operation
+// The prechecks before a nil dst's result name every operand of every operation
 // (issue 28: a small operation's path allocates nothing it can avoid).
 func TestRoleOfANamedOperandAllocatesNothing(t *testing.T) {
 	var r string

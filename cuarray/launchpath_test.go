@@ -28,10 +28,10 @@ func fewestAllocs(f func()) float64 {
 	return least
 }
 
-// An allocating operation allocates what its in-place form does (nothing
+// An operation with a nil dst allocates what it does into a dst (nothing
 // on a GPU; the host backend's queued closure) plus the one Array it
 // returns: its checks, the pool and the free add nothing (issue 28: the
-// allocating form's cost within 1.25x of the in-place one's).
+// allocating call's cost within 1.25x of the in-place one's).
 func TestAllocatingFormAllocatesOnlyItsArrayBeyondInPlace(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop recycled buffers at random")

@@ -18,7 +18,7 @@ import (
 //
 //	f := cuarray.On[float32](s)
 //	x, err := f.Zeros(1024)
-//	err = f.Add(x, x, y)
+//	_, err = f.Add(x, x, y)
 //
 // Go methods cannot have type parameters of their own, which is why the
 // element type is named once here rather than on each call.

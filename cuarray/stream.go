@@ -465,8 +465,8 @@ func sameLayout[T Elem](a, b *Array[T]) bool {
 }
 
 // role names operand i in messages: the i'th of the comma-separated names.
-// It allocates nothing for a name in names: the allocating forms' checks
-// call it for every operand of every operation.
+// It allocates nothing for a name in names: the checks before a nil dst's
+// result is made call it for every operand of every operation.
 func role(names string, i int) string {
 	rest := names
 	for k := 0; k < i; k++ {

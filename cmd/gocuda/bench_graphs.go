@@ -18,7 +18,7 @@ func runBenchGraphs(ctx context.Context, args []string, stdout, stderr io.Writer
 // a captured graph (cuarray.Capture), and prints the anchor's line for it.
 func benchGraphs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench graphs", "[flags]", "Times the chain of bench anchors' graphs.py on device 0: --steps steps of tanh(z*y + x),\n"+
-		"z + y and z * 0.5 on 4096 floats (334 operations for 200 steps), in allocating forms,\n"+
+		"z + y and z * 0.5 on 4096 floats (334 operations for 200 steps), each making its result,\n"+
 		"eager and captured once into a graph (cuarray.Capture) and replayed. Each is timed as\n"+
 		"graphs.py times it: 10 warm-up steps, then --iters steps and one synchronization.\n"+
 		"The line has graphs.py's format, to set beside its output.", stdout)

@@ -20,8 +20,8 @@ func Ops(steps int) int { return steps + 2*((steps+2)/3) }
 
 // Chain queues steps steps of the chain on f's stream: step i is
 // tanh(z*y + x) when i%3 == 0, z + y when i%3 == 1, z * 0.5 otherwise,
-// starting from z = x, each in its allocating form (as PyTorch's
-// operators are), the intermediates freed as they go. It returns the last
+// starting from z = x, each making its result (a nil dst, as PyTorch's
+// operators do), the intermediates freed as they go. It returns the last
 // z, which the caller owns.
 func Chain(f cuarray.Ops[float32], x, y *cuarray.Array[float32], steps int) (*cuarray.Array[float32], error) {
 	z, owned := x, false
