@@ -65,7 +65,7 @@ func BenchmarkSmallOpOverFloor(b *testing.B) {
 		}
 	}
 	// The first launches load the modules and do the driver's one-time work.
-	if err := cuarray.Add(y, x, y); err != nil {
+	if _, err := cuarray.Add(y, x, y); err != nil {
 		b.Fatal(err)
 	}
 	sync()
@@ -75,7 +75,7 @@ func BenchmarkSmallOpOverFloor(b *testing.B) {
 	for i := 0; i < b.N; i += burst {
 		start := time.Now()
 		for range burst {
-			if err := cuarray.Add(y, x, y); err != nil {
+			if _, err := cuarray.Add(y, x, y); err != nil {
 				b.Fatal(err)
 			}
 		}
