@@ -243,7 +243,8 @@
 // returns it. Add, Sub, Mul, Div and their Scalar forms, the table's
 // elementwise operations (Exp, Log, Tanh, Relu, ...), Axpy(dst, alpha, x,
 // y) (dst = alpha*x + y), Scale(dst, alpha, x), MatMul, Gemm(dst, transA,
-// transB, alpha, a, b, beta), Gemv, the scans and sorts all take it.
+// transB, alpha, a, b, beta), Gemv, the layers AddRowVector, SumCols,
+// SumRows and ReluGrad, the scans and sorts all take it.
 // Expressions then compose, and Must wraps each step:
 //
 //	h := cuarray.Must(cuarray.Relu(nil, cuarray.Must(cuarray.MatMul(nil, x, w))))
@@ -382,8 +383,8 @@
 // does not take kernels.ErrUnsupportedDType.
 // Must turns an error into a panic for short programs; it wraps the
 // operations with a nil dst (above) as it wraps the constructors. Fill,
-// Copy (see Ops.Clone) and the neural-network layers take a destination
-// that must not be nil.
+// Copy (see Ops.Clone) and SoftmaxCrossEntropy (two outputs, a nil
+// dlogits meaning no gradient) take destinations that must not be nil.
 //
 // # Construction and indexing
 //

@@ -231,6 +231,13 @@ func TestNilDstErrorsLeaveNothingAllocated(t *testing.T) {
 			[]string{"Gemm", "float32, float64"}},
 		{"closed stream", func() error { _, err := cuarray.On[float32](closed).Add(nil, a, a); return err }, cuarray.ErrClosed,
 			[]string{"Add"}},
+		{"AddRowVector bias", func() error { _, err := f.AddRowVector(nil, m, c); return err }, cuarray.ErrShape,
+			[]string{"AddRowVector", "x's columns, 3"}},
+		{"SumCols 1-D", func() error { _, err := f.SumCols(nil, a); return err }, cuarray.ErrShape, []string{"SumCols", "2-D"}},
+		{"SumRows freed", func() error { _, err := f.SumRows(nil, freed); return err }, cuarray.ErrFreed, []string{"SumRows", "x float32[6]"}},
+		{"ReluGrad lengths", func() error { _, err := f.ReluGrad(nil, a, c); return err }, cuarray.ErrShape,
+			[]string{"ReluGrad", "x float32[6]", "dy float32[5]"}},
+		{"ReluGrad nil dy", func() error { _, err := f.ReluGrad(nil, a, nil); return err }, nil, []string{"ReluGrad", "dy is a nil array"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,58 +15,86 @@ import (
 // float64. With Gemm/MatMul, Relu and Axpy they are a dense network's
 // forward pass, backward pass and SGD step:
 //
-//	z := Must(f.New(batch, out))
-//	f.MatMul(z, x, w)              // z = x @ w
-//	f.AddRowVector(z, z, b)        // + b on every row
-//	f.SoftmaxCrossEntropy(loss, dz, z, labels, 1/float32(batch))
-//	f.SumCols(db, dz)              // the bias gradient
+//	z, err := f.MatMul(nil, x, w)  // z = x @ w
+//	_, err = f.AddRowVector(z, z, b) // + b on every row, in place
+//	err = f.SoftmaxCrossEntropy(loss, dz, z, labels, 1/float32(batch))
+//	db, err := f.SumCols(nil, dz)  // the bias gradient
 //
 // Like every operation they are queued on the stream and return at once.
+// AddRowVector, SumCols, SumRows and ReluGrad have the one form of the
+// other operations: a nil dst makes the result on o's stream and returns
+// it. SoftmaxCrossEntropy writes two arrays, where a nil dlogits means no
+// gradient, so it takes both and returns only an error.
 
-// AddRowVector sets dst[r, c] = x[r, c] + b[c]: x is a 2-D rows × cols array,
-// dst has its shape (dst may be x), b has cols elements.
-func (o Ops[T]) AddRowVector(dst, x, b *Array[T]) error {
+// AddRowVector sets dst[r, c] = x[r, c] + b[c] and returns dst: x is a 2-D
+// rows × cols array, dst has its shape (dst may be x; a nil dst makes it),
+// b has cols elements.
+func (o Ops[T]) AddRowVector(dst, x, b *Array[T]) (*Array[T], error) {
 	const op = "AddRowVector"
 	rows, cols, err := matrixOf(op, "x", x)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := sameShapeAs(op, "dst", dst, "x", x); err != nil {
-		return err
+		return nil, err
 	}
 	if err := lenIs(op, "b", b, cols, "x's columns"); err != nil {
-		return err
+		return nil, err
 	}
-	return o.do(op, "dst,x,b", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
-		return kernels.AddRowVector[T](dev, s, p[0], p[1], p[2], rows, cols)
-	}, dst, x, b)
+	return o.layerInto(op, "x,b", dst, []*Array[T]{x, b}, x.shape(), func(dst *Array[T]) error {
+		return o.do(op, "dst,x,b", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+			return kernels.AddRowVector[T](dev, s, p[0], p[1], p[2], rows, cols)
+		}, dst, x, b)
+	})
+}
+
+// layerInto runs a layer into dst and returns it, or, for a nil dst, checks
+// the inputs (named by names) and runs it into a new array of shape (see
+// fresh). The caller has checked dst's shape when it is not nil.
+func (o Ops[T]) layerInto(op, names string, dst *Array[T], in []*Array[T], shape []int, run func(dst *Array[T]) error) (*Array[T], error) {
+	if dst == nil {
+		if err := o.precheck(op, names, in...); err != nil {
+			return nil, err
+		}
+		return o.fresh(op, in[0], shape, run)
+	}
+	if err := run(dst); err != nil {
+		return nil, err
+	}
+	return dst, nil
 }
 
 // SumCols sets dst[c] to the sum of column c of the 2-D array x (the
-// gradient of a bias, summed over the batch); dst has x's column count of
-// elements. float32 accumulates in float64.
-func (o Ops[T]) SumCols(dst, x *Array[T]) error {
+// gradient of a bias, summed over the batch) and returns dst; dst has x's
+// column count of elements (a nil dst makes it, of shape [cols]). float32
+// accumulates in float64.
+func (o Ops[T]) SumCols(dst, x *Array[T]) (*Array[T], error) {
 	const op = "SumCols"
 	rows, cols, err := matrixOf(op, "x", x)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := lenIs(op, "dst", dst, cols, "x's columns"); err != nil {
-		return err
+		return nil, err
 	}
-	st, err := o.streamFor(op, dst.origin.dev)
-	if err != nil {
-		return err
-	}
-	return o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
-		pl := dst.origin.pool
-		if c := st.life.capture.Load(); c != nil {
-			// Inside a capture the scratch is the graph's: a replay uses
-			// it long after this call gives it back.
-			pl = c.home.pool
+	return o.layerInto(op, "x", dst, []*Array[T]{x}, []int{cols}, func(dst *Array[T]) error {
+		if err := dst.check(op, "dst"); err != nil {
+			return err
 		}
-		return sumColsScratched[T](dev, s, pl, p[0], p[1], rows, cols)
-	}, dst, x)
+		st, err := o.streamFor(op, dst.origin.dev)
+		if err != nil {
+			return err
+		}
+		return o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+			pl := dst.origin.pool
+			if c := st.life.capture.Load(); c != nil {
+				// Inside a capture the scratch is the graph's: a replay
+				// uses it long after this call gives it back.
+				pl = c.home.pool
+			}
+			return sumColsScratched[T](dev, s, pl, p[0], p[1], rows, cols)
+		}, dst, x)
+	})
 }
 
 // sumColsScratched runs kernels.SumCols with the scratch it asks for, taken
@@ -93,32 +121,46 @@ func sumColsScratched[T Elem](dev backend.Device, s backend.Stream, pl pool.Pool
 	return err
 }
 
-// SumRows sets dst[r] to the sum of row r of the 2-D array x; dst has x's
-// row count of elements. float32 accumulates in float64.
-func (o Ops[T]) SumRows(dst, x *Array[T]) error {
+// SumRows sets dst[r] to the sum of row r of the 2-D array x and returns
+// dst; dst has x's row count of elements (a nil dst makes it, of shape
+// [rows]). float32 accumulates in float64.
+func (o Ops[T]) SumRows(dst, x *Array[T]) (*Array[T], error) {
 	const op = "SumRows"
 	rows, cols, err := matrixOf(op, "x", x)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := lenIs(op, "dst", dst, rows, "x's rows"); err != nil {
-		return err
+		return nil, err
 	}
-	return o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
-		return kernels.SumRows[T](dev, s, p[0], p[1], rows, cols)
-	}, dst, x)
+	return o.layerInto(op, "x", dst, []*Array[T]{x}, []int{rows}, func(dst *Array[T]) error {
+		return o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+			return kernels.SumRows[T](dev, s, p[0], p[1], rows, cols)
+		}, dst, x)
+	})
 }
 
-// ReluGrad sets dx = dy where x > 0 and 0 elsewhere: the gradient through
-// Relu(x). The three must have the same number of elements; dx may be dy.
-func (o Ops[T]) ReluGrad(dx, x, dy *Array[T]) error {
+// ReluGrad sets dx = dy where x > 0 and 0 elsewhere, the gradient through
+// Relu(x), and returns dx. The three must have the same number of
+// elements; dx may be dy, and a nil dx makes it, of x's shape.
+func (o Ops[T]) ReluGrad(dx, x, dy *Array[T]) (*Array[T], error) {
 	const op = "ReluGrad"
-	if err := sameLen(op, "dx,x,dy", dx, x, dy); err != nil {
-		return err
+	if dx == nil {
+		if err := sameLen(op, "x,dy", x, dy); err != nil {
+			return nil, err
+		}
+	} else if err := sameLen(op, "dx,x,dy", dx, x, dy); err != nil {
+		return nil, err
 	}
-	return o.do(op, "dx,x,dy", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
-		return kernels.ReluGrad[T](dev, s, p[0], p[1], p[2], dx.n)
-	}, dx, x, dy)
+	var shape []int
+	if x != nil {
+		shape = x.shape()
+	}
+	return o.layerInto(op, "x,dy", dx, []*Array[T]{x, dy}, shape, func(dx *Array[T]) error {
+		return o.do(op, "dx,x,dy", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+			return kernels.ReluGrad[T](dev, s, p[0], p[1], p[2], dx.n)
+		}, dx, x, dy)
+	})
 }
 
 // SoftmaxCrossEntropy computes the softmax cross-entropy of each row of the
@@ -216,18 +258,23 @@ func (o Ops[T]) SoftmaxCrossEntropy(loss, dlogits, logits *Array[T], labels *Arr
 	}, arrs...)
 }
 
-// AddRowVector sets dst[r, c] = x[r, c] + b[c] on the default stream (see
-// Ops.AddRowVector).
-func AddRowVector[T Elem](dst, x, b *Array[T]) error { return Ops[T]{}.AddRowVector(dst, x, b) }
+// AddRowVector sets dst[r, c] = x[r, c] + b[c] on the default stream; a
+// nil dst makes the result (see Ops.AddRowVector).
+func AddRowVector[T Elem](dst, x, b *Array[T]) (*Array[T], error) {
+	return Ops[T]{}.AddRowVector(dst, x, b)
+}
 
-// SumCols sets dst[c] to the sum of column c of the 2-D array x.
-func SumCols[T Elem](dst, x *Array[T]) error { return Ops[T]{}.SumCols(dst, x) }
+// SumCols sets dst[c] to the sum of column c of the 2-D array x; a nil dst
+// makes the result.
+func SumCols[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.SumCols(dst, x) }
 
-// SumRows sets dst[r] to the sum of row r of the 2-D array x.
-func SumRows[T Elem](dst, x *Array[T]) error { return Ops[T]{}.SumRows(dst, x) }
+// SumRows sets dst[r] to the sum of row r of the 2-D array x; a nil dst
+// makes the result.
+func SumRows[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.SumRows(dst, x) }
 
-// ReluGrad sets dx = dy where x > 0 and 0 elsewhere.
-func ReluGrad[T Elem](dx, x, dy *Array[T]) error { return Ops[T]{}.ReluGrad(dx, x, dy) }
+// ReluGrad sets dx = dy where x > 0 and 0 elsewhere; a nil dx makes the
+// result.
+func ReluGrad[T Elem](dx, x, dy *Array[T]) (*Array[T], error) { return Ops[T]{}.ReluGrad(dx, x, dy) }
 
 // SoftmaxCrossEntropy computes each row's softmax cross-entropy loss and,
 // unless dlogits is nil, its gradient times scale (see

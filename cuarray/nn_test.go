@@ -43,13 +43,27 @@ func testDenseLayerOps[T float32 | float64](t *testing.T, tol float64) {
 	dy := cuarray.Must(f.FromSlice(dys, rows, cols))
 
 	z := cuarray.Must(f.New(rows, cols))
-	require.NoError(t, f.AddRowVector(z, x, b))
+	require.NoError(t, errOf(f.AddRowVector(z, x, b)))
 	dz := cuarray.Must(f.New(rows, cols))
-	require.NoError(t, f.ReluGrad(dz, z, dy))
+	require.NoError(t, errOf(f.ReluGrad(dz, z, dy)))
 	db := cuarray.Must(f.New(cols))
-	require.NoError(t, f.SumCols(db, dz))
+	require.NoError(t, errOf(f.SumCols(db, dz)))
 	dr := cuarray.Must(f.New(rows))
-	require.NoError(t, f.SumRows(dr, dz))
+	require.NoError(t, errOf(f.SumRows(dr, dz)))
+
+	// A nil dst makes each result: what the dst got, of the layer's shape.
+	for _, c := range []struct {
+		name      string
+		got, want *cuarray.Array[T]
+	}{
+		{"AddRowVector", cuarray.Must(f.AddRowVector(nil, x, b)), z},
+		{"ReluGrad", cuarray.Must(f.ReluGrad(nil, z, dy)), dz},
+		{"SumCols", cuarray.Must(f.SumCols(nil, dz)), db},
+		{"SumRows", cuarray.Must(f.SumRows(nil, dz)), dr},
+	} {
+		assert.Equal(t, c.want.Shape(), c.got.Shape(), c.name)
+		assert.Equal(t, read(t, c.want), read(t, c.got), c.name)
+	}
 
 	gotZ, gotDz, gotDb, gotDr := read(t, z), read(t, dz), read(t, db), read(t, dr)
 	wantDz := make([]T, rows*cols)
@@ -85,7 +99,7 @@ func TestSumColsOfATallBatchGivesBackItsScratch(t *testing.T) {
 	x := cuarray.Must(f.FromSlice(xs, rows, cols))
 	db := cuarray.Must(f.New(cols))
 	before := p.Stats()
-	require.NoError(t, f.SumCols(db, x))
+	require.NoError(t, errOf(f.SumCols(db, x)))
 	got := read(t, db) // waits for the stream
 	want := make([]float64, cols)
 	for i, v := range xs {
@@ -185,12 +199,12 @@ func TestNNShapeErrors(t *testing.T) {
 		want error
 		text string
 	}{
-		{"AddRowVector 1-D x", f.AddRowVector(vec3, vec3, vec3), cuarray.ErrShape, "2-D"},
-		{"AddRowVector bias length", f.AddRowVector(m, m, vec4), cuarray.ErrShape, "x's columns, 3"},
-		{"AddRowVector dst shape", f.AddRowVector(cuarray.Must(m.Reshape(3, 4)), m, vec3), cuarray.ErrShape, "must have the shape of x"},
-		{"SumCols dst length", f.SumCols(vec4, m), cuarray.ErrShape, "x's columns"},
-		{"SumRows dst length", f.SumRows(vec3, m), cuarray.ErrShape, "x's rows"},
-		{"ReluGrad lengths", f.ReluGrad(vec3, m, m), cuarray.ErrShape, "equal lengths"},
+		{"AddRowVector 1-D x", errOf(f.AddRowVector(vec3, vec3, vec3)), cuarray.ErrShape, "2-D"},
+		{"AddRowVector bias length", errOf(f.AddRowVector(m, m, vec4)), cuarray.ErrShape, "x's columns, 3"},
+		{"AddRowVector dst shape", errOf(f.AddRowVector(cuarray.Must(m.Reshape(3, 4)), m, vec3)), cuarray.ErrShape, "must have the shape of x"},
+		{"SumCols dst length", errOf(f.SumCols(vec4, m)), cuarray.ErrShape, "x's columns"},
+		{"SumRows dst length", errOf(f.SumRows(vec3, m)), cuarray.ErrShape, "x's rows"},
+		{"ReluGrad lengths", errOf(f.ReluGrad(vec3, m, m)), cuarray.ErrShape, "equal lengths"},
 		{"Softmax loss length", f.SoftmaxCrossEntropy(vec5, nil, m, labels, 1), cuarray.ErrShape, "logits' rows"},
 		{"Softmax labels length", f.SoftmaxCrossEntropy(vec4, nil, m, cuarray.Must(fi.Zeros(5)), 1), cuarray.ErrShape, "one class a row"},
 		{"Softmax nil labels", f.SoftmaxCrossEntropy(vec4, nil, m, nil, 1), backend.ErrInvalidValue, "labels is a nil array"},

@@ -51,7 +51,7 @@ func (m *MLP) StepBF16(x *cuarray.Array[float32], labels *cuarray.Array[int32]) 
 		if _, err := cuarray.GemmEx(s, z, false, false, 1, hb, wb, 0); err != nil { // z = h·W
 			return nil, err
 		}
-		if err := f.AddRowVector(z, z, l.B); err != nil {
+		if _, err := f.AddRowVector(z, z, l.B); err != nil {
 			return nil, err
 		}
 		pre = append(pre, z)
@@ -90,7 +90,7 @@ func (m *MLP) StepBF16(x *cuarray.Array[float32], labels *cuarray.Array[int32]) 
 		if err != nil {
 			return nil, err
 		}
-		if err := f.SumCols(db, dz); err != nil {
+		if _, err := f.SumCols(db, dz); err != nil {
 			return nil, err
 		}
 		if i > 0 {
@@ -104,7 +104,7 @@ func (m *MLP) StepBF16(x *cuarray.Array[float32], labels *cuarray.Array[int32]) 
 			if dz, err = m.new(dh.Shape()...); err != nil {
 				return nil, err
 			}
-			if err := f.ReluGrad(dz, pre[i-1], dh); err != nil {
+			if _, err := f.ReluGrad(dz, pre[i-1], dh); err != nil {
 				return nil, err
 			}
 			pre[i-1] = nil

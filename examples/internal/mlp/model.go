@@ -149,7 +149,7 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 		if _, err := f.MatMul(z, h, l.W); err != nil { // z = h·W
 			return nil, err
 		}
-		if err := f.AddRowVector(z, z, l.B); err != nil { // z += b, in place
+		if _, err := f.AddRowVector(z, z, l.B); err != nil { // z += b, in place
 			return nil, err
 		}
 		pre = append(pre, z)
@@ -195,7 +195,7 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 		if err != nil {
 			return nil, err
 		}
-		if err := f.SumCols(db, dz); err != nil { // db = Σ over the batch
+		if _, err := f.SumCols(db, dz); err != nil { // db = Σ over the batch
 			return nil, err
 		}
 		if reduce != nil {
@@ -219,7 +219,7 @@ func (m *MLP) StepReduce(x *cuarray.Array[float32], labels *cuarray.Array[int32]
 			if dz, err = m.new(in.Shape()...); err != nil {
 				return nil, err
 			}
-			if err := f.ReluGrad(dz, pre[i-1], dh); err != nil {
+			if _, err := f.ReluGrad(dz, pre[i-1], dh); err != nil {
 				return nil, err
 			}
 		}
