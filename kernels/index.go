@@ -31,10 +31,14 @@ func Arange[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, start
 		return err
 	}
 	second, delta := arangeSteps(start, step)
-	if t.cu != nil {
-		return t.launch(kArange, 0, plainGrid(n, t.sms), dptr(dst), bitsOf(start), bitsOf(second), bitsOf(delta), int64(n))
+	startBits, secondBits, deltaBits := bitsOf(start), bitsOf(second), bitsOf(delta)
+	if halfTypes.has(dt) {
+		secondBits, deltaBits = halfArangeSteps(dt, startBits, bitsOf(step))
 	}
-	return t.enqueue(func() { hostArange(dt, dst, bitsOf(start), bitsOf(second), bitsOf(delta), n) })
+	if t.cu != nil {
+		return t.launch(kArange, 0, plainGrid(n, t.sms), dptr(dst), startBits, secondBits, deltaBits, int64(n))
+	}
+	return t.enqueue(func() { hostArange(dt, dst, startBits, secondBits, deltaBits, n) })
 }
 
 // Linspace sets dst to n values evenly spaced from start to stop (stop
@@ -130,7 +134,7 @@ func Eye[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, rows, co
 		return err
 	}
 	n := rows * cols
-	t, err := prepare("Eye", allTypes, dt, dev, s, n, ptrArg{"dst", dst})
+	t, err := prepare("Eye", kops[kEye].types, dt, dev, s, n, ptrArg{"dst", dst})
 	if err != nil || n == 0 {
 		return err
 	}
@@ -177,7 +181,7 @@ func Concat[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, rows 
 		return err
 	}
 	n := rows * cols
-	t, err := prepare("Concat", allTypes, dt, dev, s, n, ptrArg{"dst", dst})
+	t, err := prepare("Concat", kops[kConcat].types, dt, dev, s, n, ptrArg{"dst", dst})
 	if err != nil || n == 0 {
 		return err
 	}
@@ -288,7 +292,7 @@ func indexOp(op string, k kop, dt DType, dev backend.Device, s backend.Stream, d
 	if k != kTake {
 		dstN, srcN = indexed, gathered
 	}
-	t, err := prepare(op, allTypes, dt, dev, s, dstN, ptrArg{"dst", dst})
+	t, err := prepare(op, kops[k].types, dt, dev, s, dstN, ptrArg{"dst", dst})
 	if err != nil || gathered == 0 {
 		return err
 	}

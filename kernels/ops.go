@@ -78,35 +78,35 @@ func Div[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n 
 
 // AddScalar sets dst = a + b elementwise for a scalar b.
 func AddScalar[T Elem](dev backend.Device, s backend.Stream, dst, a backend.Ptr, b T, n int) error {
-	return scalar("AddScalar", kAddScalar, allTypes, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
+	return scalar("AddScalar", kAddScalar, kops[kAddScalar].types, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
 }
 
 // SubScalar sets dst = a - b elementwise for a scalar b.
 func SubScalar[T Elem](dev backend.Device, s backend.Stream, dst, a backend.Ptr, b T, n int) error {
-	return scalar("SubScalar", kSubScalar, allTypes, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
+	return scalar("SubScalar", kSubScalar, kops[kSubScalar].types, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
 }
 
 // MulScalar sets dst = a * b elementwise for a scalar b.
 func MulScalar[T Elem](dev backend.Device, s backend.Stream, dst, a backend.Ptr, b T, n int) error {
-	return scalar("MulScalar", kMulScalar, allTypes, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
+	return scalar("MulScalar", kMulScalar, kops[kMulScalar].types, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
 }
 
 // DivScalar sets dst = a / b elementwise for a scalar b, with Div's rules
 // (an integer divided by zero is 0).
 func DivScalar[T Elem](dev backend.Device, s backend.Stream, dst, a backend.Ptr, b T, n int) error {
-	return scalar("DivScalar", kDivScalar, allTypes, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
+	return scalar("DivScalar", kDivScalar, kops[kDivScalar].types, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
 }
 
 // Scale sets x = alpha * x, for float32, float64 and complex64.
 func Scale[T Elem](dev backend.Device, s backend.Stream, alpha T, x backend.Ptr, n int) error {
-	return scalar("Scale", kMulScalar, inexactTypes, DTypeOf[T](), dev, s, x, x, bitsOf(alpha), n)
+	return scalar("Scale", kMulScalar, inexactTypes|halfTypes, DTypeOf[T](), dev, s, x, x, bitsOf(alpha), n)
 }
 
 // Axpy sets y = alpha*x + y, for float32, float64 and complex64. On a GPU
 // alpha*x + y is one fused multiply-add for the real types.
 func Axpy[T Elem](dev backend.Device, s backend.Stream, alpha T, x, y backend.Ptr, n int) error {
 	dt := DTypeOf[T]()
-	t, err := prepare("Axpy", inexactTypes, dt, dev, s, n, ptrArg{"x", x}, ptrArg{"y", y})
+	t, err := prepare("Axpy", kops[kAxpy].types, dt, dev, s, n, ptrArg{"x", x}, ptrArg{"y", y})
 	if err != nil || n == 0 {
 		return err
 	}
@@ -121,7 +121,7 @@ func Axpy[T Elem](dev backend.Device, s backend.Stream, alpha T, x, y backend.Pt
 // pass), for float32 and float64.
 func ReluGrad[T Elem](dev backend.Device, s backend.Stream, dst, x, dy backend.Ptr, n int) error {
 	dt := DTypeOf[T]()
-	t, err := prepare("ReluGrad", floatTypes, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"x", x}, ptrArg{"dy", dy})
+	t, err := prepare("ReluGrad", kops[kReluGrad].types, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"x", x}, ptrArg{"dy", dy})
 	if err != nil || n == 0 {
 		return err
 	}

@@ -344,8 +344,15 @@ void test_strided(const char* name, K k, F ref) {
 #include "harness_sort.h"
 #include "index_checks.h"
 #include "half_check.h"
+#include "half_ops_check.h"
 
 int main() {
+  // EMU_ONLY=half_ops runs only half_ops_check.h's checks.
+  if (const char* only = getenv("EMU_ONLY"); only != nullptr && strcmp(only, "half_ops") == 0) {
+    check_half_ops();
+    printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
+    return failures != 0;
+  }
   check_half();
   check_generated_ops();
   test_scansort();
@@ -468,6 +475,7 @@ int main() {
   }
   test_reduce_axes();
   test_index();
+  check_half_ops();
   printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
   return failures != 0;
 }
