@@ -44,6 +44,9 @@ func (o Ops[T]) MatMul(c, a, b *Array[T]) error {
 // Gemv is the package-level Gemv on o's stream.
 func (o Ops[T]) Gemv(trans bool, alpha T, a, x *Array[T], beta T, y *Array[T]) error {
 	const op, names = "Gemv", "y,a,x"
+	if isHalf[T]() {
+		return gemvHalf(o, trans, alpha, a, x, beta, y)
+	}
 	if err := floatDType[T](op); err != nil {
 		return err
 	}
@@ -74,6 +77,9 @@ func (o Ops[T]) Gemv(trans bool, alpha T, a, x *Array[T], beta T, y *Array[T]) e
 
 func (o Ops[T]) gemm(op string, transA, transB bool, alpha T, a, b *Array[T], beta T, c *Array[T]) error {
 	const names = "c,a,b"
+	if isHalf[T]() {
+		return gemmHalf(o, op, transA, transB, alpha, a, b, beta, c)
+	}
 	if err := floatDType[T](op); err != nil {
 		return err
 	}

@@ -38,6 +38,9 @@ func (o Ops[T]) AddRowVector(dst, x, b *Array[T]) error {
 		return err
 	}
 	return o.do(op, "dst,x,b", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+		if isHalf[T]() { // the strided Add's row mode: float32 inside the kernel
+			return kernels.AddStrided[T](dev, s, p[0], p[1], p[2], []int{rows, cols}, []int{cols, 1}, []int{0, 1})
+		}
 		return kernels.AddRowVector[T](dev, s, p[0], p[1], p[2], rows, cols)
 	}, dst, x, b)
 }
@@ -53,6 +56,9 @@ func (o Ops[T]) SumCols(dst, x *Array[T]) error {
 	}
 	if err := lenIs(op, "dst", dst, cols, "x's columns"); err != nil {
 		return err
+	}
+	if isHalf[T]() {
+		return sumRowsColsHalf(o, op, dst, x)
 	}
 	st, err := o.streamFor(op, dst.origin.dev)
 	if err != nil {
@@ -103,6 +109,9 @@ func (o Ops[T]) SumRows(dst, x *Array[T]) error {
 	}
 	if err := lenIs(op, "dst", dst, rows, "x's rows"); err != nil {
 		return err
+	}
+	if isHalf[T]() {
+		return sumRowsColsHalf(o, op, dst, x)
 	}
 	return o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
 		return kernels.SumRows[T](dev, s, p[0], p[1], rows, cols)

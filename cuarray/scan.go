@@ -64,6 +64,9 @@ func Cummin[T Elem](dst, x *Array[T], axis int) (*Array[T], error) {
 }
 
 func (o Ops[T]) scan(k kernels.ScanOp, dst, x *Array[T], axis int) (*Array[T], error) {
+	if isHalf[T]() {
+		return scanHalf(o, k, dst, x, axis)
+	}
 	op := k.String()
 	if err := realOnly[T](op); err != nil {
 		return nil, err
