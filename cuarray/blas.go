@@ -118,13 +118,14 @@ func (o Ops[T]) gemm(op string, transA, transB bool, alpha T, a, b *Array[T], be
 }
 
 // floatDType rejects the element types other than float32 and float64,
-// which BLAS and the random generators take.
+// which BLAS and the random generators take (float16 and bfloat16 go
+// their own way before it: half_ops.go).
 func floatDType[T Elem](op string) error {
 	switch kernels.DTypeOf[T]() {
 	case kernels.Float32, kernels.Float64:
 		return nil
 	}
-	return fmt.Errorf("cuarray: %s does not take %s; it takes float32, float64: %w", op, kernels.DTypeOf[T](), kernels.ErrUnsupportedDType)
+	return fmt.Errorf("cuarray: %s does not take %s; it takes float32, float64, float16, bfloat16: %w", op, kernels.DTypeOf[T](), kernels.ErrUnsupportedDType)
 }
 
 // asF32 reinterprets two T as float32 when T is float32. Reading through

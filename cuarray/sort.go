@@ -19,6 +19,9 @@ func (o Ops[T]) Sort(dst, x *Array[T], descending bool) (*Array[T], error) {
 	if isHalf[T]() {
 		return sortHalf(o, dst, x, descending)
 	}
+	if err := realOnly[T](op); err != nil {
+		return nil, err
+	}
 	rows, n, err := lastAxis(op, x)
 	if err != nil {
 		return nil, err
@@ -57,6 +60,9 @@ func (o Ops[T]) Argsort(dst *Array[int64], x *Array[T], descending bool) (*Array
 	const op = "Argsort"
 	if isHalf[T]() {
 		return argsortHalf(o, dst, x, descending)
+	}
+	if err := realOnly[T](op); err != nil {
+		return nil, err
 	}
 	rows, n, err := lastAxis(op, x)
 	if err != nil {
@@ -110,6 +116,9 @@ func (o Ops[T]) TopK(values *Array[T], indices *Array[int64], x *Array[T], k int
 	const op = "TopK"
 	if isHalf[T]() {
 		return topKHalf(o, values, indices, x, k, largest)
+	}
+	if err := realOnly[T](op); err != nil {
+		return nil, nil, err
 	}
 	rows, n, err := lastAxis(op, x)
 	if err != nil {
