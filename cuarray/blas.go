@@ -121,6 +121,9 @@ func (o Ops[T]) Gemv(dst *Array[T], trans bool, alpha T, a, x *Array[T], beta T)
 
 func (o Ops[T]) gemv(trans bool, alpha T, a, x *Array[T], beta T, y *Array[T]) error {
 	const op, names = "Gemv", "y,a,x"
+	if isHalf[T]() {
+		return gemvHalf(o, trans, alpha, a, x, beta, y)
+	}
 	if err := floatDType[T](op); err != nil {
 		return err
 	}
@@ -151,6 +154,9 @@ func (o Ops[T]) gemv(trans bool, alpha T, a, x *Array[T], beta T, y *Array[T]) e
 
 func (o Ops[T]) gemm(op string, transA, transB bool, alpha T, a, b *Array[T], beta T, c *Array[T]) error {
 	const names = "c,a,b"
+	if isHalf[T]() {
+		return gemmHalf(o, op, transA, transB, alpha, a, b, beta, c)
+	}
 	if err := floatDType[T](op); err != nil {
 		return err
 	}
@@ -189,13 +195,14 @@ func (o Ops[T]) gemm(op string, transA, transB bool, alpha T, a, b *Array[T], be
 }
 
 // floatDType rejects the element types other than float32 and float64,
-// which BLAS and the random generators take.
+// which BLAS and the random generators take (float16 and bfloat16 go
+// their own way before it: half_ops.go).
 func floatDType[T Elem](op string) error {
 	switch kernels.DTypeOf[T]() {
 	case kernels.Float32, kernels.Float64:
 		return nil
 	}
-	return fmt.Errorf("cuarray: %s does not take %s; it takes float32, float64: %w", op, kernels.DTypeOf[T](), kernels.ErrUnsupportedDType)
+	return fmt.Errorf("cuarray: %s does not take %s; it takes float32, float64, float16, bfloat16: %w", op, kernels.DTypeOf[T](), kernels.ErrUnsupportedDType)
 }
 
 // asF32 reinterprets two T as float32 when T is float32. Reading through

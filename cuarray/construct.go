@@ -42,7 +42,7 @@ func (o Ops[T]) Arange(dst *Array[T], start, stop, step T) (*Array[T], error) {
 // arangeLen is NumPy's arange length, exact for integers.
 func arangeLen[T Elem](start, stop, step T) (int, error) {
 	switch v := any(start).(type) {
-	case float32, float64:
+	case float32, float64, half.Float16, half.BFloat16:
 		a, b, st := toFloat64(v), toFloat64(any(stop)), toFloat64(any(step))
 		for _, x := range []float64{a, b, st} {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -60,8 +60,8 @@ func arangeLen[T Elem](start, stop, step T) (int, error) {
 			return 0, fmt.Errorf("%g elements are more than an array holds: %w", n, ErrShape)
 		}
 		return int(n), nil
-	case complex64, half.Float16, half.BFloat16:
-		return 0, fmt.Errorf("Arange takes float32, float64, int32, int64, uint8: %w", kernels.ErrUnsupportedDType)
+	case complex64:
+		return 0, fmt.Errorf("Arange takes float32, float64, int32, int64, uint8, float16, bfloat16: %w", kernels.ErrUnsupportedDType)
 	}
 	a, b, st := toInt64(start), toInt64(stop), toInt64(step)
 	var span, by uint64
@@ -88,6 +88,10 @@ func toFloat64(v any) float64 {
 		return float64(x)
 	case float64:
 		return x
+	case half.Float16:
+		return x.Float64()
+	case half.BFloat16:
+		return x.Float64()
 	}
 	return 0
 }

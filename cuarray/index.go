@@ -65,6 +65,9 @@ func (o Ops[T]) Scatter(dst, src *Array[T], indices *Array[int64], axis int) (*A
 // run to run; integer results (which wrap, as Go's) are exact whatever the
 // order. The host backend adds in index order. Every Elem type.
 func (o Ops[T]) ScatterAdd(dst, src *Array[T], indices *Array[int64], axis int) (*Array[T], error) {
+	if isHalf[T]() {
+		return scatterAddHalf(o, dst, src, indices, axis)
+	}
 	return o.scatter("ScatterAdd", kernels.ScatterAdd[T], dst, src, indices, axis)
 }
 

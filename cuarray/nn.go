@@ -43,6 +43,9 @@ func (o Ops[T]) AddRowVector(dst, x, b *Array[T]) (*Array[T], error) {
 	}
 	return o.layerInto(op, "x,b", dst, []*Array[T]{x, b}, x.shape(), func(dst *Array[T]) error {
 		return o.do(op, "dst,x,b", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
+			if isHalf[T]() { // the strided Add's row mode: float32 inside the kernel
+				return kernels.AddStrided[T](dev, s, p[0], p[1], p[2], []int{rows, cols}, []int{cols, 1}, []int{0, 1})
+			}
 			return kernels.AddRowVector[T](dev, s, p[0], p[1], p[2], rows, cols)
 		}, dst, x, b)
 	})
@@ -78,6 +81,9 @@ func (o Ops[T]) SumCols(dst, x *Array[T]) (*Array[T], error) {
 		return nil, err
 	}
 	return o.layerInto(op, "x", dst, []*Array[T]{x}, []int{cols}, func(dst *Array[T]) error {
+		if isHalf[T]() {
+			return sumRowsColsHalf(o, op, dst, x)
+		}
 		if err := dst.check(op, "dst"); err != nil {
 			return err
 		}
@@ -134,6 +140,9 @@ func (o Ops[T]) SumRows(dst, x *Array[T]) (*Array[T], error) {
 		return nil, err
 	}
 	return o.layerInto(op, "x", dst, []*Array[T]{x}, []int{rows}, func(dst *Array[T]) error {
+		if isHalf[T]() {
+			return sumRowsColsHalf(o, op, dst, x)
+		}
 		return o.do(op, "dst,x", true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
 			return kernels.SumRows[T](dev, s, p[0], p[1], rows, cols)
 		}, dst, x)

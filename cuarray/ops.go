@@ -320,6 +320,8 @@ func (o Ops[T]) Sum(x *Array[T]) (T, error) {
 	switch kernels.DTypeOf[T]() {
 	case kernels.Int32, kernels.Int64, kernels.Uint8:
 		return o.sumExact(x)
+	case kernels.Float16, kernels.BFloat16:
+		return sumHalf(o, x)
 	}
 	return o.reduce("Sum", kernels.Sum[T], x)
 }
@@ -327,11 +329,17 @@ func (o Ops[T]) Sum(x *Array[T]) (T, error) {
 // Max returns the largest element of x, for the real types; NaN if any is
 // NaN; an error wrapping kernels.ErrEmpty for an empty array.
 func (o Ops[T]) Max(x *Array[T]) (T, error) {
+	if isHalf[T]() {
+		return extremumHalf(o, "Max", x)
+	}
 	return o.reduce("Max", kernels.Max[T], x)
 }
 
 // Min returns the smallest element of x, with Max's rules.
 func (o Ops[T]) Min(x *Array[T]) (T, error) {
+	if isHalf[T]() {
+		return extremumHalf(o, "Min", x)
+	}
 	return o.reduce("Min", kernels.Min[T], x)
 }
 
@@ -341,6 +349,9 @@ func (o Ops[T]) Dot(x, y *Array[T]) (T, error) {
 	var r T
 	if err := sameLen("Dot", "x,y", x, y); err != nil {
 		return r, err
+	}
+	if isHalf[T]() {
+		return dotHalf(o, x, y)
 	}
 	err := o.do("Dot", "x,y", false, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
 		var err error

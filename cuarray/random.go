@@ -99,6 +99,9 @@ func (o Ops[T]) FillRandn(dst *Array[T], mean, stddev T) error {
 }
 
 func (o Ops[T]) newRandom(op string, shape []int, fill func(Ops[T], *Array[T]) error) (*Array[T], error) {
+	if isHalf[T]() {
+		return o.newThen(op, shape, fill)
+	}
 	if err := floatDType[T](op); err != nil {
 		return nil, err
 	}
@@ -106,6 +109,9 @@ func (o Ops[T]) newRandom(op string, shape []int, fill func(Ops[T], *Array[T]) e
 }
 
 func (o Ops[T]) fillRandom(op string, dst *Array[T], normal bool, mean, stddev T) error {
+	if isHalf[T]() {
+		return fillRandomHalf(o, op, dst, normal, mean, stddev)
+	}
 	if err := floatDType[T](op); err != nil {
 		return err
 	}

@@ -279,17 +279,9 @@ func reduceAxes[T, U Elem](o Ops[T], op string, rop kernels.ReduceOp, other stri
 // out as they are. The temporaries go back to the pool once the work is
 // queued.
 func reduceHalf[T, U Elem](o Ops[T], op string, rop kernels.ReduceOp, other string, dst *Array[U], x *Array[T], axes []int, keep bool) (*Array[U], error) {
-	if !x.contiguous() { // Convert takes contiguous arrays
-		c, err := o.Contiguous(x)
-		if err != nil {
-			return nil, fmt.Errorf("cuarray: %s of %s: packing the view: %w", op, x, err)
-		}
-		defer c.UnsafeFree()
-		x = c
-	}
-	x32, err := Convert[float32](o.s, nil, x)
+	x32, err := widenHalf[float32](o, op, "x", x) // half_ops.go
 	if err != nil {
-		return nil, fmt.Errorf("cuarray: %s of %s: widening to float32: %w", op, x, err)
+		return nil, err
 	}
 	defer x32.UnsafeFree()
 	f := Ops[float32](o)

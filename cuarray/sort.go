@@ -16,6 +16,12 @@ import (
 // dst must have x's shape and may be x (in place). For the real types.
 func (o Ops[T]) Sort(dst, x *Array[T], descending bool) (*Array[T], error) {
 	const op = "Sort"
+	if isHalf[T]() {
+		return sortHalf(o, dst, x, descending)
+	}
+	if err := realOnly[T](op); err != nil {
+		return nil, err
+	}
 	rows, n, err := lastAxis(op, x)
 	if err != nil {
 		return nil, err
@@ -52,6 +58,12 @@ func (o Ops[T]) Sort(dst, x *Array[T], descending bool) (*Array[T], error) {
 // have x's shape and must not share memory with x.
 func (o Ops[T]) Argsort(dst *Array[int64], x *Array[T], descending bool) (*Array[int64], error) {
 	const op = "Argsort"
+	if isHalf[T]() {
+		return argsortHalf(o, dst, x, descending)
+	}
+	if err := realOnly[T](op); err != nil {
+		return nil, err
+	}
 	rows, n, err := lastAxis(op, x)
 	if err != nil {
 		return nil, err
@@ -102,6 +114,12 @@ func (o Ops[T]) Argsort(dst *Array[int64], x *Array[T], descending bool) (*Array
 // memory with x.
 func (o Ops[T]) TopK(values *Array[T], indices *Array[int64], x *Array[T], k int, largest bool) (*Array[T], *Array[int64], error) {
 	const op = "TopK"
+	if isHalf[T]() {
+		return topKHalf(o, values, indices, x, k, largest)
+	}
+	if err := realOnly[T](op); err != nil {
+		return nil, nil, err
+	}
 	rows, n, err := lastAxis(op, x)
 	if err != nil {
 		return nil, nil, err

@@ -169,17 +169,19 @@ var kops = [numKops]struct {
 	types   dtypeSet
 	twoPass bool
 }{
-	kFill:      {"fill", allTypes | halfTypes, false}, // half.cuh has the 2-byte ones
-	kAdd:       {"add", allTypes, false},
-	kSub:       {"sub", allTypes, false},
-	kMul:       {"mul", allTypes, false},
-	kDiv:       {"div", allTypes, false},
-	kAddScalar: {"adds", allTypes, false},
-	kSubScalar: {"subs", allTypes, false},
-	kMulScalar: {"muls", allTypes, false},
-	kDivScalar: {"divs", allTypes, false},
-	kAxpy:      {"axpy", inexactTypes, false},
-	kReluGrad:  {"relugrad", floatTypes, false},
+	// The float16 and bfloat16 kernels of these families are in
+	// half_ops.cuh (half.cuh has fill's).
+	kFill:      {"fill", allTypes | halfTypes, false},
+	kAdd:       {"add", allTypes | halfTypes, false},
+	kSub:       {"sub", allTypes | halfTypes, false},
+	kMul:       {"mul", allTypes | halfTypes, false},
+	kDiv:       {"div", allTypes | halfTypes, false},
+	kAddScalar: {"adds", allTypes | halfTypes, false},
+	kSubScalar: {"subs", allTypes | halfTypes, false},
+	kMulScalar: {"muls", allTypes | halfTypes, false},
+	kDivScalar: {"divs", allTypes | halfTypes, false},
+	kAxpy:      {"axpy", inexactTypes | halfTypes, false},
+	kReluGrad:  {"relugrad", floatTypes | halfTypes, false},
 	kSum:       {"sum", allTypes, true},
 	kMax:       {"max", realTypes, true},
 	kMin:       {"min", realTypes, true},
@@ -193,10 +195,10 @@ var kops = [numKops]struct {
 	kSoftmaxXent: {"softmaxxent", floatTypes, false},
 
 	// Binary operations on strided operands (strided.go).
-	kAddStrided: {"add_strided", allTypes, false},
-	kSubStrided: {"sub_strided", allTypes, false},
-	kMulStrided: {"mul_strided", allTypes, false},
-	kDivStrided: {"div_strided", allTypes, false},
+	kAddStrided: {"add_strided", allTypes | halfTypes, false},
+	kSubStrided: {"sub_strided", allTypes | halfTypes, false},
+	kMulStrided: {"mul_strided", allTypes | halfTypes, false},
+	kDivStrided: {"div_strided", allTypes | halfTypes, false},
 
 	// Strided copies (views: copy_strided.go).
 	kCopyStrided: {"copy_strided", allTypes | halfTypes, false},
@@ -215,12 +217,12 @@ var kops = [numKops]struct {
 	kScanRows: {"scanrows", realTypes, true},
 	kScanCols: {"scancols", realTypes, true},
 	// Construction and indexing (index.go).
-	kArange:     {"arange", realTypes, false},
-	kLinspace:   {"linspace", realTypes, false},
-	kEye:        {"eye", allTypes, false},
-	kConcat:     {"concat", allTypes, false},
-	kTake:       {"take", allTypes, false},
-	kScatter:    {"scatter", allTypes, false},
+	kArange:     {"arange", realTypes | halfTypes, false},
+	kLinspace:   {"linspace", realTypes | halfTypes, false},
+	kEye:        {"eye", allTypes | halfTypes, false},
+	kConcat:     {"concat", allTypes | halfTypes, false},
+	kTake:       {"take", allTypes | halfTypes, false},
+	kScatter:    {"scatter", allTypes | halfTypes, false},
 	kScatterAdd: {"scatteradd", allTypes, false},
 	// Reduce tuning (reduce_axes.go).
 	kRSumRow:    {"rsumrow", allTypes, false},

@@ -366,9 +366,9 @@ func TestHalfFillAndRefusals(t *testing.T) {
 		}
 	}
 	d := alloc[half.Float16](t, e, 8, false)
-	err := kernels.Add[half.Float16](e.dev, e.s, d.p, d.p, d.p, 8)
+	err := kernels.SumRows[half.Float16](e.dev, e.s, d.p, d.p, 2, 4)
 	require.ErrorIs(t, err, kernels.ErrUnsupportedDType)
-	assert.Contains(t, err.Error(), "Add does not take float16")
+	assert.Contains(t, err.Error(), "SumRows does not take float16")
 	_, err = kernels.Sum[half.BFloat16](e.dev, e.s, d.p, 8)
 	require.ErrorIs(t, err, kernels.ErrUnsupportedDType)
 	assert.Contains(t, err.Error(), "bfloat16")

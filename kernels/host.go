@@ -134,6 +134,8 @@ func hostBinary(k kop, dt DType, dst, a, b backend.Ptr, n int) {
 		binaryOf[uint8](k, dst, a, b, n)
 	case Complex64:
 		binaryOf[complex64](k, dst, a, b, n)
+	case Float16, BFloat16:
+		hostHalfBinary(k, dt, dst, a, b, n)
 	}
 }
 
@@ -188,6 +190,8 @@ func hostScalar(k kop, dt DType, dst, a backend.Ptr, bits uint64, n int) {
 		scalarOf[uint8](k, dst, a, bits, n)
 	case Complex64:
 		scalarOf[complex64](k, dst, a, bits, n)
+	case Float16, BFloat16:
+		hostHalfScalar(k, dt, dst, a, bits, n)
 	}
 }
 
@@ -230,6 +234,8 @@ func hostAxpy(dt DType, y, x backend.Ptr, bits uint64, n int) {
 		axpyOf[float64](y, x, bits, n)
 	case Complex64:
 		axpyOf[complex64](y, x, bits, n)
+	case Float16, BFloat16:
+		hostHalfAxpy(dt, y, x, bits, n)
 	}
 }
 
@@ -251,6 +257,8 @@ func hostReluGrad(dt DType, dst, x, dy backend.Ptr, n int) {
 		reluGradOf[float32](dst, x, dy, n)
 	case Float64:
 		reluGradOf[float64](dst, x, dy, n)
+	case Float16, BFloat16:
+		hostHalfReluGrad(dt, dst, x, dy, n)
 	}
 }
 

@@ -23,7 +23,10 @@ var ErrIndex = errors.New("index out of range")
 // arithmetic as NumPy's arange fills an array: delta is (start+step) -
 // start in T, dst[1] is start+step itself, and each element is one
 // multiplication and one addition, each rounded (never a fused
-// multiply-add). Integers wrap as in Go. For the real types.
+// multiply-add). Integers wrap as in Go. For the real types, and float16
+// and bfloat16, whose elements are start + i*delta computed in float32
+// (delta = second - start) and rounded once, as NumPy fills a float16
+// array.
 func Arange[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, start, step T, n int) error {
 	dt := DTypeOf[T]()
 	t, err := prepare("Arange", kops[kArange].types, dt, dev, s, n, ptrArg{"dst", dst})
@@ -31,10 +34,14 @@ func Arange[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, start
 		return err
 	}
 	second, delta := arangeSteps(start, step)
-	if t.cu != nil {
-		return t.launch(kArange, 0, plainGrid(n, t.sms), dptr(dst), bitsOf(start), bitsOf(second), bitsOf(delta), int64(n))
+	startBits, secondBits, deltaBits := bitsOf(start), bitsOf(second), bitsOf(delta)
+	if halfTypes.has(dt) {
+		secondBits, deltaBits = halfArangeSteps(dt, startBits, bitsOf(step))
 	}
-	return t.enqueue(func() { hostArange(dt, dst, bitsOf(start), bitsOf(second), bitsOf(delta), n) })
+	if t.cu != nil {
+		return t.launch(kArange, 0, plainGrid(n, t.sms), dptr(dst), startBits, secondBits, deltaBits, int64(n))
+	}
+	return t.enqueue(func() { hostArange(dt, dst, startBits, secondBits, deltaBits, n) })
 }
 
 // Linspace sets dst to n values evenly spaced from start to stop (stop
@@ -44,7 +51,8 @@ func Arange[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, start
 // with endpoint, else n), or (i/div)*(stop-start) + start where step
 // underflows to 0, and the last element exactly stop with endpoint.
 // Integers truncate toward zero (NumPy's astype); start and stop must then
-// be finite and within T's range. For the real types.
+// be finite and within T's range. For the real types, float16 and bfloat16
+// (rounded once from the float64 value).
 func Linspace[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, start, stop float64, n int, endpoint bool) error {
 	dt := DTypeOf[T]()
 	t, err := prepare("Linspace", kops[kLinspace].types, dt, dev, s, n, ptrArg{"dst", dst})
@@ -123,14 +131,14 @@ func boolInt(b bool) int32 {
 
 // Eye sets the row-major rows × cols matrix dst to ones on diagonal k (the
 // elements whose column minus row is k: 0 the main diagonal, k > 0 above
-// it, k < 0 below) and zeros elsewhere; every Elem type.
+// it, k < 0 below) and zeros elsewhere; every Elem type but bool.
 func Eye[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, rows, cols, k int) error {
 	dt := DTypeOf[T]()
 	if err := checkMatrix("Eye", dt, rows, cols); err != nil {
 		return err
 	}
 	n := rows * cols
-	t, err := prepare("Eye", allTypes, dt, dev, s, n, ptrArg{"dst", dst})
+	t, err := prepare("Eye", kops[kEye].types, dt, dev, s, n, ptrArg{"dst", dst})
 	if err != nil || n == 0 {
 		return err
 	}
@@ -156,7 +164,7 @@ const concatSlots = 8
 // row, after those of the parts before it. Concatenating arrays along an
 // axis is this with rows the product of the dimensions before the axis
 // and each part's columns the product of its dimensions from the axis on.
-// The parts must not overlap dst. Every Elem type.
+// The parts must not overlap dst. Every Elem type but bool.
 //
 // On a GPU a dst of one row (concatenation along the outermost axis) is one
 // device-to-device copy a part; otherwise one kernel launch copies up to 8
@@ -177,7 +185,7 @@ func Concat[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, rows 
 		return err
 	}
 	n := rows * cols
-	t, err := prepare("Concat", allTypes, dt, dev, s, n, ptrArg{"dst", dst})
+	t, err := prepare("Concat", kops[kConcat].types, dt, dev, s, n, ptrArg{"dst", dst})
 	if err != nil || n == 0 {
 		return err
 	}
@@ -248,7 +256,7 @@ func (l IndexLayout) String() string {
 // (0 or Dim-1) instead, and, when checked, Take waits for the stream to run
 // it (as a reduction does) and returns an error wrapping ErrIndex naming
 // one such index. Unchecked, Take returns at once and says nothing. dst
-// must not overlap src or idx. Every Elem type.
+// must not overlap src or idx. Every Elem type but bool.
 func Take[T Elem](dev backend.Device, s backend.Stream, dst, src, idx backend.Ptr, l IndexLayout, checked bool) error {
 	return indexOp("Take", kTake, DTypeOf[T](), dev, s, dst, src, idx, l, checked)
 }
@@ -258,7 +266,7 @@ func Take[T Elem](dev backend.Device, s backend.Stream, dst, src, idx backend.Pt
 // an index repeated, one of the values written to that element remains:
 // the last on the host backend, any on a GPU. Negative indices count from
 // the end once; an index outside [-Dim, Dim) writes nothing, and is
-// reported as Take reports it. Every Elem type.
+// reported as Take reports it. Every Elem type but bool.
 func Scatter[T Elem](dev backend.Device, s backend.Stream, dst, src, idx backend.Ptr, l IndexLayout, checked bool) error {
 	return indexOp("Scatter", kScatter, DTypeOf[T](), dev, s, dst, src, idx, l, checked)
 }
@@ -268,7 +276,8 @@ func Scatter[T Elem](dev backend.Device, s backend.Stream, dst, src, idx backend
 // On a GPU the adds are atomic and their order is not fixed, so float sums
 // may differ in the last bits from run to run; integer sums (which wrap) are
 // exact whatever the order. The host backend adds in index order. Every
-// Elem type.
+// Elem type but bool, float16 and bfloat16 (cuarray.ScatterAdd adds those
+// in float32).
 func ScatterAdd[T Elem](dev backend.Device, s backend.Stream, dst, src, idx backend.Ptr, l IndexLayout, checked bool) error {
 	return indexOp("ScatterAdd", kScatterAdd, DTypeOf[T](), dev, s, dst, src, idx, l, checked)
 }
@@ -288,7 +297,7 @@ func indexOp(op string, k kop, dt DType, dev backend.Device, s backend.Stream, d
 	if k != kTake {
 		dstN, srcN = indexed, gathered
 	}
-	t, err := prepare(op, allTypes, dt, dev, s, dstN, ptrArg{"dst", dst})
+	t, err := prepare(op, kops[k].types, dt, dev, s, dstN, ptrArg{"dst", dst})
 	if err != nil || gathered == 0 {
 		return err
 	}

@@ -24,6 +24,8 @@ func hostArange(dt DType, dst backend.Ptr, start, second, delta uint64, n int) {
 		arangeOf[int64](dst, start, second, delta, n)
 	case Uint8:
 		arangeOf[uint8](dst, start, second, delta, n)
+	case Float16, BFloat16:
+		hostHalfArange(dt, dst, start, second, delta, n)
 	}
 }
 
@@ -55,6 +57,8 @@ func hostLinspace(dt DType, dst backend.Ptr, p *linspacePlan, n int, endpoint bo
 		linspaceOf[int64](dst, p, n, endpoint)
 	case Uint8:
 		linspaceOf[uint8](dst, p, n, endpoint)
+	case Float16, BFloat16:
+		hostHalfLinspace(dt, dst, p, n, endpoint)
 	}
 }
 
@@ -81,6 +85,8 @@ func hostEye(dt DType, dst backend.Ptr, rows, cols, k int) {
 		eyeOf[uint8](dst, rows, cols, k)
 	case Complex64:
 		eyeOf[complex64](dst, rows, cols, k)
+	case Float16, BFloat16:
+		hostHalfEye(dt, dst, rows, cols, k)
 	}
 }
 
@@ -132,6 +138,8 @@ func hostIndex(k kop, dt DType, dst, src, idx backend.Ptr, l IndexLayout, bad *i
 		indexOf[uint8](k, dst, src, idx, l, bad)
 	case Complex64:
 		indexOf[complex64](k, dst, src, idx, l, bad)
+	case Float16, BFloat16:
+		indexOf[uint16](k, dst, src, idx, l, bad) // the patterns: Take and Scatter only
 	}
 }
 
@@ -182,7 +190,7 @@ func clampIndex(raw int64, dim int, bad *int64) int {
 	return dim - 1
 }
 
-func indexOf[T number](k kop, dstp, srcp, idxp backend.Ptr, l IndexLayout, bad *int64) {
+func indexOf[T number | uint16](k kop, dstp, srcp, idxp backend.Ptr, l IndexLayout, bad *int64) {
 	inner, dim, nidx := l.Inner, l.Dim, l.Indices
 	idx := hostView[int64](idxp, nidx)
 	indexed := l.Outer * dim * inner

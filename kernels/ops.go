@@ -51,23 +51,24 @@ func Copy[T Elem](dev backend.Device, s backend.Stream, dst, src backend.Ptr, n 
 	return nil
 }
 
-// Add sets dst = a + b elementwise, for every Elem type. Integers wrap on
-// overflow, as in Go.
+// Add sets dst = a + b elementwise, for every Elem type but bool. Integers
+// wrap on overflow, as in Go. float16 and bfloat16 compute in float32 and
+// round once, which for +, -, * and / is the correctly rounded result.
 func Add[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return binary("Add", kAdd, DTypeOf[T](), dev, s, dst, a, b, n)
 }
 
-// Sub sets dst = a - b elementwise, for every Elem type.
+// Sub sets dst = a - b elementwise, with Add's types and rules.
 func Sub[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return binary("Sub", kSub, DTypeOf[T](), dev, s, dst, a, b, n)
 }
 
-// Mul sets dst = a * b elementwise, for every Elem type.
+// Mul sets dst = a * b elementwise, with Add's types and rules.
 func Mul[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return binary("Mul", kMul, DTypeOf[T](), dev, s, dst, a, b, n)
 }
 
-// Div sets dst = a / b elementwise, for every Elem type. Integer division
+// Div sets dst = a / b elementwise, with Add's types. Integer division
 // truncates toward zero as in Go, and MinInt / -1 is MinInt as in Go; an
 // integer divided by zero gives 0 on every backend, where Go would panic.
 // Floats follow IEEE 754 (x/0 is ±Inf or NaN); complex64 division is Go's,
@@ -78,35 +79,38 @@ func Div[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n 
 
 // AddScalar sets dst = a + b elementwise for a scalar b.
 func AddScalar[T Elem](dev backend.Device, s backend.Stream, dst, a backend.Ptr, b T, n int) error {
-	return scalar("AddScalar", kAddScalar, allTypes, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
+	return scalar("AddScalar", kAddScalar, kops[kAddScalar].types, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
 }
 
 // SubScalar sets dst = a - b elementwise for a scalar b.
 func SubScalar[T Elem](dev backend.Device, s backend.Stream, dst, a backend.Ptr, b T, n int) error {
-	return scalar("SubScalar", kSubScalar, allTypes, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
+	return scalar("SubScalar", kSubScalar, kops[kSubScalar].types, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
 }
 
 // MulScalar sets dst = a * b elementwise for a scalar b.
 func MulScalar[T Elem](dev backend.Device, s backend.Stream, dst, a backend.Ptr, b T, n int) error {
-	return scalar("MulScalar", kMulScalar, allTypes, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
+	return scalar("MulScalar", kMulScalar, kops[kMulScalar].types, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
 }
 
 // DivScalar sets dst = a / b elementwise for a scalar b, with Div's rules
 // (an integer divided by zero is 0).
 func DivScalar[T Elem](dev backend.Device, s backend.Stream, dst, a backend.Ptr, b T, n int) error {
-	return scalar("DivScalar", kDivScalar, allTypes, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
+	return scalar("DivScalar", kDivScalar, kops[kDivScalar].types, DTypeOf[T](), dev, s, dst, a, bitsOf(b), n)
 }
 
-// Scale sets x = alpha * x, for float32, float64 and complex64.
+// Scale sets x = alpha * x, for float32, float64, complex64, float16 and
+// bfloat16 (computed in float32 and rounded once).
 func Scale[T Elem](dev backend.Device, s backend.Stream, alpha T, x backend.Ptr, n int) error {
-	return scalar("Scale", kMulScalar, inexactTypes, DTypeOf[T](), dev, s, x, x, bitsOf(alpha), n)
+	return scalar("Scale", kMulScalar, inexactTypes|halfTypes, DTypeOf[T](), dev, s, x, x, bitsOf(alpha), n)
 }
 
-// Axpy sets y = alpha*x + y, for float32, float64 and complex64. On a GPU
-// alpha*x + y is one fused multiply-add for the real types.
+// Axpy sets y = alpha*x + y, for float32, float64, complex64, float16 and
+// bfloat16. On a GPU alpha*x + y is one fused multiply-add for float32 and
+// float64; float16 and bfloat16 compute float32(alpha*x) (exact) + y in
+// float32 and round once to the type.
 func Axpy[T Elem](dev backend.Device, s backend.Stream, alpha T, x, y backend.Ptr, n int) error {
 	dt := DTypeOf[T]()
-	t, err := prepare("Axpy", inexactTypes, dt, dev, s, n, ptrArg{"x", x}, ptrArg{"y", y})
+	t, err := prepare("Axpy", kops[kAxpy].types, dt, dev, s, n, ptrArg{"x", x}, ptrArg{"y", y})
 	if err != nil || n == 0 {
 		return err
 	}
@@ -118,10 +122,10 @@ func Axpy[T Elem](dev backend.Device, s backend.Stream, alpha T, x, y backend.Pt
 }
 
 // ReluGrad sets dst = dy where x > 0 and 0 elsewhere (Relu's backward
-// pass), for float32 and float64.
+// pass), for float32, float64, float16 and bfloat16.
 func ReluGrad[T Elem](dev backend.Device, s backend.Stream, dst, x, dy backend.Ptr, n int) error {
 	dt := DTypeOf[T]()
-	t, err := prepare("ReluGrad", floatTypes, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"x", x}, ptrArg{"dy", dy})
+	t, err := prepare("ReluGrad", kops[kReluGrad].types, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"x", x}, ptrArg{"dy", dy})
 	if err != nil || n == 0 {
 		return err
 	}

@@ -21,6 +21,8 @@ func hostStrided(k kop, dt DType, dst, a, b backend.Ptr, l *stridedLayout) {
 		stridedOf[uint8](k, dst, a, b, l)
 	case Complex64:
 		stridedOf[complex64](k, dst, a, b, l)
+	case Float16, BFloat16:
+		hostHalfStrided(k, dt, dst, a, b, l)
 	}
 }
 

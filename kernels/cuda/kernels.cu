@@ -919,3 +919,4 @@ NN(double, f64, double)
 #include "scan_sort.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "half_ops.cuh"

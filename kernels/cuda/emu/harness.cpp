@@ -361,6 +361,7 @@ void test_strided(const char* name, K k, F ref) {
 #include "harness_sort.h"
 #include "index_checks.h"
 #include "half_check.h"
+#include "half_ops_check.h"
 
 int main() {
   if (emu_want("half")) check_half();
@@ -508,6 +509,7 @@ int main() {
   }
   if (emu_want("reduce_axes")) test_reduce_axes();
   if (emu_want("index")) test_index();
+  if (emu_want("half_ops")) check_half_ops();
   printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
   return failures != 0;
 }
