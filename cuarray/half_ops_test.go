@@ -224,8 +224,20 @@ func testHalfScansSorts[H halfElem](t *testing.T) {
 	}{
 		{"Cumsum", cuarray.Cumsum[H], func(a, v float64) float64 { return a + v }, false},
 		{"Cumprod", cuarray.Cumprod[H], func(a, v float64) float64 { return a * v }, false},
-		{"Cummax", cuarray.Cummax[H], func(a, v float64) float64 { return max(a, v) }, true},
-		{"Cummin", cuarray.Cummin[H], func(a, v float64) float64 { return min(a, v) }, true},
+		// NumPy's maximum.accumulate: a NaN stays, and a tie keeps the
+		// running value (-0 then +0 stays -0), where Go's max would take +0.
+		{"Cummax", cuarray.Cummax[H], func(a, v float64) float64 {
+			if v > a || v != v {
+				return v
+			}
+			return a
+		}, true},
+		{"Cummin", cuarray.Cummin[H], func(a, v float64) float64 {
+			if v < a || v != v {
+				return v
+			}
+			return a
+		}, true},
 	}
 	for _, sc := range scans {
 		for _, axis := range []int{1, 0} {
