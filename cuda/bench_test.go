@@ -105,8 +105,10 @@ func BenchmarkLaunchWords(b *testing.B) {
 	})
 }
 
-func benchLaunch(b *testing.B, launch func(s *cuda.Stream, f *cuda.Function, grid, block cuda.Dim3, p cuda.DevicePtr, n uint32) error) {
-	const launchBurst = 256
+// addOne is the tests' add_one kernel loaded on device 0, a non-blocking
+// stream and n floats for it, all released when the benchmark ends: what
+// the launch benchmarks and their C loops launch.
+func addOne(b *testing.B, n int) (*cuda.Function, *cuda.Stream, cuda.DevicePtr) {
 	c := gpu(b)
 	ptx, err := os.ReadFile("testdata/add_one.ptx")
 	if err != nil {
@@ -116,7 +118,7 @@ func benchLaunch(b *testing.B, launch func(s *cuda.Stream, f *cuda.Function, gri
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer m.Unload()
+	b.Cleanup(func() { m.Unload() })
 	f, err := m.Function("add_one")
 	if err != nil {
 		b.Fatal(err)
@@ -125,13 +127,19 @@ func benchLaunch(b *testing.B, launch func(s *cuda.Stream, f *cuda.Function, gri
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Destroy()
-	const n = 1024
-	p, err := c.MemAlloc(4 * n)
+	b.Cleanup(func() { s.Destroy() })
+	p, err := c.MemAlloc(4 * uint64(n))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.MemFree(p)
+	b.Cleanup(func() { c.MemFree(p) })
+	return f, s, p
+}
+
+func benchLaunch(b *testing.B, launch func(s *cuda.Stream, f *cuda.Function, grid, block cuda.Dim3, p cuda.DevicePtr, n uint32) error) {
+	const launchBurst = 256
+	const n = 1024
+	f, s, p := addOne(b, n)
 	grid, block := cuda.Dim3{X: n / 256, Y: 1, Z: 1}, cuda.Dim3{X: 256, Y: 1, Z: 1}
 	sync := func() {
 		if err := s.Synchronize(); err != nil {

@@ -1,7 +1,6 @@
 package cuda_test
 
 import (
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -24,31 +23,8 @@ import (
 //	over-floor-ns op-ns minus floor-ns: what gocuda adds
 func BenchmarkSmallOpOverFloor(b *testing.B) {
 	const burst = 256
-	c := gpu(b)
-	ptx, err := os.ReadFile("testdata/add_one.ptx")
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := c.LoadModule(ptx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Unload()
-	f, err := m.Function("add_one")
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, err := c.NewStream(cuda.StreamNonBlocking)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Destroy()
 	const n = 4096
-	p, err := c.MemAlloc(4 * n)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.MemFree(p)
+	f, cs, p := addOne(b, n)
 	x := cuarray.Must(cuarray.Ones[float32](n))
 	y := cuarray.Must(cuarray.Ones[float32](n))
 	s := cuarray.Must(cuarray.DefaultStream(0))
