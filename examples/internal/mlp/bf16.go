@@ -5,20 +5,29 @@ import (
 	"github.com/gocuda/gocuda/half"
 )
 
-// bf16 is a bfloat16 array: the matrix products' operands in StepBF16.
+// bf16 is a bfloat16 array: the activations and products' operands in
+// StepBF16.
 type bf16 = cuarray.Array[half.BFloat16]
 
 // StepBF16 is Step in mixed precision, as torch.autocast(dtype=bfloat16)
 // runs a Linear layer: every matrix product takes bfloat16 operands on the
-// tensor cores and accumulates in float32. The weights stay float32 (the
-// master copy SGD updates) and are rounded to bfloat16 each step; each
-// layer's input is rounded to bfloat16 once and kept so for the backward
-// pass, which therefore saves half the bytes of Step's. The products write
-// float32 (cuarray.GemmEx), so the bias, ReLU, the loss and the gradients'
-// sums stay float32, as autocast keeps the loss.
+// tensor cores and accumulates in float32, and the activations stay
+// bfloat16 between the products, so each layer moves half the bytes of
+// Step's. The weights and biases stay float32 (the master copies SGD
+// updates) and are rounded to bfloat16 each step; the weights' and biases'
+// gradients come out of their products in float32, and the loss is
+// computed in float32 from the logits, as autocast keeps the loss.
+//
+// A layer's forward pass is z = h·W (bfloat16 result), z += b (the bias
+// broadcast over the rows, computed in float32 and rounded once), and ReLU
+// in place; its backward pass takes the gradient through ReLU from the
+// layer's bfloat16 output (h > 0 exactly where h·W + b > 0), the bias's
+// gradient as the product onesᵀ·dz (one read of dz on the tensor cores),
+// and dh = dz·Wᵀ in bfloat16.
 func (m *MLP) StepBF16(x *cuarray.Array[float32], labels *cuarray.Array[int32]) (*cuarray.Array[float32], error) {
 	f := m.f
 	s := f.Stream()
+	b16 := cuarray.On[half.BFloat16](s)
 	m.newBytes = 0
 	batch := x.Shape()[0]
 	round := func(a *cuarray.Array[float32]) (*bf16, error) {
@@ -28,86 +37,96 @@ func (m *MLP) StepBF16(x *cuarray.Array[float32], labels *cuarray.Array[int32]) 
 		}
 		return b, err
 	}
-
-	// Forward: z = h·W + b in float32 from bfloat16 h and W.
-	inputs := make([]*bf16, 0, len(m.Layers)) // each layer's input, rounded
-	weights := make([]*bf16, 0, len(m.Layers))
-	var pre []*cuarray.Array[float32]
-	h := x
-	for _, l := range m.Layers {
-		hb, err := round(h)
-		if err != nil {
-			return nil, err
+	newBF16 := func(shape ...int) (*bf16, error) {
+		b, err := b16.New(shape...)
+		if err == nil {
+			m.newBytes += int64(2 * b.Len())
 		}
-		wb, err := round(l.W)
-		if err != nil {
-			return nil, err
-		}
-		inputs, weights = append(inputs, hb), append(weights, wb)
-		z, err := m.new(batch, l.W.Shape()[1])
-		if err != nil {
-			return nil, err
-		}
-		if _, err := cuarray.GemmEx(s, z, false, false, 1, hb, wb, 0); err != nil { // z = h·W
-			return nil, err
-		}
-		if _, err := f.AddRowVector(z, z, l.B); err != nil {
-			return nil, err
-		}
-		pre = append(pre, z)
-		h = z
-		if l.Relu {
-			if h, err = m.new(z.Shape()...); err != nil {
-				return nil, err
-			}
-			if _, err := f.Relu(h, z); err != nil {
-				return nil, err
-			}
-		}
+		return b, err
 	}
-
-	loss, dz, err := m.lossGrad(h, labels)
+	ones, err := m.onesBF16(batch)
 	if err != nil {
 		return nil, err
 	}
 
-	// Backward: the products' operands in bfloat16, their results and the
-	// rest in float32.
-	for i := len(m.Layers) - 1; i >= 0; i-- {
-		l := m.Layers[i]
-		dzb, err := round(dz)
+	// Forward, bfloat16 throughout.
+	inputs := make([]*bf16, 0, len(m.Layers)) // each layer's input
+	weights := make([]*bf16, 0, len(m.Layers))
+	h, err := round(x)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range m.Layers {
+		wb, err := round(l.W)
 		if err != nil {
 			return nil, err
 		}
+		bb, err := round(l.B)
+		if err != nil {
+			return nil, err
+		}
+		inputs, weights = append(inputs, h), append(weights, wb)
+		z, err := newBF16(batch, l.W.Shape()[1])
+		if err != nil {
+			return nil, err
+		}
+		if _, err := cuarray.GemmEx(s, z, false, false, 1, h, wb, 0); err != nil { // z = h·W
+			return nil, err
+		}
+		if _, err := b16.AddRowVector(z, z, bb); err != nil {
+			return nil, err
+		}
+		if l.Relu {
+			if _, err := b16.Relu(z, z); err != nil {
+				return nil, err
+			}
+		}
+		h = z
+	}
+	logits, err := cuarray.Convert[float32](s, nil, h)
+	if err != nil {
+		return nil, err
+	}
+	m.newBytes += int64(4 * logits.Len())
+	loss, dz32, err := m.lossGrad(logits, labels)
+	if err != nil {
+		return nil, err
+	}
+	dz, err := round(dz32)
+	if err != nil {
+		return nil, err
+	}
+
+	// Backward: dz bfloat16, the weights' and biases' gradients float32.
+	for i := len(m.Layers) - 1; i >= 0; i-- {
+		l := m.Layers[i]
 		dW, err := m.new(l.W.Shape()...)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := cuarray.GemmEx(s, dW, true, false, 1, inputs[i], dzb, 0); err != nil { // dW = inᵀ·dz
+		if _, err := cuarray.GemmEx(s, dW, true, false, 1, inputs[i], dz, 0); err != nil { // dW = inᵀ·dz
 			return nil, err
 		}
-		db, err := m.new(l.B.Len())
+		db, err := m.new(1, l.B.Len())
 		if err != nil {
 			return nil, err
 		}
-		if _, err := f.SumCols(db, dz); err != nil {
+		if _, err := cuarray.GemmEx(s, db, false, false, 1, ones, dz, 0); err != nil { // db = onesᵀ·dz
 			return nil, err
 		}
 		if i > 0 {
-			dh, err := m.new(batch, l.W.Shape()[0])
+			dh, err := newBF16(batch, l.W.Shape()[0])
 			if err != nil {
 				return nil, err
 			}
-			if _, err := cuarray.GemmEx(s, dh, false, true, 1, dzb, weights[i], 0); err != nil { // dh = dz·Wᵀ
+			if _, err := cuarray.GemmEx(s, dh, false, true, 1, dz, weights[i], 0); err != nil { // dh = dz·Wᵀ
 				return nil, err
 			}
-			if dz, err = m.new(dh.Shape()...); err != nil {
+			// Through ReLU, from the previous layer's output (this
+			// layer's input), in place.
+			if dz, err = b16.ReluGrad(dh, inputs[i], dh); err != nil {
 				return nil, err
 			}
-			if _, err := f.ReluGrad(dz, pre[i-1], dh); err != nil {
-				return nil, err
-			}
-			pre[i-1] = nil
 		}
 		// Served: dropped so that the collector may take them while the
 		// step goes on (Step says why).
@@ -115,9 +134,27 @@ func (m *MLP) StepBF16(x *cuarray.Array[float32], labels *cuarray.Array[int32]) 
 		if err := m.sgd(l.W, l.vW, dW); err != nil {
 			return nil, err
 		}
-		if err := m.sgd(l.B, l.vB, db); err != nil {
+		db1, err := db.Reshape(l.B.Len())
+		if err != nil {
+			return nil, err
+		}
+		if err := m.sgd(l.B, l.vB, db1); err != nil {
 			return nil, err
 		}
 	}
 	return loss, nil
+}
+
+// onesBF16 is a 1 × n row of bfloat16 ones, kept for the next step: the
+// left operand of the biases' gradient product.
+func (m *MLP) onesBF16(n int) (*bf16, error) {
+	if m.ones != nil && m.ones.Len() == n {
+		return m.ones, nil
+	}
+	o, err := cuarray.On[half.BFloat16](m.f.Stream()).Full(half.BFloat16FromFloat32(1), 1, n)
+	if err != nil {
+		return nil, err
+	}
+	m.ones = o
+	return o, nil
 }

@@ -63,6 +63,7 @@ type MLP struct {
 	LR, Mom  float32
 	f        cuarray.Ops[float32]
 	newBytes int64 // bytes of the arrays the last Step made
+	ones     *bf16 // StepBF16's row of ones (onesBF16)
 }
 
 // NewMLP makes in → width (depth times, with relu) → classes.
