@@ -103,7 +103,7 @@ struct Widest {
 // of them, each a grid stride apart (so that a warp's accesses stay
 // coalesced). Memory-bound kernels need many loads in flight to reach the
 // copy bandwidth; one vector a thread leaves the loop waiting on each.
-#define EW_UNROLL 4
+#define EW_UNROLL 4  // kernels/gpu.go's ewUnroll sizes the grids by it
 
 // In: one input of a driver, of K-element chunks. A full input reads
 // element i at p[i]; a scalar one (S) is a single element, read once per
