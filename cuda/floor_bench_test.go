@@ -21,6 +21,8 @@ import (
 //	op-ns         the cuarray.Add, host time per call (also ns/op)
 //	floor-ns      the C loop's cuLaunchKernel per launch
 //	over-floor-ns op-ns minus floor-ns: what gocuda adds
+//	alloc/op      the allocating form (a nil dst, then UnsafeFree) over
+//	              the in-place one, also in alternating bursts
 func BenchmarkSmallOpOverFloor(b *testing.B) {
 	const burst = 256
 	const n = 4096
@@ -46,7 +48,16 @@ func BenchmarkSmallOpOverFloor(b *testing.B) {
 	}
 	sync()
 	floor()
-	var ops, floors []float64
+	allocating := func() {
+		z, err := cuarray.Add(nil, x, y)
+		if err != nil {
+			b.Fatal(err)
+		}
+		z.UnsafeFree()
+	}
+	allocating()
+	sync()
+	var ops, allocs, floors []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i += burst {
 		start := time.Now()
@@ -59,6 +70,12 @@ func BenchmarkSmallOpOverFloor(b *testing.B) {
 		b.StopTimer()
 		sync()
 		floors = append(floors, floor())
+		start = time.Now()
+		for range burst {
+			allocating()
+		}
+		allocs = append(allocs, float64(time.Since(start).Nanoseconds())/burst)
+		sync()
 		b.StartTimer()
 	}
 	b.StopTimer()
@@ -67,6 +84,7 @@ func BenchmarkSmallOpOverFloor(b *testing.B) {
 	b.ReportMetric(op, "op-ns")
 	b.ReportMetric(fl, "floor-ns")
 	b.ReportMetric(op-fl, "over-floor-ns")
+	b.ReportMetric(median(allocs)/op, "alloc/op")
 }
 
 func median(v []float64) float64 {
