@@ -1606,7 +1606,7 @@ func hostPowF64(d []float64, xs, ys []float64) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
 		y := ys[i]
-		d[i] = math.Pow(x, y)
+		d[i] = pow64(x, y)
 	}
 }
 

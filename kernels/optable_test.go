@@ -249,10 +249,21 @@ func (op binaryRef[O, T]) want(a, b T) (O, float64) {
 // and multiplies by Exp(frac(b)·Log(a)), so its error grows with |b| and
 // |ln a|, about one float64 epsilon each (the H100 gave 60 ulps apart from
 // it at b = 255.9, a result near 1e193). CUDA's pow is within 2 ulps.
+// pow64Ref is math.Pow, but for a subnormal base, which Go's math.Pow gets
+// wrong (Pow(5e-324, -0.45) is 5.4e138 there, 4.4e145 in C's libm and on
+// the GPU): the base is scaled into the normal range first and 2^(-64b)
+// multiplied back.
+func pow64Ref(a, b float64) float64 {
+	if a != 0 && math.Abs(a) < 0x1p-1022 {
+		return math.Pow(a*0x1p64, b) * math.Exp2(-64*b)
+	}
+	return math.Pow(a, b)
+}
+
 // Where the result or an operand is 0, infinite or NaN (IEEE's special
 // cases, exact in both), it is 0: no room.
 func powRefScale(a, b float64) float64 {
-	w := math.Abs(math.Pow(a, b))
+	w := math.Abs(pow64Ref(a, b))
 	if w == 0 || math.IsInf(w, 0) || math.IsNaN(w) || a == 0 || math.IsInf(a, 0) || math.IsInf(b, 0) {
 		return 0
 	}
@@ -370,7 +381,7 @@ func TestTableBinary(t *testing.T) {
 		}},
 		{"float64", func(t *testing.T) {
 			testRealBinary[float64](t, e)
-			testBinaryOps(t, e, []binaryRef[float64, float64]{{name: "Pow", run: kernels.Pow[float64], ref: math.Pow, rtol: 4e-15, scale: powRefScale}})
+			testBinaryOps(t, e, []binaryRef[float64, float64]{{name: "Pow", run: kernels.Pow[float64], ref: pow64Ref, rtol: 4e-15, scale: powRefScale}})
 		}},
 		{"int32", func(t *testing.T) { testRealBinary[int32](t, e) }},
 		{"int64", func(t *testing.T) { testRealBinary[int64](t, e) }},
@@ -757,5 +768,26 @@ func TestPowRefScaleLeavesSpecialsExact(t *testing.T) {
 	}
 	w := math.Pow(1.5, 255.9)
 	assert.Greater(t, powRefScale(1.5, 255.9), 2*w, "a large exponent gets room")
+	// C's pow(5e-324, -0.450492223011425), which the H100 gave as well.
+	assert.InEpsilon(t, 4.4354293232348234e+145, pow64Ref(5e-324, -0.450492223011425), 1e-13, "a subnormal base")
 	assert.InEpsilon(t, 1.0, powRefScale(1.5, 1)/1.5, 0.2, "a small exponent little")
+}
+
+// Pow of a subnormal base agrees with C's pow on both backends (Go's
+// math.Pow, which the host backend used, was off by seven orders there).
+func TestPowOfASubnormalBaseIsCs(t *testing.T) {
+	e := newEnv(t)
+	a := upload(t, e, []float64{5e-324, -5e-324, 5e-324}, false)
+	b := upload(t, e, []float64{-0.450492223011425, 3, 0.3431100381505967}, false)
+	d := alloc[float64](t, e, 3, false)
+	require.NoError(t, kernels.Pow[float64](e.dev, e.s, d.p, a.p, b.p, 3))
+	got := d.read(t)
+	for i, want := range []float64{4.4354293232348234e+145, math.Copysign(0, -1), 1.1759588349399293e-111} {
+		if want == 0 {
+			assert.Equal(t, math.Signbit(want), math.Signbit(got[i]), "[%d] sign", i)
+			assert.Zero(t, got[i], "[%d]", i)
+			continue
+		}
+		assert.InEpsilon(t, want, got[i], 1e-13, "[%d]", i)
+	}
 }

@@ -81,7 +81,7 @@ var Ops = []Op{
 		Names: "np.power, torch.pow, a .^ b",
 		Impls: []Impl{
 			{Types: "f32", C: "powf(x, y)", Go: "float32(math.Pow(float64(x), float64(y)))"},
-			{Types: "f64", C: "pow(x, y)", Go: "math.Pow(x, y)"},
+			{Types: "f64", C: "pow(x, y)", Go: "pow64(x, y)"},
 		},
 	},
 	{
