@@ -17,7 +17,7 @@ func main() {
 		log.Fatal(err)
 	}
 	y := cuarray.Must(cuarray.Ones[float32](2, 3))
-	if err := cuarray.Axpy(2, x, y); err != nil { // y = 2x + y
+	if _, err := cuarray.Axpy(y, 2, x, y); err != nil { // y = 2x + y
 		log.Fatal(err)
 	}
 	host, err := y.ToSlice()
