@@ -2,9 +2,7 @@ package cuarray
 
 import (
 	"fmt"
-	"slices"
 
-	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/half"
 	"github.com/gocuda/gocuda/kernels"
 )
@@ -277,21 +275,10 @@ func topKHalf[T Elem](o Ops[T], values *Array[T], indices *Array[int64], x *Arra
 // dst rounded once at the end.
 func scatterAddHalf[T Elem](o Ops[T], dst, src *Array[T], indices *Array[int64], axis int) (*Array[T], error) {
 	const op = "ScatterAdd"
-	if dst == nil {
-		return nil, fmt.Errorf("cuarray: %s: dst is nil; it is the array written into and must exist (make it with Zeros): %w", op, backend.ErrInvalidValue)
-	}
-	// The layout, the indices and src's shape are checked on the half
-	// arrays first, so that errors name them and no temporary is made.
-	l, out, err := o.indexLayout(op, "dst", dst, indices, axis)
-	if err != nil {
+	// Checked on the half arrays first, so that errors name them and no
+	// temporary is made.
+	if _, err := o.scatterLayout(op, dst, src, indices, axis); err != nil {
 		return nil, err
-	}
-	if err := src.check(op, "src"); err != nil {
-		return nil, err
-	}
-	if want := slices.Concat(out[:l.ax], indices.shape(), out[l.ax+1:]); !slices.Equal(src.shape(), want) {
-		return nil, fmt.Errorf("cuarray: %s along axis %d: src %s must have dst %s's shape with the axis replaced by indices %s's, %s: %w",
-			op, axis, src, dst, indices, fmtShape(want), ErrShape)
 	}
 	ws, free, err := widenAll[float32](o, op, []string{"dst", "src"}, dst, src)
 	if err != nil {

@@ -72,20 +72,9 @@ func (o Ops[T]) ScatterAdd(dst, src *Array[T], indices *Array[int64], axis int) 
 }
 
 func (o Ops[T]) scatter(op string, k indexKernel, dst, src *Array[T], indices *Array[int64], axis int) (*Array[T], error) {
-	if dst == nil {
-		return nil, fmt.Errorf("cuarray: %s: dst is nil; it is the array written into and must exist (make it with Zeros): %w", op, backend.ErrInvalidValue)
-	}
-	l, out, err := o.indexLayout(op, "dst", dst, indices, axis)
+	l, err := o.scatterLayout(op, dst, src, indices, axis)
 	if err != nil {
 		return nil, err
-	}
-	if err := src.check(op, "src"); err != nil {
-		return nil, err
-	}
-	want := slices.Concat(out[:l.ax], indices.shape(), out[l.ax+1:])
-	if !slices.Equal(src.shape(), want) {
-		return nil, fmt.Errorf("cuarray: %s along axis %d: src %s must have dst %s's shape with the axis replaced by indices %s's, %s: %w",
-			op, axis, src, dst, indices, fmtShape(want), ErrShape)
 	}
 	if src.origin.dev != dst.origin.dev {
 		return nil, fmt.Errorf("cuarray: %s: dst is on device %d, src on device %d; copy one first: %w",
@@ -95,6 +84,27 @@ func (o Ops[T]) scatter(op string, k indexKernel, dst, src *Array[T], indices *A
 		return nil, err
 	}
 	return dst, nil
+}
+
+// scatterLayout checks a scatter's dst, indices, axis and src (src's shape
+// is dst's with the axis replaced by the indices' shape) and returns the
+// layout.
+func (o Ops[T]) scatterLayout(op string, dst, src *Array[T], indices *Array[int64], axis int) (axisLayout, error) {
+	if dst == nil {
+		return axisLayout{}, fmt.Errorf("cuarray: %s: dst is nil; it is the array written into and must exist (make it with Zeros): %w", op, backend.ErrInvalidValue)
+	}
+	l, out, err := o.indexLayout(op, "dst", dst, indices, axis)
+	if err != nil {
+		return axisLayout{}, err
+	}
+	if err := src.check(op, "src"); err != nil {
+		return axisLayout{}, err
+	}
+	if want := slices.Concat(out[:l.ax], indices.shape(), out[l.ax+1:]); !slices.Equal(src.shape(), want) {
+		return axisLayout{}, fmt.Errorf("cuarray: %s along axis %d: src %s must have dst %s's shape with the axis replaced by indices %s's, %s: %w",
+			op, axis, src, dst, indices, fmtShape(want), ErrShape)
+	}
+	return l, nil
 }
 
 type indexKernel func(dev backend.Device, s backend.Stream, dst, src, idx backend.Ptr, l kernels.IndexLayout, checked bool) error
