@@ -3,7 +3,9 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/backend/host"
@@ -141,14 +143,41 @@ func (t *target) declare(name string, p backend.Ptr, bytes uint64) {
 	}
 }
 
+// resolvedGPU is what resolve found for a GPU stream.
+type resolvedGPU struct {
+	dev backend.Device
+	s   backend.Stream
+	cu  devstream.GPU
+	cs  *cuda.Stream
+	sms int
+}
+
+// lastGPU is the GPU stream resolved last. It holds the stream, so the
+// pointer compare cannot match a new stream at a collected one's address;
+// a stream's handle and device never change, so the entry never goes
+// stale. Only types whose == cannot panic are stored (every GPU stream is
+// a pointer).
+var lastGPU atomic.Pointer[resolvedGPU]
+
 // resolve finds the backend of dev and checks that s is one of its streams.
 func (t *target) resolve(dev backend.Device, s backend.Stream) error {
+	// A program queues most of its operations on one stream: the last GPU
+	// stream resolved answers them with one atomic load and two pointer
+	// compares, where Resolve makes two reflect nil checks, two interface
+	// assertions and three interface calls (one copying the device's Info).
+	if g := lastGPU.Load(); g != nil && g.s == s && g.dev == dev {
+		t.cu, t.cs, t.sms = g.cu, g.cs, g.sms
+		return nil
+	}
 	on, err := devstream.Resolve(dev, s)
 	if err != nil {
 		return t.errorf("%w", err)
 	}
 	if d := on.GPU; d != nil {
 		t.cu, t.cs, t.sms = d, on.GPUStream.CUDA(), max(d.Info().MultiProcessors, 1)
+		if reflect.TypeOf(s).Comparable() && reflect.TypeOf(dev).Comparable() {
+			lastGPU.Store(&resolvedGPU{dev: dev, s: s, cu: t.cu, cs: t.cs, sms: t.sms})
+		}
 		return nil
 	}
 	hs := on.HostStream
