@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -374,8 +375,11 @@ const ewUnroll = 4
 // that the kernels' registers do not let fit leaves a tail. Small arrays
 // still spread over up to two blocks an SM, a vector a thread.
 func elementwiseGrid(n int, dt DType, sms int) uint32 {
-	perVec := 16 / dt.Size()
-	vecs := (n + perVec - 1) / perVec
+	// Every element size is a power of two: a shift, not the two 64-bit
+	// divisions (tens of cycles each) of (n + perVec - 1) / perVec on
+	// the launch path of every small operation.
+	sh := 4 - bits.TrailingZeros(uint(dt.Size())) // log2 of the elements in 16 bytes
+	vecs := (n + 1<<sh - 1) >> sh
 	blocks := (vecs + threads*ewUnroll - 1) / (threads * ewUnroll)
 	spread := min((vecs+threads-1)/threads, 2*sms)
 	return clampGrid(max(blocks, spread), math.MaxInt32)
