@@ -374,11 +374,45 @@ const ewUnroll = 4
 // that the kernels' registers do not let fit leaves a tail. Small arrays
 // still spread over up to two blocks an SM, a vector a thread.
 func elementwiseGrid(n int, dt DType, sms int) uint32 {
-	perVec := 16 / dt.Size()
-	vecs := (n + perVec - 1) / perVec
-	blocks := (vecs + threads*ewUnroll - 1) / (threads * ewUnroll)
-	spread := min((vecs+threads-1)/threads, 2*sms)
+	return chunkGrid(n, 16/dt.Size(), ewUnroll, sms)
+}
+
+// chunkGrid: per chunks of perChunk elements a thread, at least
+// min(chunks / threads, 2 SMs) blocks.
+func chunkGrid(n, perChunk, per, sms int) uint32 {
+	chunks := (n + perChunk - 1) / perChunk
+	blocks := (chunks + threads*per - 1) / (threads * per)
+	spread := min((chunks+threads-1)/threads, 2*sms)
 	return clampGrid(max(blocks, spread), math.MaxInt32)
+}
+
+// convMaxIn and convChunks size the launches of the narrowing conversions
+// (econv in cuda/optable.cuh: CONV_MAXIN, the most bytes of input in a
+// chunk; convChunks, the chunks a thread covers, CONV_UNROLL of them a
+// group double-buffered). exp/conv's bench sweeps both.
+const (
+	convMaxIn  = 32
+	convChunks = 4
+)
+
+// convK is the elements in a chunk of a narrowing conversion from → to:
+// one 16-byte store, at most convMaxIn bytes of input (optable.cuh's
+// ConvK).
+func convK(from, to DType) int {
+	return min(16/to.Size(), convMaxIn/from.Size())
+}
+
+// convertGrid sizes a conversion's launch as its kernel moves it: a
+// narrowing conversion (to narrower than from) in chunks of convK
+// elements, convChunks a thread; any other as elementwiseGrid of the wider
+// type (the kernel is emap1). The kernels are grid-stride loops, correct
+// for any grid (an unaligned view takes smaller chunks); the grid only
+// sets the speed.
+func convertGrid(n int, from, to DType, sms int) uint32 {
+	if to.Size() >= from.Size() {
+		return elementwiseGrid(n, to, sms)
+	}
+	return chunkGrid(n, convK(from, to), convChunks, sms)
 }
 
 // reduceGrid sizes a whole-array reduction's pass 1: at most the blocks

@@ -203,11 +203,12 @@ struct Case {
     return true;
   }
   // check: the whole array at the Go-side grid; an odd length (a tail) on
-  // a few blocks; a view at an odd offset (the unaligned fallback); an
-  // offset of 8 elements (aligned to 16 bytes only for some types).
+  // a few blocks; a view at an odd offset (one element a thread); views 2,
+  // 4 and 8 elements in (dst aligned to less than 16 bytes: emap1's
+  // narrower chunks, or the wide ones).
   bool check(void (*kern)(O*, const A*, i64), int g) {
     return check1(kern, g, 0, n) && check1(kern, 3, 0, n - 5) && check1(kern, 7, 1, n - 9) &&
-           check1(kern, 5, 8, n - 8 - 3);
+           check1(kern, 5, 2, n - 2 - 3) && check1(kern, 5, 4, n - 4 - 3) && check1(kern, 5, 8, n - 8 - 3);
   }
 
   // run times kern (chunks of K elements, for the c sweep) over the grid
