@@ -8,7 +8,9 @@
 // 16 / (the widest operand's size), as one aligned access per operand of
 // K * its size bytes (16 for the widest, less for narrower ones), when
 // every pointer is aligned to its access; otherwise one element a thread.
-// Grid-stride, EW_UNROLL chunks in flight a thread, 64-bit lengths; dst may
+// Conversions go through econv, which gives a narrowing one (float32 →
+// bfloat16) chunks of 16 / (the output's size) elements, so that its
+// stores are 16 bytes too. Grid-stride, EW_UNROLL chunks in flight a thread, 64-bit lengths; dst may
 // be an input of its own type exactly. The two- and three-input drivers
 // take a set of flags naming the inputs that are single elements (a scalar
 // broadcast to every element), one kernel for every combination.
