@@ -375,14 +375,59 @@ const ewUnroll = 4
 // that the kernels' registers do not let fit leaves a tail. Small arrays
 // still spread over up to two blocks an SM, a vector a thread.
 func elementwiseGrid(n int, dt DType, sms int) uint32 {
-	// Every element size is a power of two: a shift, not the two 64-bit
-	// divisions (tens of cycles each) of (n + perVec - 1) / perVec on
-	// the launch path of every small operation.
-	sh := 4 - bits.TrailingZeros(uint(dt.Size())) // log2 of the elements in 16 bytes
-	vecs := (n + 1<<sh - 1) >> sh
-	blocks := (vecs + threads*ewUnroll - 1) / (threads * ewUnroll)
-	spread := min((vecs+threads-1)/threads, 2*sms)
+	return chunkGrid(n, 16/dt.Size(), ewUnroll, sms)
+}
+
+// chunkGrid: per chunks of perChunk elements a thread, at least
+// min(chunks / threads, 2 SMs) blocks. perChunk is a power of two (16
+// bytes of elements, or a conversion's convK): the chunks are counted by
+// a shift, not by the 64-bit division (tens of cycles) that every small
+// operation's launch would otherwise pay.
+func chunkGrid(n, perChunk, per, sms int) uint32 {
+	sh := bits.TrailingZeros(uint(perChunk))
+	chunks := (n + 1<<sh - 1) >> sh
+	blocks := (chunks + threads*per - 1) / (threads * per)
+	spread := min((chunks+threads-1)/threads, 2*sms)
 	return clampGrid(max(blocks, spread), math.MaxInt32)
+}
+
+// convMaxIn and convChunks size the launches of the narrowing conversions
+// (econv in cuda/optable.cuh: CONV_MAXIN, the most bytes of input in a
+// chunk; convChunks, the chunks a thread covers, CONV_UNROLL of them a
+// group double-buffered). exp/conv's bench sweeps both.
+const convMaxIn = 32
+
+// convChunks is the chunks a thread of a narrowing conversion covers: one
+// for 2-byte outputs, two otherwise. exp/conv's sweep on the H100
+// (2026-11-26 12:39 UTC, econv<32, 2>, 4096² elements): float32 → bfloat16
+// 2815 GB/s at one chunk a thread, 2753 at two, 2748 at four (torch 2734);
+// float64 → float32 2900 at one, 2927 at two; float32 → uint8 2499 at
+// one, 2720 at two.
+func convChunks(to DType) int {
+	if to.Size() == 2 {
+		return 1
+	}
+	return 2
+}
+
+// convK is the elements in a chunk of a narrowing conversion from → to:
+// one 16-byte store, at most convMaxIn bytes of input (optable.cuh's
+// ConvK).
+func convK(from, to DType) int {
+	return min(16/to.Size(), convMaxIn/from.Size())
+}
+
+// convertGrid sizes a conversion's launch as its kernel moves it: a
+// narrowing conversion (to narrower than from) in chunks of convK
+// elements, convChunks a thread; any other as elementwiseGrid of the wider
+// type (the kernel is emap1). The kernels are grid-stride loops, correct
+// for any grid (an unaligned view takes smaller chunks); the grid only
+// sets the speed.
+func convertGrid(n int, from, to DType, sms int) uint32 {
+	if to.Size() >= from.Size() {
+		return elementwiseGrid(n, to, sms)
+	}
+	return chunkGrid(n, convK(from, to), convChunks(to), sms)
 }
 
 // reduceGrid sizes a whole-array reduction's pass 1: at most the blocks

@@ -188,11 +188,7 @@ func Convert[U, T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr
 	}
 	c := genConvert[from][to]
 	if t.cu != nil {
-		widest := from
-		if to.Size() > from.Size() {
-			widest = to
-		}
-		return t.launchIDW(genKernelID(c.kernel), elementwiseGrid(n, widest, t.sms), threads, wp(dst), wp(x), uint64(n))
+		return t.launchIDW(genKernelID(c.kernel), convertGrid(n, from, to, t.sms), threads, wp(dst), wp(x), uint64(n))
 	}
 	return t.enqueue(func() { c.host(dst, [3]backend.Ptr{x}, n, 0, 0) })
 }

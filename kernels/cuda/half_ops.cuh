@@ -93,23 +93,24 @@ __device__ __forceinline__ void arange_half(u16* dst, u16 start, u16 second, flo
     dst[i] = i == 1 ? second : Cv::narrow(__fadd_rn(s, __fmul_rn((float)i, delta)));
 }
 
+// HALF_SCALAR: gocuda_NAME_S, dst = a OP s for a scalar s (the Go value's
+// pattern in the low 16 bits), widened once, computed in float32, rounded.
+#define HALF_SCALAR(CV, S, NAME, OP)                                       \
+  KERNEL gocuda_##NAME##_##S(u16* dst, const u16* a, u64 s, i64 n) {       \
+    map1(dst, a, n, HalfScalarF<CV, OP>{CV::widen((u16)s)});               \
+  }
+
+// HALF_OPS: every hand-written kernel of one half type; take, scatter and
+// concat move the 16-bit patterns through index.cuh's INDEX_MOVE.
 #define HALF_OPS(CV, BITS, S, ADD, SUB, MUL, DIV)                                                                 \
   KERNEL gocuda_add_##S(u16* dst, const u16* a, const u16* b, i64 n) { map2(dst, a, b, n, ADD()); }               \
   KERNEL gocuda_sub_##S(u16* dst, const u16* a, const u16* b, i64 n) { map2(dst, a, b, n, SUB()); }               \
   KERNEL gocuda_mul_##S(u16* dst, const u16* a, const u16* b, i64 n) { map2(dst, a, b, n, MUL()); }               \
   KERNEL gocuda_div_##S(u16* dst, const u16* a, const u16* b, i64 n) { map2(dst, a, b, n, DIV()); }               \
-  KERNEL gocuda_adds_##S(u16* dst, const u16* a, u64 s, i64 n) {                                                  \
-    map1(dst, a, n, HalfScalarF<CV, AddF>{CV::widen((u16)s)});                                                    \
-  }                                                                                                               \
-  KERNEL gocuda_subs_##S(u16* dst, const u16* a, u64 s, i64 n) {                                                  \
-    map1(dst, a, n, HalfScalarF<CV, SubF>{CV::widen((u16)s)});                                                    \
-  }                                                                                                               \
-  KERNEL gocuda_muls_##S(u16* dst, const u16* a, u64 s, i64 n) {                                                  \
-    map1(dst, a, n, HalfScalarF<CV, MulF>{CV::widen((u16)s)});                                                    \
-  }                                                                                                               \
-  KERNEL gocuda_divs_##S(u16* dst, const u16* a, u64 s, i64 n) {                                                  \
-    map1(dst, a, n, HalfScalarF<CV, DivF>{CV::widen((u16)s)});                                                    \
-  }                                                                                                               \
+  HALF_SCALAR(CV, S, adds, AddF)                                                                                  \
+  HALF_SCALAR(CV, S, subs, SubF)                                                                                  \
+  HALF_SCALAR(CV, S, muls, MulF)                                                                                  \
+  HALF_SCALAR(CV, S, divs, DivF)                                                                                  \
   STRIDED_ONE(add, ADD, u16, S)                                                                                   \
   STRIDED_ONE(sub, SUB, u16, S)                                                                                   \
   STRIDED_ONE(mul, MUL, u16, S)                                                                                   \
@@ -119,21 +120,7 @@ __device__ __forceinline__ void arange_half(u16* dst, u16 start, u16 second, flo
   }                                                                                                               \
   KERNEL gocuda_relugrad_##S(u16* dst, const u16* x, const u16* dy, i64 n) { map2(dst, x, dy, n, HalfReluGradF<CV>()); } \
   KERNEL gocuda_eye_##S(BITS* dst, i64 rows, i64 cols, i64 k) { eye(dst, rows, cols, k); }                        \
-  KERNEL gocuda_concat_##S(u16* dst, i64 rows, i64 dcols, i64 ncols, const u16* s0, i64 w0, const u16* s1, i64 w1, \
-                           const u16* s2, i64 w2, const u16* s3, i64 w3, const u16* s4, i64 w4, const u16* s5,   \
-                           i64 w5, const u16* s6, i64 w6, const u16* s7, i64 w7) {                               \
-    const u16* const src[CONCAT_SLOTS] = {s0, s1, s2, s3, s4, s5, s6, s7};                                        \
-    const i64 w[CONCAT_SLOTS] = {w0, w1, w2, w3, w4, w5, w6, w7};                                                 \
-    concat(dst, rows, dcols, ncols, src, w);                                                                      \
-  }                                                                                                               \
-  KERNEL gocuda_take_##S(u16* dst, const u16* src, const i64* idx, i64 outer, i64 nidx, i64 dim, i64 inner,       \
-                         i64* bad) {                                                                              \
-    take(dst, src, idx, outer, nidx, dim, inner, bad);                                                            \
-  }                                                                                                               \
-  KERNEL gocuda_scatter_##S(u16* dst, const u16* src, const i64* idx, i64 outer, i64 nidx, i64 dim, i64 inner,    \
-                            i64* bad) {                                                                           \
-    scatter(dst, src, idx, outer, nidx, dim, inner, bad);                                                         \
-  }                                                                                                               \
+  INDEX_MOVE(u16, S)                                                                                              \
   KERNEL gocuda_arange_##S(u16* dst, u64 start, u64 second, u64 delta, i64 n) {                                   \
     arange_half<CV>(dst, (u16)start, (u16)second, __uint_as_float((unsigned)delta), n);                           \
   }                                                                                                               \

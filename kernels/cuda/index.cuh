@@ -174,8 +174,10 @@ __device__ __forceinline__ void scatter_add(T* dst, const T* src, const i64* idx
   }
 }
 
-#define INDEX_ALL(T, S)                                                                                          \
-  KERNEL gocuda_eye_##S(T* dst, i64 rows, i64 cols, i64 k) { eye(dst, rows, cols, k); }                          \
+// INDEX_MOVE: the kernels that move elements as they are (concat, take,
+// scatter), for any T of the element's size; half_ops.cuh invokes it with
+// u16 for float16 and bfloat16.
+#define INDEX_MOVE(T, S)                                                                                         \
   KERNEL gocuda_concat_##S(T* dst, i64 rows, i64 dcols, i64 ncols, const T* s0, i64 w0, const T* s1, i64 w1,     \
                            const T* s2, i64 w2, const T* s3, i64 w3, const T* s4, i64 w4, const T* s5, i64 w5,   \
                            const T* s6, i64 w6, const T* s7, i64 w7) {                                           \
@@ -190,7 +192,13 @@ __device__ __forceinline__ void scatter_add(T* dst, const T* src, const i64* idx
   KERNEL gocuda_scatter_##S(T* dst, const T* src, const i64* idx, i64 outer, i64 nidx, i64 dim, i64 inner,       \
                             i64* bad) {                                                                          \
     scatter(dst, src, idx, outer, nidx, dim, inner, bad);                                                        \
-  }                                                                                                              \
+  }
+
+// INDEX_ALL: every index kernel of a numeric T: eye, the moves, and
+// scatteradd (T's arithmetic).
+#define INDEX_ALL(T, S)                                                                                          \
+  KERNEL gocuda_eye_##S(T* dst, i64 rows, i64 cols, i64 k) { eye(dst, rows, cols, k); }                          \
+  INDEX_MOVE(T, S)                                                                                               \
   KERNEL gocuda_scatteradd_##S(T* dst, const T* src, const i64* idx, i64 outer, i64 nidx, i64 dim, i64 inner,    \
                                i64* bad) {                                                                       \
     scatter_add(dst, src, idx, outer, nidx, dim, inner, bad);                                                    \

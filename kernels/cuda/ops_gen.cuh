@@ -1115,324 +1115,324 @@ KERNEL gocuda_clamp_bf16(unsigned short* dst, const unsigned short* x, u64 lo, u
 struct gen_convert_f32_f32 {
   __device__ __forceinline__ float operator()(float x) const { return x; }
 };
-KERNEL gocuda_convert_f32_f32(float* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_f32()); }
+KERNEL gocuda_convert_f32_f32(float* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_f32()); }
 struct gen_convert_f32_f64 {
   __device__ __forceinline__ double operator()(float x) const { return (double)x; }
 };
-KERNEL gocuda_convert_f32_f64(double* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_f64()); }
+KERNEL gocuda_convert_f32_f64(double* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_f64()); }
 struct gen_convert_f32_i32 {
   __device__ __forceinline__ int operator()(float x) const { return sat_i32((double)x); }
 };
-KERNEL gocuda_convert_f32_i32(int* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_i32()); }
+KERNEL gocuda_convert_f32_i32(int* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_i32()); }
 struct gen_convert_f32_i64 {
   __device__ __forceinline__ i64 operator()(float x) const { return sat_i64((double)x); }
 };
-KERNEL gocuda_convert_f32_i64(i64* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_i64()); }
+KERNEL gocuda_convert_f32_i64(i64* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_i64()); }
 struct gen_convert_f32_u8 {
   __device__ __forceinline__ u8 operator()(float x) const { return sat_u8((double)x); }
 };
-KERNEL gocuda_convert_f32_u8(u8* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_u8()); }
+KERNEL gocuda_convert_f32_u8(u8* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_u8()); }
 struct gen_convert_f32_c64 {
   __device__ __forceinline__ c64 operator()(float x) const { return c64{(float)x, 0.0f}; }
 };
-KERNEL gocuda_convert_f32_c64(c64* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_c64()); }
+KERNEL gocuda_convert_f32_c64(c64* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_c64()); }
 struct gen_convert_f32_b8 {
   __device__ __forceinline__ bool operator()(float x) const { return (x != 0); }
 };
-KERNEL gocuda_convert_f32_b8(bool* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_b8()); }
+KERNEL gocuda_convert_f32_b8(bool* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_b8()); }
 struct gen_convert_f32_f16 {
   __device__ __forceinline__ unsigned short operator()(float x) const { return f32_to_f16(x); }
 };
-KERNEL gocuda_convert_f32_f16(unsigned short* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_f16()); }
+KERNEL gocuda_convert_f32_f16(unsigned short* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_f16()); }
 struct gen_convert_f32_bf16 {
   __device__ __forceinline__ unsigned short operator()(float x) const { return f32_to_bf16(x); }
 };
-KERNEL gocuda_convert_f32_bf16(unsigned short* dst, const float* x, i64 n) { emap1(dst, x, n, gen_convert_f32_bf16()); }
+KERNEL gocuda_convert_f32_bf16(unsigned short* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_bf16()); }
 struct gen_convert_f64_f32 {
   __device__ __forceinline__ float operator()(double x) const { return (float)x; }
 };
-KERNEL gocuda_convert_f64_f32(float* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_f32()); }
+KERNEL gocuda_convert_f64_f32(float* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_f32()); }
 struct gen_convert_f64_f64 {
   __device__ __forceinline__ double operator()(double x) const { return x; }
 };
-KERNEL gocuda_convert_f64_f64(double* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_f64()); }
+KERNEL gocuda_convert_f64_f64(double* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_f64()); }
 struct gen_convert_f64_i32 {
   __device__ __forceinline__ int operator()(double x) const { return sat_i32((double)x); }
 };
-KERNEL gocuda_convert_f64_i32(int* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_i32()); }
+KERNEL gocuda_convert_f64_i32(int* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_i32()); }
 struct gen_convert_f64_i64 {
   __device__ __forceinline__ i64 operator()(double x) const { return sat_i64((double)x); }
 };
-KERNEL gocuda_convert_f64_i64(i64* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_i64()); }
+KERNEL gocuda_convert_f64_i64(i64* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_i64()); }
 struct gen_convert_f64_u8 {
   __device__ __forceinline__ u8 operator()(double x) const { return sat_u8((double)x); }
 };
-KERNEL gocuda_convert_f64_u8(u8* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_u8()); }
+KERNEL gocuda_convert_f64_u8(u8* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_u8()); }
 struct gen_convert_f64_c64 {
   __device__ __forceinline__ c64 operator()(double x) const { return c64{(float)x, 0.0f}; }
 };
-KERNEL gocuda_convert_f64_c64(c64* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_c64()); }
+KERNEL gocuda_convert_f64_c64(c64* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_c64()); }
 struct gen_convert_f64_b8 {
   __device__ __forceinline__ bool operator()(double x) const { return (x != 0); }
 };
-KERNEL gocuda_convert_f64_b8(bool* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_b8()); }
+KERNEL gocuda_convert_f64_b8(bool* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_b8()); }
 struct gen_convert_f64_f16 {
   __device__ __forceinline__ unsigned short operator()(double x) const { return f64_to_f16((double)x); }
 };
-KERNEL gocuda_convert_f64_f16(unsigned short* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_f16()); }
+KERNEL gocuda_convert_f64_f16(unsigned short* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_f16()); }
 struct gen_convert_f64_bf16 {
   __device__ __forceinline__ unsigned short operator()(double x) const { return f64_to_bf16((double)x); }
 };
-KERNEL gocuda_convert_f64_bf16(unsigned short* dst, const double* x, i64 n) { emap1(dst, x, n, gen_convert_f64_bf16()); }
+KERNEL gocuda_convert_f64_bf16(unsigned short* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_bf16()); }
 struct gen_convert_i32_f32 {
   __device__ __forceinline__ float operator()(int x) const { return (float)x; }
 };
-KERNEL gocuda_convert_i32_f32(float* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_f32()); }
+KERNEL gocuda_convert_i32_f32(float* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_f32()); }
 struct gen_convert_i32_f64 {
   __device__ __forceinline__ double operator()(int x) const { return (double)x; }
 };
-KERNEL gocuda_convert_i32_f64(double* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_f64()); }
+KERNEL gocuda_convert_i32_f64(double* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_f64()); }
 struct gen_convert_i32_i32 {
   __device__ __forceinline__ int operator()(int x) const { return x; }
 };
-KERNEL gocuda_convert_i32_i32(int* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_i32()); }
+KERNEL gocuda_convert_i32_i32(int* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_i32()); }
 struct gen_convert_i32_i64 {
   __device__ __forceinline__ i64 operator()(int x) const { return (i64)x; }
 };
-KERNEL gocuda_convert_i32_i64(i64* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_i64()); }
+KERNEL gocuda_convert_i32_i64(i64* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_i64()); }
 struct gen_convert_i32_u8 {
   __device__ __forceinline__ u8 operator()(int x) const { return (u8)x; }
 };
-KERNEL gocuda_convert_i32_u8(u8* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_u8()); }
+KERNEL gocuda_convert_i32_u8(u8* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_u8()); }
 struct gen_convert_i32_c64 {
   __device__ __forceinline__ c64 operator()(int x) const { return c64{(float)x, 0.0f}; }
 };
-KERNEL gocuda_convert_i32_c64(c64* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_c64()); }
+KERNEL gocuda_convert_i32_c64(c64* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_c64()); }
 struct gen_convert_i32_b8 {
   __device__ __forceinline__ bool operator()(int x) const { return (x != 0); }
 };
-KERNEL gocuda_convert_i32_b8(bool* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_b8()); }
+KERNEL gocuda_convert_i32_b8(bool* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_b8()); }
 struct gen_convert_i32_f16 {
   __device__ __forceinline__ unsigned short operator()(int x) const { return f64_to_f16((double)x); }
 };
-KERNEL gocuda_convert_i32_f16(unsigned short* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_f16()); }
+KERNEL gocuda_convert_i32_f16(unsigned short* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_f16()); }
 struct gen_convert_i32_bf16 {
   __device__ __forceinline__ unsigned short operator()(int x) const { return f64_to_bf16((double)x); }
 };
-KERNEL gocuda_convert_i32_bf16(unsigned short* dst, const int* x, i64 n) { emap1(dst, x, n, gen_convert_i32_bf16()); }
+KERNEL gocuda_convert_i32_bf16(unsigned short* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_bf16()); }
 struct gen_convert_i64_f32 {
   __device__ __forceinline__ float operator()(i64 x) const { return (float)x; }
 };
-KERNEL gocuda_convert_i64_f32(float* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_f32()); }
+KERNEL gocuda_convert_i64_f32(float* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_f32()); }
 struct gen_convert_i64_f64 {
   __device__ __forceinline__ double operator()(i64 x) const { return (double)x; }
 };
-KERNEL gocuda_convert_i64_f64(double* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_f64()); }
+KERNEL gocuda_convert_i64_f64(double* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_f64()); }
 struct gen_convert_i64_i32 {
   __device__ __forceinline__ int operator()(i64 x) const { return (int)x; }
 };
-KERNEL gocuda_convert_i64_i32(int* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_i32()); }
+KERNEL gocuda_convert_i64_i32(int* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_i32()); }
 struct gen_convert_i64_i64 {
   __device__ __forceinline__ i64 operator()(i64 x) const { return x; }
 };
-KERNEL gocuda_convert_i64_i64(i64* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_i64()); }
+KERNEL gocuda_convert_i64_i64(i64* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_i64()); }
 struct gen_convert_i64_u8 {
   __device__ __forceinline__ u8 operator()(i64 x) const { return (u8)x; }
 };
-KERNEL gocuda_convert_i64_u8(u8* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_u8()); }
+KERNEL gocuda_convert_i64_u8(u8* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_u8()); }
 struct gen_convert_i64_c64 {
   __device__ __forceinline__ c64 operator()(i64 x) const { return c64{(float)x, 0.0f}; }
 };
-KERNEL gocuda_convert_i64_c64(c64* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_c64()); }
+KERNEL gocuda_convert_i64_c64(c64* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_c64()); }
 struct gen_convert_i64_b8 {
   __device__ __forceinline__ bool operator()(i64 x) const { return (x != 0); }
 };
-KERNEL gocuda_convert_i64_b8(bool* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_b8()); }
+KERNEL gocuda_convert_i64_b8(bool* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_b8()); }
 struct gen_convert_i64_f16 {
   __device__ __forceinline__ unsigned short operator()(i64 x) const { return f64_to_f16((double)x); }
 };
-KERNEL gocuda_convert_i64_f16(unsigned short* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_f16()); }
+KERNEL gocuda_convert_i64_f16(unsigned short* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_f16()); }
 struct gen_convert_i64_bf16 {
   __device__ __forceinline__ unsigned short operator()(i64 x) const { return f64_to_bf16((double)x); }
 };
-KERNEL gocuda_convert_i64_bf16(unsigned short* dst, const i64* x, i64 n) { emap1(dst, x, n, gen_convert_i64_bf16()); }
+KERNEL gocuda_convert_i64_bf16(unsigned short* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_bf16()); }
 struct gen_convert_u8_f32 {
   __device__ __forceinline__ float operator()(u8 x) const { return (float)x; }
 };
-KERNEL gocuda_convert_u8_f32(float* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_f32()); }
+KERNEL gocuda_convert_u8_f32(float* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_f32()); }
 struct gen_convert_u8_f64 {
   __device__ __forceinline__ double operator()(u8 x) const { return (double)x; }
 };
-KERNEL gocuda_convert_u8_f64(double* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_f64()); }
+KERNEL gocuda_convert_u8_f64(double* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_f64()); }
 struct gen_convert_u8_i32 {
   __device__ __forceinline__ int operator()(u8 x) const { return (int)x; }
 };
-KERNEL gocuda_convert_u8_i32(int* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_i32()); }
+KERNEL gocuda_convert_u8_i32(int* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_i32()); }
 struct gen_convert_u8_i64 {
   __device__ __forceinline__ i64 operator()(u8 x) const { return (i64)x; }
 };
-KERNEL gocuda_convert_u8_i64(i64* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_i64()); }
+KERNEL gocuda_convert_u8_i64(i64* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_i64()); }
 struct gen_convert_u8_u8 {
   __device__ __forceinline__ u8 operator()(u8 x) const { return x; }
 };
-KERNEL gocuda_convert_u8_u8(u8* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_u8()); }
+KERNEL gocuda_convert_u8_u8(u8* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_u8()); }
 struct gen_convert_u8_c64 {
   __device__ __forceinline__ c64 operator()(u8 x) const { return c64{(float)x, 0.0f}; }
 };
-KERNEL gocuda_convert_u8_c64(c64* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_c64()); }
+KERNEL gocuda_convert_u8_c64(c64* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_c64()); }
 struct gen_convert_u8_b8 {
   __device__ __forceinline__ bool operator()(u8 x) const { return (x != 0); }
 };
-KERNEL gocuda_convert_u8_b8(bool* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_b8()); }
+KERNEL gocuda_convert_u8_b8(bool* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_b8()); }
 struct gen_convert_u8_f16 {
   __device__ __forceinline__ unsigned short operator()(u8 x) const { return f64_to_f16((double)x); }
 };
-KERNEL gocuda_convert_u8_f16(unsigned short* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_f16()); }
+KERNEL gocuda_convert_u8_f16(unsigned short* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_f16()); }
 struct gen_convert_u8_bf16 {
   __device__ __forceinline__ unsigned short operator()(u8 x) const { return f64_to_bf16((double)x); }
 };
-KERNEL gocuda_convert_u8_bf16(unsigned short* dst, const u8* x, i64 n) { emap1(dst, x, n, gen_convert_u8_bf16()); }
+KERNEL gocuda_convert_u8_bf16(unsigned short* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_bf16()); }
 struct gen_convert_c64_f32 {
   __device__ __forceinline__ float operator()(c64 x) const { return x.re; }
 };
-KERNEL gocuda_convert_c64_f32(float* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_f32()); }
+KERNEL gocuda_convert_c64_f32(float* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_f32()); }
 struct gen_convert_c64_f64 {
   __device__ __forceinline__ double operator()(c64 x) const { return (double)x.re; }
 };
-KERNEL gocuda_convert_c64_f64(double* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_f64()); }
+KERNEL gocuda_convert_c64_f64(double* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_f64()); }
 struct gen_convert_c64_i32 {
   __device__ __forceinline__ int operator()(c64 x) const { return sat_i32((double)x.re); }
 };
-KERNEL gocuda_convert_c64_i32(int* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_i32()); }
+KERNEL gocuda_convert_c64_i32(int* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_i32()); }
 struct gen_convert_c64_i64 {
   __device__ __forceinline__ i64 operator()(c64 x) const { return sat_i64((double)x.re); }
 };
-KERNEL gocuda_convert_c64_i64(i64* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_i64()); }
+KERNEL gocuda_convert_c64_i64(i64* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_i64()); }
 struct gen_convert_c64_u8 {
   __device__ __forceinline__ u8 operator()(c64 x) const { return sat_u8((double)x.re); }
 };
-KERNEL gocuda_convert_c64_u8(u8* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_u8()); }
+KERNEL gocuda_convert_c64_u8(u8* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_u8()); }
 struct gen_convert_c64_c64 {
   __device__ __forceinline__ c64 operator()(c64 x) const { return x; }
 };
-KERNEL gocuda_convert_c64_c64(c64* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_c64()); }
+KERNEL gocuda_convert_c64_c64(c64* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_c64()); }
 struct gen_convert_c64_b8 {
   __device__ __forceinline__ bool operator()(c64 x) const { return (x.re != 0 || x.im != 0); }
 };
-KERNEL gocuda_convert_c64_b8(bool* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_b8()); }
+KERNEL gocuda_convert_c64_b8(bool* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_b8()); }
 struct gen_convert_c64_f16 {
   __device__ __forceinline__ unsigned short operator()(c64 x) const { return f32_to_f16(x.re); }
 };
-KERNEL gocuda_convert_c64_f16(unsigned short* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_f16()); }
+KERNEL gocuda_convert_c64_f16(unsigned short* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_f16()); }
 struct gen_convert_c64_bf16 {
   __device__ __forceinline__ unsigned short operator()(c64 x) const { return f32_to_bf16(x.re); }
 };
-KERNEL gocuda_convert_c64_bf16(unsigned short* dst, const c64* x, i64 n) { emap1(dst, x, n, gen_convert_c64_bf16()); }
+KERNEL gocuda_convert_c64_bf16(unsigned short* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_bf16()); }
 struct gen_convert_b8_f32 {
   __device__ __forceinline__ float operator()(bool x) const { return (float)x; }
 };
-KERNEL gocuda_convert_b8_f32(float* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_f32()); }
+KERNEL gocuda_convert_b8_f32(float* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_f32()); }
 struct gen_convert_b8_f64 {
   __device__ __forceinline__ double operator()(bool x) const { return (double)x; }
 };
-KERNEL gocuda_convert_b8_f64(double* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_f64()); }
+KERNEL gocuda_convert_b8_f64(double* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_f64()); }
 struct gen_convert_b8_i32 {
   __device__ __forceinline__ int operator()(bool x) const { return (int)x; }
 };
-KERNEL gocuda_convert_b8_i32(int* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_i32()); }
+KERNEL gocuda_convert_b8_i32(int* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_i32()); }
 struct gen_convert_b8_i64 {
   __device__ __forceinline__ i64 operator()(bool x) const { return (i64)x; }
 };
-KERNEL gocuda_convert_b8_i64(i64* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_i64()); }
+KERNEL gocuda_convert_b8_i64(i64* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_i64()); }
 struct gen_convert_b8_u8 {
   __device__ __forceinline__ u8 operator()(bool x) const { return (u8)x; }
 };
-KERNEL gocuda_convert_b8_u8(u8* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_u8()); }
+KERNEL gocuda_convert_b8_u8(u8* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_u8()); }
 struct gen_convert_b8_c64 {
   __device__ __forceinline__ c64 operator()(bool x) const { return c64{(float)x, 0.0f}; }
 };
-KERNEL gocuda_convert_b8_c64(c64* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_c64()); }
+KERNEL gocuda_convert_b8_c64(c64* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_c64()); }
 struct gen_convert_b8_b8 {
   __device__ __forceinline__ bool operator()(bool x) const { return x; }
 };
-KERNEL gocuda_convert_b8_b8(bool* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_b8()); }
+KERNEL gocuda_convert_b8_b8(bool* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_b8()); }
 struct gen_convert_b8_f16 {
   __device__ __forceinline__ unsigned short operator()(bool x) const { return f32_to_f16((float)x); }
 };
-KERNEL gocuda_convert_b8_f16(unsigned short* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_f16()); }
+KERNEL gocuda_convert_b8_f16(unsigned short* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_f16()); }
 struct gen_convert_b8_bf16 {
   __device__ __forceinline__ unsigned short operator()(bool x) const { return f32_to_bf16((float)x); }
 };
-KERNEL gocuda_convert_b8_bf16(unsigned short* dst, const bool* x, i64 n) { emap1(dst, x, n, gen_convert_b8_bf16()); }
+KERNEL gocuda_convert_b8_bf16(unsigned short* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_bf16()); }
 struct gen_convert_f16_f32 {
   __device__ __forceinline__ float operator()(unsigned short x) const { return f16_to_f32(x); }
 };
-KERNEL gocuda_convert_f16_f32(float* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_f32()); }
+KERNEL gocuda_convert_f16_f32(float* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_f32()); }
 struct gen_convert_f16_f64 {
   __device__ __forceinline__ double operator()(unsigned short x) const { return (double)f16_to_f32(x); }
 };
-KERNEL gocuda_convert_f16_f64(double* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_f64()); }
+KERNEL gocuda_convert_f16_f64(double* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_f64()); }
 struct gen_convert_f16_i32 {
   __device__ __forceinline__ int operator()(unsigned short x) const { return sat_i32((double)f16_to_f32(x)); }
 };
-KERNEL gocuda_convert_f16_i32(int* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_i32()); }
+KERNEL gocuda_convert_f16_i32(int* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_i32()); }
 struct gen_convert_f16_i64 {
   __device__ __forceinline__ i64 operator()(unsigned short x) const { return sat_i64((double)f16_to_f32(x)); }
 };
-KERNEL gocuda_convert_f16_i64(i64* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_i64()); }
+KERNEL gocuda_convert_f16_i64(i64* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_i64()); }
 struct gen_convert_f16_u8 {
   __device__ __forceinline__ u8 operator()(unsigned short x) const { return sat_u8((double)f16_to_f32(x)); }
 };
-KERNEL gocuda_convert_f16_u8(u8* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_u8()); }
+KERNEL gocuda_convert_f16_u8(u8* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_u8()); }
 struct gen_convert_f16_c64 {
   __device__ __forceinline__ c64 operator()(unsigned short x) const { return c64{(float)f16_to_f32(x), 0.0f}; }
 };
-KERNEL gocuda_convert_f16_c64(c64* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_c64()); }
+KERNEL gocuda_convert_f16_c64(c64* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_c64()); }
 struct gen_convert_f16_b8 {
   __device__ __forceinline__ bool operator()(unsigned short x) const { return (f16_to_f32(x) != 0); }
 };
-KERNEL gocuda_convert_f16_b8(bool* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_b8()); }
+KERNEL gocuda_convert_f16_b8(bool* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_b8()); }
 struct gen_convert_f16_f16 {
   __device__ __forceinline__ unsigned short operator()(unsigned short x) const { return x; }
 };
-KERNEL gocuda_convert_f16_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_f16()); }
+KERNEL gocuda_convert_f16_f16(unsigned short* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_f16()); }
 struct gen_convert_f16_bf16 {
   __device__ __forceinline__ unsigned short operator()(unsigned short x) const { return f32_to_bf16(f16_to_f32(x)); }
 };
-KERNEL gocuda_convert_f16_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_f16_bf16()); }
+KERNEL gocuda_convert_f16_bf16(unsigned short* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_bf16()); }
 struct gen_convert_bf16_f32 {
   __device__ __forceinline__ float operator()(unsigned short x) const { return bf16_to_f32(x); }
 };
-KERNEL gocuda_convert_bf16_f32(float* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_f32()); }
+KERNEL gocuda_convert_bf16_f32(float* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_f32()); }
 struct gen_convert_bf16_f64 {
   __device__ __forceinline__ double operator()(unsigned short x) const { return (double)bf16_to_f32(x); }
 };
-KERNEL gocuda_convert_bf16_f64(double* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_f64()); }
+KERNEL gocuda_convert_bf16_f64(double* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_f64()); }
 struct gen_convert_bf16_i32 {
   __device__ __forceinline__ int operator()(unsigned short x) const { return sat_i32((double)bf16_to_f32(x)); }
 };
-KERNEL gocuda_convert_bf16_i32(int* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_i32()); }
+KERNEL gocuda_convert_bf16_i32(int* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_i32()); }
 struct gen_convert_bf16_i64 {
   __device__ __forceinline__ i64 operator()(unsigned short x) const { return sat_i64((double)bf16_to_f32(x)); }
 };
-KERNEL gocuda_convert_bf16_i64(i64* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_i64()); }
+KERNEL gocuda_convert_bf16_i64(i64* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_i64()); }
 struct gen_convert_bf16_u8 {
   __device__ __forceinline__ u8 operator()(unsigned short x) const { return sat_u8((double)bf16_to_f32(x)); }
 };
-KERNEL gocuda_convert_bf16_u8(u8* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_u8()); }
+KERNEL gocuda_convert_bf16_u8(u8* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_u8()); }
 struct gen_convert_bf16_c64 {
   __device__ __forceinline__ c64 operator()(unsigned short x) const { return c64{(float)bf16_to_f32(x), 0.0f}; }
 };
-KERNEL gocuda_convert_bf16_c64(c64* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_c64()); }
+KERNEL gocuda_convert_bf16_c64(c64* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_c64()); }
 struct gen_convert_bf16_b8 {
   __device__ __forceinline__ bool operator()(unsigned short x) const { return (bf16_to_f32(x) != 0); }
 };
-KERNEL gocuda_convert_bf16_b8(bool* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_b8()); }
+KERNEL gocuda_convert_bf16_b8(bool* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_b8()); }
 struct gen_convert_bf16_f16 {
   __device__ __forceinline__ unsigned short operator()(unsigned short x) const { return f32_to_f16(bf16_to_f32(x)); }
 };
-KERNEL gocuda_convert_bf16_f16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_f16()); }
+KERNEL gocuda_convert_bf16_f16(unsigned short* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_f16()); }
 struct gen_convert_bf16_bf16 {
   __device__ __forceinline__ unsigned short operator()(unsigned short x) const { return x; }
 };
-KERNEL gocuda_convert_bf16_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_convert_bf16_bf16()); }
+KERNEL gocuda_convert_bf16_bf16(unsigned short* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_bf16()); }

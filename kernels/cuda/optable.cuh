@@ -8,7 +8,9 @@
 // 16 / (the widest operand's size), as one aligned access per operand of
 // K * its size bytes (16 for the widest, less for narrower ones), when
 // every pointer is aligned to its access; otherwise one element a thread.
-// Grid-stride, EW_UNROLL chunks in flight a thread, 64-bit lengths; dst may
+// Conversions go through econv, which gives a narrowing one (float32 →
+// bfloat16) chunks of 16 / (the output's size) elements, so that its
+// stores are 16 bytes too. Grid-stride, EW_UNROLL chunks in flight a thread, 64-bit lengths; dst may
 // be an input of its own type exactly. The two- and three-input drivers
 // take a set of flags naming the inputs that are single elements (a scalar
 // broadcast to every element), one kernel for every combination.
@@ -144,52 +146,126 @@ struct In {
 // thread (K ≤ 16 < a block). Otherwise one element a thread. 64-bit
 // indices throughout.
 
-// dst[i] = f(a[i]). The vector path is double-buffered in halves of
-// EW_UNROLL: a thread loads its next EW_UNROLL/2 vectors before it computes
-// and stores the current ones, so that while it waits EW_UNROLL loads are
-// in flight (the last group's and the next's), and some while it computes;
-// its registers hold EW_UNROLL vectors, as the other drivers'. (exp of
-// float32 ran at 0.945 of copy's bandwidth on an H100 loading only after
-// storing.) Reading the next vectors first is safe with dst == a, the one
-// overlap allowed: they are other elements than the ones stored, and only
-// this thread stores them.
-template <class O, class A, class F>
-__device__ __forceinline__ void emap1(O* dst, const A* a, i64 n, F f) {
-  constexpr int K = 16 / Widest<O, A>::size, U = EW_UNROLL / 2;
+// cloadn: a chunk of any size, as K * sizeof(T) / 16 16-byte loads when it
+// is wider than 16 bytes (the wide input of a narrowing conversion), else
+// as cload's one access. Needs p aligned to min(16, the chunk's bytes).
+template <class T, int K>
+__device__ __forceinline__ Chunk<T, K> cloadn(const T* p) {
+  constexpr int B = K * (int)sizeof(T);
+  if constexpr (B <= 16) {
+    return cload<T, K>(p);
+  } else {
+    static_assert(B % 16 == 0, "a wide chunk is whole 16-byte words");
+    union {
+      uint4 w[B / 16];
+      Chunk<T, K> c;
+    } x;
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+    for (int j = 0; j < B / 16; j++) x.w[j] = q[j];
+    return x.c;
+  }
+}
+
+// emap1v is emap1's vector path with chunks of K elements, U of them a
+// group: dst and a aligned to their chunks' accesses (16 bytes at most).
+// It is double-buffered: a thread loads its next U chunks before it
+// computes and stores the current ones, so that while it waits 2U chunks'
+// loads are in flight (the last group's and the next's), and some while
+// it computes. (exp of float32 ran at 0.945 of copy's bandwidth on an H100
+// loading only after storing.) Reading the next chunks first is safe with
+// dst == a, the one overlap allowed: they are other elements than the ones
+// stored, and only this thread stores them. The n % K elements past the
+// last chunk go one to a thread (K ≤ 16 < a block).
+template <int K, int U, class O, class A, class F>
+__device__ __forceinline__ void emap1v(O* dst, const A* a, i64 n, F f) {
   const i64 tid = global_tid(), stride = global_stride();
-  if (aligned_to(dst, K * sizeof(O)) && aligned_to(a, K * sizeof(A))) {
-    const i64 nv = n / K, step = U * stride;
-    Chunk<A, K> xs[U] = {};
+  const i64 nv = n / K, step = U * stride;
+  Chunk<A, K> xs[U] = {};
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    const i64 i = tid + u * stride;
+    if (i < nv) xs[u] = cloadn<A, K>(a + i * K);
+  }
+  for (i64 i0 = tid; i0 < nv; i0 += step) {
+    Chunk<A, K> ys[U] = {};
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      const i64 i = tid + u * stride;
-      if (i < nv) xs[u] = cload<A, K>(a + i * K);
+      const i64 i = i0 + step + u * stride;
+      if (i < nv) ys[u] = cloadn<A, K>(a + i * K);
     }
-    for (i64 i0 = tid; i0 < nv; i0 += step) {
-      Chunk<A, K> ys[U] = {};
 #pragma unroll
-      for (int u = 0; u < U; u++) {
-        const i64 i = i0 + step + u * stride;
-        if (i < nv) ys[u] = cload<A, K>(a + i * K);
+    for (int u = 0; u < U; u++) {
+      const i64 i = i0 + u * stride;
+      if (i < nv) {
+        Chunk<O, K> z;
+#pragma unroll
+        for (int k = 0; k < K; k++) z.e[k] = f(xs[u].e[k]);
+        cstore<O, K>(dst + i * K, z);
       }
-#pragma unroll
-      for (int u = 0; u < U; u++) {
-        const i64 i = i0 + u * stride;
-        if (i < nv) {
-          Chunk<O, K> z;
-#pragma unroll
-          for (int k = 0; k < K; k++) z.e[k] = f(xs[u].e[k]);
-          cstore<O, K>(dst + i * K, z);
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < U; u++) xs[u] = ys[u];
     }
-    const i64 t = nv * K + tid;
-    if (t < n) dst[t] = f(a[t]);
+#pragma unroll
+    for (int u = 0; u < U; u++) xs[u] = ys[u];
+  }
+  const i64 t = nv * K + tid;
+  if (t < n) dst[t] = f(a[t]);
+}
+
+// dst[i] = f(a[i]): chunks of K = 16 / (the wider type's size) elements,
+// EW_UNROLL/2 a group double-buffered (EW_UNROLL chunks in registers, as
+// the other drivers), when dst and a are aligned to their chunks; else one
+// element a thread.
+template <class O, class A, class F>
+__device__ __forceinline__ void emap1(O* dst, const A* a, i64 n, F f) {
+  constexpr int K = 16 / Widest<O, A>::size;
+  if (aligned_to(dst, K * sizeof(O)) && aligned_to(a, K * sizeof(A))) {
+    emap1v<K, EW_UNROLL / 2>(dst, a, n, f);
   } else {
+    const i64 tid = global_tid(), stride = global_stride();
     for (i64 i = tid; i < n; i += stride) dst[i] = f(a[i]);
   }
+}
+
+// Conversions (the generated gocuda_convert_* kernels). A conversion to a
+// type as wide or wider than its input is emap1: its chunks fill the
+// output's 16-byte stores. A narrowing one (float32 → bfloat16, float64 →
+// float32, float32 → uint8) through emap1 would store only a fraction of
+// 16 bytes a chunk (8 for float32 → bfloat16), and ran at 0.98 of torch's
+// bandwidth on an H100; econv gives it chunks of 16 / sizeof(O) elements
+// (one 16-byte store, two or more 16-byte loads), capped at CONV_MAXIN
+// bytes of input a chunk so that the registers stay sane (float64 → uint8
+// would be 16 doubles), CONV_UNROLL chunks a group (double-buffered as
+// emap1). kernels/gpu.go's convertGrid sizes the grid by the same chunk
+// (convK) and CONV_UNROLL (convUnroll). Views whose pointers are not
+// aligned to the wide chunks take emap1 (narrower chunks, or one element a
+// thread).
+#define CONV_MAXIN 32   // kernels/gpu.go's convMaxIn
+#define CONV_UNROLL 2   // kernels/gpu.go's convUnroll
+
+// ConvK: the chunk of a narrowing conversion from A to O, with at most
+// MAXIN bytes of input.
+template <class O, class A, int MAXIN>
+struct ConvK {
+  static constexpr int out = 16 / (int)sizeof(O), in = MAXIN / (int)sizeof(A);
+  static constexpr int value = out < in ? out : in;
+};
+
+template <int MAXIN, int U, class O, class A, class F>
+__device__ __forceinline__ void econvk(O* dst, const A* a, i64 n, F f) {
+  if constexpr (sizeof(O) < sizeof(A)) {
+    constexpr int K = ConvK<O, A, MAXIN>::value;
+    static_assert(K * sizeof(A) >= 16, "a narrowing chunk reads 16 bytes or more");
+    if (aligned_to(dst, K * sizeof(O)) && aligned_to(a, 16)) {
+      emap1v<K, U>(dst, a, n, f);
+      return;
+    }
+  }
+  emap1(dst, a, n, f);
+}
+
+template <class O, class A, class F>
+__device__ __forceinline__ void econv(O* dst, const A* a, i64 n, F f) {
+  econvk<CONV_MAXIN, CONV_UNROLL>(dst, a, n, f);
 }
 
 // dst[i] = f(a[i], b[i]), with a (SA) or b (SB) a single element.

@@ -71,6 +71,20 @@ void check_unary(const char* name, void (*k)(O*, const A*, i64), F f) {
     for (long long i = 0; i < n; i++) if (!opt_same(d.p[i], f(a.p[i]))) bad++;
     CHECK(bad == 0 && d.guard_ok(), "%s n=%lld off=%d one_block=%d: %lld wrong", name, n, c.off, c.one_block, bad);
   }
+  // A narrowing kernel (econv's wide chunks: a 16-byte store each) at
+  // half a chunk in: dst aligned to 8 bytes or less and the input to 16,
+  // which emap1's narrower chunks take (the views' middle fallback).
+  if constexpr (sizeof(O) < sizeof(A)) {
+    const int off = ConvK<O, A, CONV_MAXIN>::value / 2;
+    const long long n = 4099;
+    Buf<A> a(n + off, false);
+    Buf<O> d(n + off, false);
+    for (long long i = 0; i < n + off; i++) a.p[i] = opt_rnd<A>(i);
+    emu_launch(egrid(n, sizeof(A)), 256, [&] { k(d.p + off, a.p + off, n); });
+    long long bad = 0;
+    for (long long i = off; i < n + off; i++) if (!opt_same(d.p[i], f(a.p[i]))) bad++;
+    CHECK(bad == 0 && d.guard_ok(), "%s n=%lld half a chunk in (%d): %lld wrong", name, n, off, bad);
+  }
 }
 
 // An input of n elements at offset off, or, with scalar, of one element

@@ -148,7 +148,7 @@ func genCUDA() []byte {
 			ce, _ := Convert(from, to)
 			f := "gen_convert_" + from.Suffix + "_" + to.Suffix
 			fmt.Fprintf(&b, "struct %s {\n  __device__ __forceinline__ %s operator()(%s x) const { return %s; }\n};\n", f, to.C, from.C, ce)
-			fmt.Fprintf(&b, "KERNEL %s(%s* dst, const %s* x, i64 n) { emap1(dst, x, n, %s()); }\n", ConvertKernelName(from, to), to.C, from.C, f)
+			fmt.Fprintf(&b, "KERNEL %s(%s* dst, const %s* x, i64 n) { econv(dst, x, n, %s()); }\n", ConvertKernelName(from, to), to.C, from.C, f)
 		}
 	}
 	return b.Bytes()
