@@ -82,11 +82,13 @@ int main() {
       {"new i16 t256 minb2 ballot", k_new<256, 16, 2, false>, 16, 256, false},
       {"new i16 t256 minb3 ballot", k_new<256, 16, 3, false>, 16, 256, false},
       {"new i16 t256 minb4 ballot", k_new<256, 16, 4, false>, 16, 256, false},
+      {"new i16 t256 minb5 ballot", k_new<256, 16, 5, false>, 16, 256, false},
       {"new i16 t256 minb3 match", k_new<256, 16, 3, true>, 16, 256, false},
       {"new i16 t256 minb4 match", k_new<256, 16, 4, true>, 16, 256, false},
       {"new i8 t512 minb1 ballot", k_new<512, 8, 1, false>, 8, 512, false},
       {"new i8 t512 minb2 ballot", k_new<512, 8, 2, false>, 8, 512, false},
       {"new i8 t512 minb3 ballot", k_new<512, 8, 3, false>, 8, 512, false},
+      {"new i8 t512 minb4 ballot", k_new<512, 8, 4, false>, 8, 512, false},
       {"new i8 t512 minb2 match", k_new<512, 8, 2, true>, 8, 512, false},
   };
   printf("row sort bench: RS_ITEMS=%d RS_MINB=%d RS_MATCH=%d (production)\n", RS_ITEMS, RS_MINB, RS_MATCH);
@@ -181,9 +183,14 @@ int main() {
       }
       std::sort(ts.begin(), ts.end());
       const double us = ts[ts.size() / 2];
+      // Registers a thread, local (spilled) bytes, and blocks an SM at this block.
+      cudaFuncAttributes fa;
+      CK(cudaFuncGetAttributes(&fa, v.fn));
+      int bps = 0;
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, block, 0));
       const double gbs = (double)N * (valsOnly ? 8 : 16) / (us * 1e3);
-      printf("  %-28s%s %8.1f us %7.1f GB/s  %s\n", v.name.c_str(), valsOnly ? " vals" : "     ", us, gbs,
-             bad == 0 ? "PASS" : "FAIL");
+      printf("  %-28s%s %8.1f us %7.1f GB/s  %s  (t%d r%d l%zu %db/SM)\n", v.name.c_str(), valsOnly ? " vals" : "     ",
+             us, gbs, bad == 0 ? "PASS" : "FAIL", block, fa.numRegs, (size_t)fa.localSizeBytes, bps);
       if (bad != 0) printf("    %lld wrong\n", bad);
       if (!valsOnly && bad == 0 && us < best) {
         best = us;
