@@ -172,14 +172,18 @@ __device__ __forceinline__ void row_sort(T* dstv, i64* dsti, const T* x, i64 row
   }
 }
 
-#define ROWSORTK(T, S)                                                                                             \
-  extern "C" __global__ void __launch_bounds__(RS_MAXT, RS_MINB)                                                   \
+// 8-byte rows are at most ROWSORT_CAP8 = ROWSORT_CAP4/2 long, so their
+// blocks at most RS_MAXT/2 threads: the register cap then leaves room for
+// their keys' two words each.
+#define ROWSORTK(T, S, MAXT)                                                                                       \
+  extern "C" __global__ void __launch_bounds__(MAXT, RS_MINB)                                                      \
       gocuda_rowsort_##S(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k, int flags) {                      \
-    row_sort<T, RS_MAXT, RS_ITEMS, RS_MATCH != 0>(dstv, dsti, x, rows, n, k, flags);                               \
+    row_sort<T, MAXT, RS_ITEMS, RS_MATCH != 0>(dstv, dsti, x, rows, n, k, flags);                                  \
   }
 
-ROWSORTK(float, f32)
-ROWSORTK(double, f64)
-ROWSORTK(int, i32)
-ROWSORTK(i64, i64)
-ROWSORTK(u8, u8)
+static_assert(ROWSORT_CAP8 * 2 == ROWSORT_CAP4, "8-byte rows take blocks of RS_MAXT/2");
+ROWSORTK(float, f32, RS_MAXT)
+ROWSORTK(double, f64, RS_MAXT / 2)
+ROWSORTK(int, i32, RS_MAXT)
+ROWSORTK(i64, i64, RS_MAXT / 2)
+ROWSORTK(u8, u8, RS_MAXT)
