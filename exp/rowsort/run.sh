@@ -5,6 +5,6 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(mktemp /tmp/rowsort_bench.XXXXXX)
 trap 'rm -f "$bin"' EXIT
-nvcc -O3 -std=c++17 -arch=sm_90 -I kernels/cuda -I "$here" -o "$bin" "$here/bench.cu"
+nvcc -O3 -std=c++17 -arch=sm_90 -I kernels/cuda -I "$here" -o "$bin" "$here/bench.cu" -lpthread
 "$bin"
 python3 "$here/anchor.py"
