@@ -110,13 +110,18 @@ func TestScanColsVecNeedsWholeAlignedVectors(t *testing.T) {
 	}
 }
 
-func TestRowSortBlockHoldsTheRowAtSixteenKeysAThread(t *testing.T) {
-	for _, c := range []struct{ n, block int }{{1, 32}, {512, 32}, {513, 64}, {1000, 64}, {1025, 128}, {2048, 128}, {2049, 256}, {4096, 256}} {
-		assert.Equal(t, c.block, rowSortBlock(c.n), "n = %d", c.n)
+func TestRowSortBlockIsTheFewestThreadsThatHoldTheRow(t *testing.T) {
+	maxThreads := sortRowsCap(Float32) / rowSortItems // rowsort.cuh's RS_MAXT
+	for _, n := range []int{1, 31, 512, 513, 1000, 1025, 2048, 2049, 4095, 4096} {
+		b := rowSortBlock(n)
+		assert.Equal(t, 0, b&(b-1), "n = %d: a power of two (%d)", n, b)
+		assert.GreaterOrEqual(t, b, 32, "n = %d", n)
+		assert.GreaterOrEqual(t, b*rowSortItems, n, "n = %d: the block holds the row", n)
+		assert.True(t, b == 32 || b/2*rowSortItems < n, "n = %d: %d threads, and half would hold the row", n, b)
+		assert.LessOrEqual(t, b, maxThreads, "n = %d", n)
 	}
-	// The largest rows fit the kernel's 256 threads (RS_MAXT).
-	assert.Equal(t, 256, rowSortBlock(sortRowsCap(Float32)))
-	assert.Equal(t, 128, rowSortBlock(sortRowsCap(Float64)))
+	assert.Equal(t, maxThreads, rowSortBlock(sortRowsCap(Float32)))
+	assert.Equal(t, maxThreads/2, rowSortBlock(sortRowsCap(Float64)))
 }
 
 func TestTopKWarpsGrowWithTheRowAndWhenRowsAreFew(t *testing.T) {

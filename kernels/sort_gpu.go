@@ -5,13 +5,14 @@ import (
 )
 
 // The GPU side of sorting: launch plans and the sequences of kernels
-// (cuda/sort.cuh) Sort, Argsort and TopK queue. Rows that fit a block are
-// sorted a block a row (gocuda_rowsort_*); longer rows, one after another,
-// by an LSD radix sort (see sort.cuh's comment). TopK with k ≤ 32 reads
-// each row once (gocuda_topk16_*, gocuda_topk32_*) whatever its length.
+// (cuda/sort.cuh, cuda/rowsort.cuh) Sort, Argsort and TopK queue. Rows that
+// fit a block are sorted a block a row (gocuda_rowsort_*); longer rows, one
+// after another, by an LSD radix sort (see sort.cuh's comment). TopK with
+// k ≤ 32 reads each row once (gocuda_topk16_*, gocuda_topk32_*) whatever
+// its length.
 
-// Sizes and flags of the sort kernels (sort.cuh's SRT_*, ROWSORT_* and
-// RS_* values).
+// Sizes and flags of the sort kernels (sort.cuh's SRT_* and ROWSORT_*
+// values, rowsort.cuh's RS_*).
 const (
 	srtDesc          = 1  // descending keys
 	srtVin64         = 4  // to the plan kernel: intermediate indices are 64-bit
@@ -21,7 +22,7 @@ const (
 	radixSlots       = 9  // plan slots: up to 8 digit passes and the identity pass
 	radixPlanWords   = 8  // u64 words of plan a slot
 	radixBlocksPerSM = 4  // the scatter's shared memory (44 KB) allows 5 blocks an SM
-	rowSortItems     = 16 // keys a thread of the row sort holds (RS_ITEMS)
+	rowSortItems     = 16 // keys a thread of the row sort holds (rowsort.cuh's RS_ITEMS: change both together)
 	scratchAlign     = 256
 	topKSmall        = 16 // the largest k gocuda_topk16_* takes
 	topKMax          = 32 // the largest k gocuda_topk32_* takes
@@ -38,9 +39,9 @@ func sortRowsCap(dt DType) int {
 }
 
 // rowSortBlock is the block that sorts rows of n ≤ sortRowsCap: the fewest
-// of 32, 64, 128 or 256 threads that hold n keys at rowSortItems a thread
-// (the kernel scans its 256 digits over the block's threads, so a power of
-// two).
+// threads, a power of two from 32 (at most 4096/rowSortItems, the kernel's
+// RS_MAXT), that hold n keys at rowSortItems a thread (the kernel scans its
+// 256 digits over the block's threads, so a power of two).
 func rowSortBlock(n int) int {
 	b := 32
 	for b*rowSortItems < n {

@@ -919,4 +919,5 @@ NN(double, f64, double)
 #include "scan_sort.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "rowsort.cuh"
 #include "half_ops.cuh"

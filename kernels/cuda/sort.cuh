@@ -11,16 +11,7 @@
 // with the bits it went in with.
 //
 // gocuda_rowsort_* sorts a row of up to ROWSORT_CAP4 (4- and 1-byte types)
-// or ROWSORT_CAP8 (8-byte) elements in one block of P/8 threads (P the row
-// padded to a power of two, at least 256): a bitonic sort of (key, index)
-// entries, which is stable because no two entries are equal (padding gets
-// the largest key and an index past the row). A thread holds 8 consecutive
-// entries in registers: strides below 8 are exchanges within a thread,
-// strides 8 to 128 warp shuffles, and only strides of 256 and more go
-// through shared memory. For 32-bit and 8-bit keys an entry is one u64,
-// key << 32 | index. The block writes the row's first k (k = n for a sort)
-// through shared memory, coalesced; values are the row's bits (kept in
-// shared memory) taken by index, so they keep their bits.
+// or ROWSORT_CAP8 (8-byte) elements in one block: rowsort.cuh.
 //
 // Longer rows (and 1-D arrays) take an LSD radix sort with 8-bit digits:
 //   - gocuda_radixup_*: one read of the keys counts the digits of every
@@ -207,147 +198,6 @@ __device__ __forceinline__ SEnt<W> se_shfl_xor(const SEnt<W>& a, int m) {
   else
     r.i = 0;
   return r;
-}
-
-// ---------------------------------------------------------------------------
-// A row a block: LSD radix sort in shared memory.
-//
-// A block of B = 32, 64, 128 or 256 threads (the row of n ≤ B*RS_ITEMS)
-// sorts a row in RK<T>::BITS/8 passes of 8-bit digits. Warp w holds
-// positions [w*32*RS_ITEMS, (w+1)*32*RS_ITEMS) of the current order, item
-// `it` of lane l at w*32*RS_ITEMS + it*32 + l (a warp's loads and stores
-// coalesced, no bank conflicts). Each pass: a warp ranks its items in
-// position order with ballots (srt_peers) and its own counters (wcnt[warp]);
-// the warps' counts are scanned per digit and the digits' totals across
-// digits; each item goes to sk/si at digit start + earlier warps' count of
-// the digit + its rank, which is stable. A pass whose digit is the same for
-// every key (a digit total of n) moves nothing. The row's bits travel with
-// the index (16 bits), so values keep their bits; the first k go out from
-// registers, coalesced.
-
-#define RS_ITEMS 16
-#define RS_MAXT (ROWSORT_CAP4 / RS_ITEMS)
-
-static_assert(RS_MAXT == 256 && ROWSORT_CAP4 <= 65536, "the row sort's block and its 16-bit indices");
-
-// rs_scan_excl: the sum of v over the block's threads before this one, for
-// a block of up to 8 warps; wsum has a word a warp. One barrier: a caller
-// that calls again must put a barrier between the calls.
-__device__ __forceinline__ unsigned rs_scan_excl(unsigned v, unsigned* wsum) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  unsigned incl = v;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const unsigned y = __shfl_sync(FULL_MASK, incl, (lane - o) & 31);
-    if (lane >= o) incl += y;
-  }
-  if (lane == 31) wsum[warp] = incl;
-  __syncthreads();
-  unsigned before = 0;
-  for (int w = 0; w < warp; w++) before += wsum[w];
-  return before + incl - v;
-}
-
-template <class T>
-__device__ void row_sort(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k, int flags) {
-  typedef typename RK<T>::S S;
-  constexpr int PASSES = RK<T>::BITS / 8;
-  constexpr int CAP = RK<T>::BITS == 64 ? ROWSORT_CAP8 : ROWSORT_CAP4;
-  __shared__ S sk[CAP];
-  __shared__ unsigned short si[CAP];
-  __shared__ unsigned wcnt[RS_MAXT / 32][256];
-  __shared__ unsigned ttot[256], tstart[256];
-  __shared__ unsigned wsum[RS_MAXT / 32];
-  __shared__ int trivial[8];
-  const int B = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int dpt = 256 / B;  // digits a thread scans
-  const int wb = warp * 32 * RS_ITEMS;
-  const unsigned below = (1u << lane) - 1;
-  const bool desc = flags & SRT_DESC;
-  for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
-    const S* row = (const S*)x + r * n;
-    if (tid < 8) trivial[tid] = 0;  // read after this row's first barrier
-    S raw[RS_ITEMS];
-    unsigned id[RS_ITEMS], rank[RS_ITEMS];
-#pragma unroll
-    for (int it = 0; it < RS_ITEMS; it++) {
-      const int li = wb + it * 32 + lane;
-      raw[it] = li < n ? row[li] : (S)0;
-      id[it] = li;
-    }
-    for (int p = 0; p < PASSES; p++) {
-      const int shift = 8 * p;
-      // Rank: the warp's items of each digit in position order.
-      for (int d = lane; d < 256; d += 32) wcnt[warp][d] = 0;
-      __syncwarp();
-#pragma unroll
-      for (int it = 0; it < RS_ITEMS; it++) {
-        const bool ok = wb + it * 32 + lane < n;
-        const unsigned d = ok ? radix_digit<T>(raw[it], shift, desc) : 0u;
-        const unsigned peers = srt_peers(d, __ballot_sync(FULL_MASK, ok));
-        const unsigned before = __popc(peers & below);
-        const unsigned have = ok ? wcnt[warp][d] : 0;
-        __syncwarp();
-        if (ok && before == 0) wcnt[warp][d] = have + __popc(peers);
-        __syncwarp();
-        rank[it] = have + before;
-      }
-      __syncthreads();
-      // Thread t's digits t*dpt..: each warp's first rank among the
-      // digit's keys, the digit's total, then the digits' starts.
-      unsigned sum = 0;
-      for (int j = 0; j < dpt; j++) {
-        const int d = tid * dpt + j;
-        unsigned run = 0;
-        for (int w = 0; w < B / 32; w++) {
-          const unsigned c = wcnt[w][d];
-          wcnt[w][d] = run;
-          run += c;
-        }
-        ttot[d] = run;
-        if (run == (unsigned)n) trivial[p] = 1;
-        sum += run;
-      }
-      unsigned at = rs_scan_excl(sum, wsum);
-      for (int j = 0; j < dpt; j++) {
-        const int d = tid * dpt + j;
-        tstart[d] = at;
-        at += ttot[d];
-      }
-      __syncthreads();
-      if (trivial[p]) continue;  // every key has the same digit: the order stands
-#pragma unroll
-      for (int it = 0; it < RS_ITEMS; it++) {
-        if (wb + it * 32 + lane < n) {
-          const unsigned d = radix_digit<T>(raw[it], shift, desc);
-          const unsigned pos = tstart[d] + wcnt[warp][d] + rank[it];
-          sk[pos] = raw[it];
-          si[pos] = (unsigned short)id[it];
-        }
-      }
-      __syncthreads();
-#pragma unroll
-      for (int it = 0; it < RS_ITEMS; it++) {
-        const int li = wb + it * 32 + lane;
-        if (li < n) {
-          raw[it] = sk[li];
-          id[it] = si[li];
-        }
-      }
-    }
-    // The first k, from the registers (position order), coalesced.
-#pragma unroll
-    for (int it = 0; it < RS_ITEMS; it++) {
-      const int li = wb + it * 32 + lane;
-      if (li < k) {
-        if (dsti != nullptr) dsti[r * k + li] = id[it];
-        if (dstv != nullptr) ((S*)dstv)[r * k + li] = raw[it];
-      }
-    }
-    // The next row's first barrier orders its writes of sk after this
-    // row's reads, but trivial is reset before any barrier.
-    __syncthreads();
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -787,10 +637,6 @@ __device__ void radix_scatter(const u64* offs, const u64* plan, i64 n, int slot,
 }
 
 #define SORTK(T, S)                                                                                                \
-  extern "C" __global__ void __launch_bounds__(RS_MAXT)                                                            \
-      gocuda_rowsort_##S(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, i64 k, int flags) {                      \
-    row_sort<T>(dstv, dsti, x, rows, n, k, flags);                                                                 \
-  }                                                                                                                \
   KERNEL gocuda_topk16_##S(T* dstv, i64* dsti, const T* x, i64 rows, i64 n, int k, int wpr, int flags) {           \
     topk_rows<T, 16>(dstv, dsti, x, rows, n, k, wpr, flags);                                                       \
   }                                                                                                                \

@@ -115,6 +115,8 @@ inline unsigned __match_any_sync(unsigned, unsigned v) {
 }
 inline void __syncwarp(unsigned = 0xffffffffu) { emu_warps[threadIdx.x >> 5].bar->arrive_and_wait(); }
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
+// __ffs: the position (from 1) of the lowest set bit, 0 for none.
+inline int __ffs(int v) { return __builtin_ffs(v); }
 // Round-to-nearest arithmetic intrinsics (no contraction on the host: g++
 // for x86-64 has no FMA without -mfma) and atomics on real threads through
 // std::atomic_ref, for the construction and indexing kernels (index.cuh).

@@ -6,7 +6,8 @@
 // keys whose high bytes are constant, so that passes are skipped; NaN, ±Inf,
 // ±0; both orders; in place; 32- and 64-bit intermediate indices), the
 // take of TopK and the small-k top-k kernels. EMU_SORT_ROWS=1 skips the
-// radix sort and the take.
+// radix sort and the take; EMU_ROWSORT=1 runs the row sort alone, with the
+// variants exp/rowsort's bench sweeps (rowsort.cuh's row_sort).
 #include <algorithm>
 #include <numeric>
 
@@ -126,26 +127,31 @@ void test_radix(const char* name, const SortKernels<T>& K) {
   }
 }
 
-// rowsortBlock is the block scansort_gpu.go launches for rows of n: the
-// fewest of 32, 64, 128 or 256 threads that hold n at RS_ITEMS a thread.
-static unsigned rowsortBlock(i64 n) {
+// rowsortBlock is the block sort_gpu.go launches for rows of n: the
+// fewest of 32, 64, 128, ... threads that hold n at `items` a thread.
+static unsigned rowsortBlock(i64 n, int items) {
   unsigned b = 32;
-  while ((i64)b * RS_ITEMS < n) b <<= 1;
+  while ((i64)b * items < n) b <<= 1;
   return b;
 }
 
+// rowsort: the kernel to check (the production gocuda_rowsort_* or one of
+// the bench's variants of row_sort) and its keys a thread.
 template <class T>
-void test_rowsort(const char* name, const SortKernels<T>& K) {
+void test_rowsort_kernel(const char* name, void (*rowsort)(T*, i64*, const T*, i64, i64, i64, int), int items,
+                         int maxt) {
   const i64 cap = sizeof(T) == 8 ? ROWSORT_CAP8 : ROWSORT_CAP4;
   struct RC {
     i64 n, rows;
     unsigned grid;
     int kind;
   };
-  // Every block size (32 to 256 threads), grid-stride rows, ties, all keys
-  // equal and constant high bytes (passes that move nothing).
+  // Every block size (32 to maxt threads), odd lengths, grid-stride rows,
+  // ties, all keys equal and constant high bytes (passes that move nothing);
+  // floats have NaNs, ±Inf and ±0 among them (sort_rnd).
   const RC cases[] = {{1, 3, 2, 0},    {5, 4, 3, 1},          {257, 2, 1, 0}, {600, 3, 2, 3},
-                      {1500, 2, 1, 1}, {cap, 1, 1, 0},        {cap / 2 + 7, 1, 1, 2}, {cap - 5, 1, 1, 3}};
+                      {1500, 2, 1, 1}, {cap, 1, 1, 0},        {cap / 2 + 7, 1, 1, 2}, {cap - 5, 1, 1, 3},
+                      {cap - 1, 3, 2, 3}};
   for (const RC& rc : cases) {
     for (int desc = 0; desc < 2; desc++) {
       if (rc.n >= cap / 2 && desc != (rc.kind == 0)) continue;  // the big rows once, one order each
@@ -155,10 +161,11 @@ void test_rowsort(const char* name, const SortKernels<T>& K) {
       Buf<i64> idx(rows * k, false), fidx(rows * n, false);
       for (i64 i = 0; i < rows * n; i++) x.p[i] = sort_rnd<T>(rc.kind);
       const int f = desc ? SRT_DESC : 0;
-      const unsigned block = rowsortBlock(n);
-      emu_launch(rc.grid, block, [&] { K.rowsort(v.p, idx.p, x.p, rows, n, k, f); });
-      emu_launch(rc.grid, block, [&] { K.rowsort(full.p, nullptr, x.p, rows, n, n, f); });
-      emu_launch(rc.grid, block, [&] { K.rowsort(nullptr, fidx.p, x.p, rows, n, n, f); });
+      const unsigned block = rowsortBlock(n, items);
+      if ((int)block > maxt) continue;
+      emu_launch(rc.grid, block, [&] { rowsort(v.p, idx.p, x.p, rows, n, k, f); });
+      emu_launch(rc.grid, block, [&] { rowsort(full.p, nullptr, x.p, rows, n, n, f); });
+      emu_launch(rc.grid, block, [&] { rowsort(nullptr, fidx.p, x.p, rows, n, n, f); });
       i64 bad = 0;
       for (i64 r = 0; r < rows; r++) {
         const std::vector<i64> want = ref_argsort(x.p + r * n, n, desc);
@@ -176,6 +183,12 @@ void test_rowsort(const char* name, const SortKernels<T>& K) {
             "rowsort %s %lldx%lld k %lld desc %d kind %d: %lld wrong", name, rows, n, k, desc, rc.kind, bad);
     }
   }
+}
+
+// The production row sort, as sort_gpu.go launches it.
+template <class T>
+void test_rowsort(const char* name, const SortKernels<T>& K) {
+  test_rowsort_kernel<T>(name, K.rowsort, RS_ITEMS, RS_MAXT);
 }
 
 template <class T>
@@ -239,9 +252,30 @@ void test_topk(const char* name, const SortKernels<T>& K) {
   }
 }
 
+// The bench's (exp/rowsort) variants of the row sort besides the production
+// one: 8 keys a thread in blocks of up to 512 threads, and peers found with
+// __match_any_sync.
+template <class T, int MAXT, int ITEMS, bool MATCH>
+void emu_rowsort_variant(T* v, i64* i, const T* x, i64 rows, i64 n, i64 k, int f) {
+  row_sort<T, MAXT, ITEMS, MATCH>(v, i, x, rows, n, k, f);
+}
+
+template <class T>
+void test_rowsort_variants(const char* name) {
+  printf("  %s row sort variants: 8 keys a thread, ballots\n", name);
+  test_rowsort_kernel<T>(name, emu_rowsort_variant<T, 512, 8, false>, 8, 512);
+  printf("  %s row sort variants: 16 keys a thread, match_any\n", name);
+  test_rowsort_kernel<T>(name, emu_rowsort_variant<T, 256, 16, true>, 16, 256);
+}
+
 template <class T>
 void test_sort_type(const char* name, const SortKernels<T>& K) {
   printf("  %s\n", name);
+  if (getenv("EMU_ROWSORT") != nullptr) {  // the row sort alone, and its variants
+    test_rowsort<T>(name, K);
+    test_rowsort_variants<T>(name);
+    return;
+  }
   test_topk<T>(name, K);
   test_rowsort<T>(name, K);
   if (getenv("EMU_SORT_ROWS") != nullptr) return;  // the row kernels only
