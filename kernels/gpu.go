@@ -159,6 +159,9 @@ const (
 	// sort's small-k top-k (sort_gpu.go, cuda/sort.cuh).
 	kTopK16 // k ≤ 16: lists in registers merged by warp minima
 	kTopK32 // k ≤ 32
+	// sort16: the long-row radix sort's onesweep digit pass (sort16_gpu.go,
+	// cuda/sort16.cuh).
+	kOnesweep // rank a tile, look back for each digit's place, scatter
 	numKops
 )
 
@@ -257,6 +260,8 @@ var kops = [numKops]struct {
 	// sort's small-k top-k (sort_gpu.go, cuda/sort.cuh).
 	kTopK16: {"topk16", realTypes, false},
 	kTopK32: {"topk32", realTypes, false},
+	// sort16: the onesweep digit pass (sort16_gpu.go, cuda/sort16.cuh).
+	kOnesweep: {"onesweep", realTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

@@ -920,3 +920,4 @@ NN(double, f64, double)
 #include "index.cuh"
 #include "sort.cuh"
 #include "half_ops.cuh"
+#include "sort16.cuh"
