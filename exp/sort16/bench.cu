@@ -37,9 +37,9 @@ __device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDi
     }                                                                          \
   } while (0)
 
-template <class T, int NT, int ITEMS>
+template <class T, int NT, int ITEMS, bool AR>
 __global__ void __launch_bounds__(NT) os_k(const u64* plan, const u64* totals, unsigned* status, unsigned* counter, i64 n, int slot) {
-  onesweep<T, NT, ITEMS>(plan, totals, status, counter, n, slot);
+  onesweep<T, NT, ITEMS, AR>(plan, totals, status, counter, n, slot);
 }
 
 // The sort.cuh kernels of each type, by overload.
@@ -64,8 +64,9 @@ static const size_t scratchBytes = (size_t)1 << 31;
 
 static size_t al(size_t b) { return (b + 255) / 256 * 256; }
 
-// Layout as radixPlanFor / onesweepPlanFor: keys0, keys1, vals0, vals1,
-// counts (old path), totals, plan, counters, status.
+// Layout as kernels/sort_gpu.go's radixPlanFor: keys0, keys1, vals0,
+// vals1, counts (the current path), totals, tile counters, status words
+// (onesweep), plan; the memset zeroes totals to the end of the status.
 struct Lay {
   char *k0, *k1, *v0, *v1, *counts, *totals, *plan, *counters, *status;
   size_t zeroBytes;  // totals .. end of status
@@ -81,10 +82,10 @@ static Lay layout(i64 n, int size, i64 tiles, int passes, int blocksOld) {
   l.v1 = take(n * 4);
   l.counts = take((size_t)256 * blocksOld * 8);
   l.totals = take(SRT_SLOTS * 256 * 8);
-  l.plan = take(SRT_SLOTS * SRT_PLAN * 8);
   l.counters = take(SRT_SLOTS * 4);
   l.status = take((size_t)(passes + 1) * tiles * 256 * 4);
   l.zeroBytes = p - l.totals;
+  l.plan = take(SRT_SLOTS * SRT_PLAN * 8);
   if ((size_t)(p - scratch) > scratchBytes) { printf("scratch too small\n"); exit(1); }
   return l;
 }
@@ -106,7 +107,7 @@ static void radixGrid(i64 n, int* blocks, i64* tpb) {
   *blocks = (int)((tiles + *tpb - 1) / *tpb);
 }
 
-template <class T, int NT, int ITEMS>
+template <class T, int NT, int ITEMS, bool AR>
 static void run_os(const T* x, T* keysOut, i64* idxOut, i64 n) {
   const int passes = sizeof(T);
   const i64 tile = NT * ITEMS, tiles = (n + tile - 1) / tile;
@@ -116,7 +117,7 @@ static void run_os(const T* x, T* keysOut, i64* idxOut, i64 n) {
   Lay l = layout(n, sizeof(T), tiles, passes, blocks);
   upfront<T>(l, x, keysOut, idxOut, n, passes, blocks, tpb, l.zeroBytes);
   for (int s = 0; s <= passes; s++)
-    os_k<T, NT, ITEMS><<<(unsigned)tiles, NT>>>((u64*)l.plan, (u64*)l.totals, (unsigned*)l.status + (size_t)s * tiles * 256,
+    os_k<T, NT, ITEMS, AR><<<(unsigned)tiles, NT>>>((u64*)l.plan, (u64*)l.totals, (unsigned*)l.status + (size_t)s * tiles * 256,
                                                (unsigned*)l.counters + s, n, s);
 }
 
@@ -224,10 +225,11 @@ int main() {
     Case<float> c(n);
     printf("float32:\n");
     c.variant("current (hist/off/scatter)", run_old<float>, false);
-#define V(NT, IT) c.variant("onesweep " #NT "x" #IT, run_os<float, NT, IT>, true);
-    V(256, 8) V(256, 12) V(256, 15) V(256, 16) V(256, 20) V(128, 16) V(128, 24) V(384, 12) V(384, 16) V(512, 8) V(512, 12)
+#define V(NT, IT, AR) c.variant("onesweep " #NT "x" #IT " rank" #AR, run_os<float, NT, IT, AR>, true);
+    V(256, 8, 1) V(256, 12, 1) V(256, 15, 1) V(256, 16, 1) V(256, 20, 1) V(128, 16, 1) V(128, 24, 1) V(384, 12, 1)
+    V(384, 16, 1) V(512, 8, 1) V(512, 12, 1) V(256, 12, 0) V(256, 16, 0) V(512, 12, 0)
 #undef V
-    printf("f32 best: sort %s %.1f us, argsort %s %.1f us (set OS_THREADS4 x OS_ITEMS4 in sort16.cuh)\n", c.bestName,
+    printf("f32 best: sort %s %.1f us, argsort %s %.1f us (set OS_THREADS4 x OS_ITEMS4, rankN: OS_ATOMIC_RANK)\n", c.bestName,
            c.best, c.bestArgName, c.bestArg);
     // The upfront part alone (memset, radixup, plan) at the default tile.
     {
@@ -245,10 +247,10 @@ int main() {
     Case<double> c(n);
     printf("float64:\n");
     c.variant("current (hist/off/scatter)", run_old<double>, false);
-#define V(NT, IT) c.variant("onesweep " #NT "x" #IT, run_os<double, NT, IT>, true);
-    V(256, 8) V(256, 12) V(256, 16) V(128, 16) V(384, 8)
+#define V(NT, IT, AR) c.variant("onesweep " #NT "x" #IT " rank" #AR, run_os<double, NT, IT, AR>, true);
+    V(256, 8, 1) V(256, 12, 1) V(256, 16, 1) V(128, 16, 1) V(384, 8, 1) V(256, 16, 0)
 #undef V
-    printf("f64 best: sort %s %.1f us, argsort %s %.1f us (set OS_THREADS8 x OS_ITEMS8 in sort16.cuh)\n", c.bestName,
+    printf("f64 best: sort %s %.1f us, argsort %s %.1f us (set OS_THREADS8 x OS_ITEMS8, rankN: OS_ATOMIC_RANK)\n", c.bestName,
            c.best, c.bestArgName, c.bestArg);
     cudaFree(c.x), cudaFree(c.out), cudaFree(c.idx);
   }

@@ -58,6 +58,14 @@
 #define OS_ITEMS8 16
 #endif
 
+// OS_ATOMIC_RANK 1: a warp's ranking counts a digit with one shared
+// atomicAdd by the digit's first lane and a shuffle (CUB's match ranking
+// does the same); 0: a read and a write of the counter between warp
+// barriers (sort.cuh's scatter).
+#ifndef OS_ATOMIC_RANK
+#define OS_ATOMIC_RANK 1
+#endif
+
 #define OS_AGG 0x40000000u  // the tile's own count of the digit
 #define OS_INC 0x80000000u  // the count of the digit in this tile and every earlier one
 #define OS_COUNT 0x3fffffffu
@@ -94,9 +102,10 @@ __device__ __forceinline__ V os_scan_excl(V v, V* wsum) {
 }
 
 // onesweep runs pass slot `slot` of the plan on one tile (see the file's
-// comment). status is the slot's tiles*256 status words and counter its
-// tile counter, all zero before the launch; the grid is the tile count.
-template <class T, int NT, int ITEMS>
+// comment); AR picks the warp ranking (OS_ATOMIC_RANK). status is the
+// slot's tiles*256 status words and counter its tile counter, all zero
+// before the launch; the grid is the tile count.
+template <class T, int NT, int ITEMS, bool AR = OS_ATOMIC_RANK>
 __device__ void onesweep(const u64* plan, const u64* totals, unsigned* status, unsigned* counter, i64 n, int slot) {
   typedef typename RK<T>::S S;
   typedef typename OsBuf<S>::B B;
@@ -152,11 +161,22 @@ __device__ void onesweep(const u64* plan, const u64* totals, unsigned* status, u
     const unsigned d = ok ? radix_digit<T>(raw[it], shift, desc) : 0u;
     const unsigned peers = srt_peers(d, __ballot_sync(FULL_MASK, ok));
     const unsigned before = __popc(peers & ((1u << lane) - 1));
-    const unsigned have = ok ? wcount[warp][d] : 0;
-    __syncwarp();
-    if (ok && before == 0) wcount[warp][d] = have + __popc(peers);
-    __syncwarp();
-    rank[it] = have + before;
+    if constexpr (AR) {
+      // The digit's first lane adds the lanes' count and hands the old
+      // count to its peers: no warp barriers. The counter is the warp's
+      // own, and the shuffle orders one item's additions before the
+      // next's, so ranks stay in input order.
+      unsigned have = 0;
+      if (ok && before == 0) have = atomicAdd(&wcount[warp][d], (unsigned)__popc(peers));
+      const int first = __popc((peers & (0u - peers)) - 1u);  // lowest lane of peers
+      rank[it] = __shfl_sync(FULL_MASK, have, first) + before;
+    } else {
+      const unsigned have = ok ? wcount[warp][d] : 0;
+      __syncwarp();
+      if (ok && before == 0) wcount[warp][d] = have + __popc(peers);
+      __syncwarp();
+      rank[it] = have + before;
+    }
   }
   __syncthreads();
   // The digit threads: the warps' counts of each digit scanned (each

@@ -6,7 +6,7 @@
 // kernels (the default block and keys a thread) and other instantiations
 // of the template (fewer than 256 threads, so a thread takes several
 // digits; more than 256; small tiles, so that one sort has tens of tiles
-// and the look-back walks past aggregates), one tile, ragged last tiles,
+// and the look-back walks past aggregates; both warp rankings), one tile, ragged last tiles,
 // every key kind of harness_sort.h (NaN, ±Inf, ±0, ties, all keys equal,
 // constant high bytes so that passes are skipped), both orders, sort,
 // argsort and sort in place. The blocks also run in reverse launch order:
@@ -113,9 +113,9 @@ void test_onesweep_one(const char* name, void (*up)(u64*, const T*, i64, i64, in
   }
 }
 
-template <class T, int NT, int ITEMS>
+template <class T, int NT, int ITEMS, bool AR>
 void os_variant(const u64* plan, const u64* totals, unsigned* status, unsigned* counter, i64 n, int slot) {
-  onesweep<T, NT, ITEMS>(plan, totals, status, counter, n, slot);
+  onesweep<T, NT, ITEMS, AR>(plan, totals, status, counter, n, slot);
 }
 
 void test_sort16_all() {
@@ -129,11 +129,13 @@ void test_sort16_all() {
   test_onesweep_one<u8>("u8", gocuda_radixup_u8, gocuda_onesweep_u8, OS_THREADS4, OS_THREADS4 * OS_ITEMS4);
   // Other blocks and keys a thread: 2 digits a thread (128 threads), 512
   // threads (half of them idle in the digit phases), odd keys a thread,
-  // and tiles small enough that the look-back walks tens of aggregates.
-  test_onesweep_one<float>("f32", gocuda_radixup_f32, os_variant<float, 128, 3>, 128, 128 * 3);
-  test_onesweep_one<float>("f32", gocuda_radixup_f32, os_variant<float, 512, 1>, 512, 512);
-  test_onesweep_one<float>("f32", gocuda_radixup_f32, os_variant<float, 64, 15>, 64, 64 * 15);
-  test_onesweep_one<double>("f64", gocuda_radixup_f64, os_variant<double, 128, 5>, 128, 128 * 5);
-  test_onesweep_one<i64>("i64", gocuda_radixup_i64, os_variant<i64, 256, 2>, 256, 256 * 2);
-  test_onesweep_one<u8>("u8", gocuda_radixup_u8, os_variant<u8, 128, 4>, 128, 128 * 4);
+  // and tiles small enough that the look-back walks tens of aggregates;
+  // both rankings (OS_ATOMIC_RANK).
+  test_onesweep_one<float>("f32", gocuda_radixup_f32, os_variant<float, 128, 3, true>, 128, 128 * 3);
+  test_onesweep_one<float>("f32", gocuda_radixup_f32, os_variant<float, 512, 1, false>, 512, 512);
+  test_onesweep_one<float>("f32", gocuda_radixup_f32, os_variant<float, 64, 15, false>, 64, 64 * 15);
+  test_onesweep_one<float>("f32", gocuda_radixup_f32, os_variant<float, 256, 16, !OS_ATOMIC_RANK>, 256, 256 * 16);
+  test_onesweep_one<double>("f64", gocuda_radixup_f64, os_variant<double, 128, 5, true>, 128, 128 * 5);
+  test_onesweep_one<i64>("i64", gocuda_radixup_i64, os_variant<i64, 256, 2, false>, 256, 256 * 2);
+  test_onesweep_one<u8>("u8", gocuda_radixup_u8, os_variant<u8, 128, 4, true>, 128, 128 * 4);
 }
