@@ -70,7 +70,7 @@ func TestRadixPlanScratchIsAlignedAndDisjoint(t *testing.T) {
 					// Onesweep: a tile counter a slot and status words for
 					// every tile and digit of each pass slot, all zeroed
 					// with the totals in one memset.
-					_, tile := onesweepShape(dt)
+					_, tile := onesweepShape(dt, mode.indices)
 					assert.Equal(t, (n+tile-1)/tile, p.osTiles)
 					status := (p.passes + 1) * p.osTiles * radixDigits * 4
 					regions = append(regions, region{p.counters, radixSlots * 4}, region{p.status, status})
@@ -107,10 +107,12 @@ func TestRadixPlanTakesOnesweepBelowTwoToTheThirty(t *testing.T) {
 	assert.True(t, useOnesweep(1<<30-1))
 	assert.False(t, useOnesweep(1<<30))
 	for _, dt := range []DType{Float32, Float64, Uint8} {
-		p := radixPlanFor(dt, 1<<24, 132, false, false)
-		_, tile := onesweepShape(dt)
-		assert.Equal(t, 1<<24/tile, p.osTiles, "%s", dt)
-		assert.Zero(t, p.counts, "%s: no per-block counts", dt)
+		for _, indices := range []bool{false, true} {
+			p := radixPlanFor(dt, 1<<24, 132, indices, false)
+			_, tile := onesweepShape(dt, indices)
+			assert.Equal(t, 1<<24/tile, p.osTiles, "%s", dt)
+			assert.Zero(t, p.counts, "%s: no per-block counts", dt)
+		}
 	}
 	if strconv.IntSize == 64 {
 		p := radixPlanFor(Uint8, 1<<30, 132, false, false)

@@ -121,7 +121,7 @@ func radixPlanFor(dt DType, n, sms int, indices, topk bool) radixPlan {
 	}
 	p.totals = take(radixSlots * radixDigits * 8)
 	if useOnesweep(n) {
-		_, tile := onesweepShape(dt)
+		_, tile := onesweepShape(dt, indices)
 		p.osTiles = (n + tile - 1) / tile
 		p.counters = take(radixSlots * onesweepCounterBytes)
 		p.status = take((p.passes + 1) * p.osTiles * radixDigits * onesweepStatusBytes)
@@ -230,7 +230,7 @@ func (t *target) radix(p radixPlan, x, keysOut, idxOut backend.Ptr, n int, flags
 		return err
 	}
 	if p.osTiles > 0 {
-		return t.onesweep(p, n, sc)
+		return t.onesweep(p, n, idxOut != 0, sc)
 	}
 	for slot := range p.passes + 1 {
 		if err := t.launch(kRadixHist, 0, grid, dptr(counts), dptr(plan), int64(n), int32(slot), tpb, int32(p.blocks)); err != nil {

@@ -37,9 +37,9 @@ __device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDi
     }                                                                          \
   } while (0)
 
-template <class T, int NT, int ITEMS, bool AR>
+template <class T, int NT, int ITEMS, bool VALS, bool AR>
 __global__ void __launch_bounds__(NT) os_k(const u64* plan, const u64* totals, unsigned* status, unsigned* counter, i64 n, int slot) {
-  onesweep<T, NT, ITEMS, AR>(plan, totals, status, counter, n, slot);
+  onesweep<T, NT, ITEMS, VALS, AR>(plan, totals, status, counter, n, slot);
 }
 
 // The sort.cuh kernels of each type, by overload.
@@ -116,9 +116,15 @@ static void run_os(const T* x, T* keysOut, i64* idxOut, i64 n) {
   radixGrid(n, &blocks, &tpb);
   Lay l = layout(n, sizeof(T), tiles, passes, blocks);
   upfront<T>(l, x, keysOut, idxOut, n, passes, blocks, tpb, l.zeroBytes);
-  for (int s = 0; s <= passes; s++)
-    os_k<T, NT, ITEMS, AR><<<(unsigned)tiles, NT>>>((u64*)l.plan, (u64*)l.totals, (unsigned*)l.status + (size_t)s * tiles * 256,
-                                               (unsigned*)l.counters + s, n, s);
+  // The sort's kernel (keys only) or the argsort's (with values), as
+  // kernels/sort16_gpu.go picks.
+  for (int s = 0; s <= passes; s++) {
+    unsigned* st = (unsigned*)l.status + (size_t)s * tiles * 256;
+    if (idxOut != nullptr)
+      os_k<T, NT, ITEMS, true, AR><<<(unsigned)tiles, NT>>>((u64*)l.plan, (u64*)l.totals, st, (unsigned*)l.counters + s, n, s);
+    else
+      os_k<T, NT, ITEMS, false, AR><<<(unsigned)tiles, NT>>>((u64*)l.plan, (u64*)l.totals, st, (unsigned*)l.counters + s, n, s);
+  }
 }
 
 template <class T>
@@ -203,7 +209,11 @@ struct Case {
     CK(cudaMemset(idx, 0xff, n * 8));
     run(x, out, nullptr, n);
     run(x, nullptr, idx, n);
-    CK(cudaDeviceSynchronize());
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess || cudaGetLastError() != cudaSuccess) {
+      printf("%-26s FAIL  launch: %s\n", name, cudaGetErrorString(e));
+      return;
+    }
     const bool ok = checkSort() && checkArgsort();
     const float us = med_us([&] { run(x, out, nullptr, n); });
     const float ua = med_us([&] { run(x, nullptr, idx, n); });
@@ -225,11 +235,11 @@ int main() {
     Case<float> c(n);
     printf("float32:\n");
     c.variant("current (hist/off/scatter)", run_old<float>, false);
-#define V(NT, IT, AR) c.variant("onesweep " #NT "x" #IT " rank" #AR, run_os<float, NT, IT, AR>, true);
-    V(256, 8, 1) V(256, 12, 1) V(256, 15, 1) V(256, 16, 1) V(256, 20, 1) V(128, 16, 1) V(128, 24, 1) V(384, 12, 1)
-    V(384, 16, 1) V(512, 8, 1) V(512, 12, 1) V(256, 12, 0) V(256, 16, 0) V(512, 12, 0)
+#define V(NT, IT, AR) c.variant("onesweep " #NT "x" #IT " rank" #AR, run_os<float, NT, IT, (AR != 0)>, true);
+    V(256, 8, 1) V(256, 12, 1) V(256, 15, 1) V(256, 16, 1) V(256, 20, 1) V(128, 16, 1) V(384, 16, 1) V(512, 8, 1)
+    V(512, 10, 1) V(256, 16, 0)
 #undef V
-    printf("f32 best: sort %s %.1f us, argsort %s %.1f us (set OS_THREADS4 x OS_ITEMS4, rankN: OS_ATOMIC_RANK)\n", c.bestName,
+    printf("f32 best: sort %s %.1f us, argsort %s %.1f us (sort: set OS_THREADS4 x OS_ITEMS4; argsort: OS_VTHREADS4 x OS_VITEMS4; rankN: OS_ATOMIC_RANK)\n", c.bestName,
            c.best, c.bestArgName, c.bestArg);
     // The upfront part alone (memset, radixup, plan) at the default tile.
     {
@@ -247,10 +257,10 @@ int main() {
     Case<double> c(n);
     printf("float64:\n");
     c.variant("current (hist/off/scatter)", run_old<double>, false);
-#define V(NT, IT, AR) c.variant("onesweep " #NT "x" #IT " rank" #AR, run_os<double, NT, IT, AR>, true);
-    V(256, 8, 1) V(256, 12, 1) V(256, 16, 1) V(128, 16, 1) V(384, 8, 1) V(256, 16, 0)
+#define V(NT, IT, AR) c.variant("onesweep " #NT "x" #IT " rank" #AR, run_os<double, NT, IT, (AR != 0)>, true);
+    V(256, 8, 1) V(256, 12, 1) V(256, 16, 1) V(128, 16, 1) V(384, 8, 1)
 #undef V
-    printf("f64 best: sort %s %.1f us, argsort %s %.1f us (set OS_THREADS8 x OS_ITEMS8, rankN: OS_ATOMIC_RANK)\n", c.bestName,
+    printf("f64 best: sort %s %.1f us, argsort %s %.1f us (sort: OS_THREADS8 x OS_ITEMS8; argsort: OS_VTHREADS8 x OS_VITEMS8; rankN: OS_ATOMIC_RANK)\n", c.bestName,
            c.best, c.bestArgName, c.bestArg);
     cudaFree(c.x), cudaFree(c.out), cudaFree(c.idx);
   }

@@ -10,7 +10,8 @@
 // totals of every pass come from gocuda_radixup_* in one read up front, the
 // plan from gocuda_radixplan_i64 as before (skipped passes, buffers, the
 // identity pass), and each active pass slot is then ONE kernel,
-// gocuda_onesweep_*, of a block a tile of OS_TILE keys:
+// gocuda_onesweep_* (gocuda_onesweepv_* with values), of a block a tile of
+// threads × items keys:
 //   - a block takes the next tile id from the slot's counter (atomicAdd),
 //     so tiles start in id order and a tile waits only on tiles already
 //     running: the look-back cannot deadlock whatever order the hardware
@@ -18,8 +19,9 @@
 //   - it loads the tile's keys into registers (warp w holds the tile's
 //     keys [w*32*ITEMS, (w+1)*32*ITEMS), item it of lane l at
 //     w*32*ITEMS + it*32 + l) and each warp ranks its keys with ballots
-//     (srt_peers) and per-warp digit counters in shared memory, as sort.cuh's
-//     scatter does;
+//     (srt_peers) and per-warp digit counters in shared memory (a digit's
+//     lanes count with one atomicAdd, OS_ATOMIC_RANK, or, as sort.cuh's
+//     scatter, with a read and a write between warp barriers);
 //   - thread d (digit d; with fewer than 256 threads a thread takes
 //     256/NT consecutive digits) scans the warps' counts of d into the
 //     tile's count of d, publishes it in the tile's status word for d
@@ -42,9 +44,11 @@
 // plan's SRT_VIN64 is never set, and SRT_VOUT64 (the argsort's last pass,
 // int64 positions) widens them as they are written.
 
-// The block and the keys a thread, for keys of 4 bytes or fewer and for
-// 8-byte keys (the Go side's onesweep* constants must match; the bench in
-// exp/sort16 sweeps them). 8-byte keys double the shared buffer.
+// The block and the keys a thread of the sort's kernels (OS_THREADS*,
+// OS_ITEMS*) and of the argsort's (OS_VTHREADS*, OS_VITEMS*), for keys of
+// 4 bytes or fewer (4) and for 8-byte keys (8), which double the shared
+// buffer. kernels/sort16_gpu.go's onesweep* constants must match; the bench
+// in exp/sort16 sweeps them.
 #ifndef OS_THREADS4
 #define OS_THREADS4 256
 #endif
@@ -56,6 +60,18 @@
 #endif
 #ifndef OS_ITEMS8
 #define OS_ITEMS8 16
+#endif
+#ifndef OS_VTHREADS4
+#define OS_VTHREADS4 256
+#endif
+#ifndef OS_VITEMS4
+#define OS_VITEMS4 16
+#endif
+#ifndef OS_VTHREADS8
+#define OS_VTHREADS8 256
+#endif
+#ifndef OS_VITEMS8
+#define OS_VITEMS8 16
 #endif
 
 // OS_ATOMIC_RANK 1: a warp's ranking counts a digit with one shared
@@ -102,10 +118,12 @@ __device__ __forceinline__ V os_scan_excl(V v, V* wsum) {
 }
 
 // onesweep runs pass slot `slot` of the plan on one tile (see the file's
-// comment); AR picks the warp ranking (OS_ATOMIC_RANK). status is the
-// slot's tiles*256 status words and counter its tile counter, all zero
-// before the launch; the grid is the tile count.
-template <class T, int NT, int ITEMS, bool AR = OS_ATOMIC_RANK>
+// comment); VALS: with values (an argsort's passes; without, a sort's,
+// which ignore the plan's values and keep fewer registers live); AR picks
+// the warp ranking (OS_ATOMIC_RANK). status is the slot's tiles*256 status
+// words and counter its tile counter, all zero before the launch; the
+// grid is the tile count.
+template <class T, int NT, int ITEMS, bool VALS, bool AR = (OS_ATOMIC_RANK != 0)>
 __device__ void onesweep(const u64* plan, const u64* totals, unsigned* status, unsigned* counter, i64 n, int slot) {
   typedef typename RK<T>::S S;
   typedef typename OsBuf<S>::B B;
@@ -113,12 +131,13 @@ __device__ void onesweep(const u64* plan, const u64* totals, unsigned* status, u
   constexpr int DPT = NT >= 256 ? 1 : 256 / NT;  // digits a thread of the digit phases
   constexpr int DT = 256 / DPT;                  // threads of the digit phases
   static_assert(NT % 32 == 0 && NT <= 1024 && 256 % DPT == 0 && DT <= NT, "onesweep's block: a multiple of 32 threads, a power of two below 256");
-  static_assert(TILE * sizeof(B) + WARPS * 256 * 4 + 256 * 8 + 32 * 8 + 16 <= 48 * 1024,
+  static_assert(TILE * sizeof(B) + (VALS ? TILE : 0) + WARPS * 256 * 4 + 256 * 8 + 32 * 8 + 16 <= 48 * 1024,
                 "onesweep's static shared memory passes 48 KiB");
   const u64* pl = plan + slot * SRT_PLAN;
   const int flags = (int)pl[4];
   if (!(flags & SRT_ACTIVE)) return;
   __shared__ B sbuf[TILE];
+  __shared__ u8 sdig[VALS ? TILE : 1];  // the digit of each place, for the values
   __shared__ unsigned wcount[WARPS][256];
   __shared__ unsigned base[256], tstart[256];
   __shared__ u64 wsum[32];
@@ -146,12 +165,14 @@ __device__ void onesweep(const u64* plan, const u64* totals, unsigned* status, u
   }
   // The values too, so that their loads are in flight with the keys'
   // rather than after the look-back.
-  const bool loadv = (flags & SRT_VALUES) && !(flags & SRT_IOTA);
-  unsigned val[ITEMS];
+  unsigned val[VALS ? ITEMS : 1];
+  if constexpr (VALS) {
+    const bool loadv = (flags & SRT_VALUES) && !(flags & SRT_IOTA);
 #pragma unroll
-  for (int it = 0; it < ITEMS; it++) {
-    const int li = wb + it * 32 + lane;
-    val[it] = loadv && li < cnt ? vin[ts + li] : (unsigned)(ts + li);
+    for (int it = 0; it < ITEMS; it++) {
+      const int li = wb + it * 32 + lane;
+      val[it] = loadv && li < cnt ? vin[ts + li] : (unsigned)(ts + li);
+    }
   }
   // Each warp ranks its keys, item by item, in input order.
 #pragma unroll
@@ -239,48 +260,54 @@ __device__ void onesweep(const u64* plan, const u64* totals, unsigned* status, u
   }
   __syncthreads();
   // Out in tile order: each digit's run lands contiguous.
-  unsigned char dd[ITEMS];
 #pragma unroll
   for (int m = 0; m < ITEMS; m++) {
     const int i = tid + m * NT;
-    dd[m] = 0;
     if (i < cnt) {
       const S r = (S)sbuf[i];
       const unsigned d = radix_digit<T>(r, shift, desc);
-      dd[m] = (unsigned char)d;
+      if constexpr (VALS) sdig[i] = (u8)d;
       if (!(flags & SRT_NOKEYS)) kout[base[d] + (unsigned)i] = r;
     }
   }
-  if (!(flags & SRT_VALUES)) return;
-  __syncthreads();
+  if constexpr (VALS) {
+    if (!(flags & SRT_VALUES)) return;
+    __syncthreads();
 #pragma unroll
-  for (int it = 0; it < ITEMS; it++) {
-    const int li = wb + it * 32 + lane;
-    if (li < cnt) sbuf[rank[it]] = val[it];
-  }
-  __syncthreads();
+    for (int it = 0; it < ITEMS; it++) {
+      const int li = wb + it * 32 + lane;
+      if (li < cnt) sbuf[rank[it]] = val[it];
+    }
+    __syncthreads();
 #pragma unroll
-  for (int m = 0; m < ITEMS; m++) {
-    const int i = tid + m * NT;
-    if (i < cnt) {
-      const unsigned pos = base[dd[m]] + (unsigned)i;
-      const unsigned v = (unsigned)sbuf[i];
-      if (flags & SRT_VOUT64)
-        ((u64*)vout)[pos] = v;
-      else
-        ((unsigned*)vout)[pos] = v;
+    for (int m = 0; m < ITEMS; m++) {
+      const int i = tid + m * NT;
+      if (i < cnt) {
+        const unsigned pos = base[sdig[i]] + (unsigned)i;
+        const unsigned v = (unsigned)sbuf[i];
+        if (flags & SRT_VOUT64)
+          ((u64*)vout)[pos] = v;
+        else
+          ((unsigned*)vout)[pos] = v;
+      }
     }
   }
 }
 
-#define OS_KERNEL(T, S, NT, ITEMS)                                                                                   \
-  extern "C" __global__ void __launch_bounds__(NT)                                                                   \
-      gocuda_onesweep_##S(const u64* plan, const u64* totals, unsigned* status, unsigned* counter, i64 n, int slot) { \
-    onesweep<T, NT, ITEMS>(plan, totals, status, counter, n, slot);                                                  \
+// gocuda_onesweep_* (a sort's passes: keys only) and gocuda_onesweepv_*
+// (an argsort's or a top-k's: keys and values).
+#define OS_KERNEL(T, S, NT, ITEMS, NTV, ITEMSV)                                                                        \
+  extern "C" __global__ void __launch_bounds__(NT)                                                                     \
+      gocuda_onesweep_##S(const u64* plan, const u64* totals, unsigned* status, unsigned* counter, i64 n, int slot) {   \
+    onesweep<T, NT, ITEMS, false>(plan, totals, status, counter, n, slot);                                             \
+  }                                                                                                                    \
+  extern "C" __global__ void __launch_bounds__(NTV)                                                                    \
+      gocuda_onesweepv_##S(const u64* plan, const u64* totals, unsigned* status, unsigned* counter, i64 n, int slot) {  \
+    onesweep<T, NTV, ITEMSV, true>(plan, totals, status, counter, n, slot);                                            \
   }
 
-OS_KERNEL(float, f32, OS_THREADS4, OS_ITEMS4)
-OS_KERNEL(double, f64, OS_THREADS8, OS_ITEMS8)
-OS_KERNEL(int, i32, OS_THREADS4, OS_ITEMS4)
-OS_KERNEL(i64, i64, OS_THREADS8, OS_ITEMS8)
-OS_KERNEL(u8, u8, OS_THREADS4, OS_ITEMS4)
+OS_KERNEL(float, f32, OS_THREADS4, OS_ITEMS4, OS_VTHREADS4, OS_VITEMS4)
+OS_KERNEL(double, f64, OS_THREADS8, OS_ITEMS8, OS_VTHREADS8, OS_VITEMS8)
+OS_KERNEL(int, i32, OS_THREADS4, OS_ITEMS4, OS_VTHREADS4, OS_VITEMS4)
+OS_KERNEL(i64, i64, OS_THREADS8, OS_ITEMS8, OS_VTHREADS8, OS_VITEMS8)
+OS_KERNEL(u8, u8, OS_THREADS4, OS_ITEMS4, OS_VTHREADS4, OS_VITEMS4)
