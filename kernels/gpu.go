@@ -160,6 +160,10 @@ const (
 	// sort's small-k top-k (sort_gpu.go, cuda/sort.cuh).
 	kTopK16 // k ≤ 16: lists in registers merged by warp minima
 	kTopK32 // k ≤ 32
+	// sort16: the long-row radix sort's onesweep digit pass (sort16_gpu.go,
+	// cuda/sort16.cuh).
+	kOnesweep  // rank a tile, look back for each digit's place, scatter: a sort's keys
+	kOnesweepV // the same with values: an argsort's or a top-k's passes
 	numKops
 )
 
@@ -258,6 +262,9 @@ var kops = [numKops]struct {
 	// sort's small-k top-k (sort_gpu.go, cuda/sort.cuh).
 	kTopK16: {"topk16", realTypes, false},
 	kTopK32: {"topk32", realTypes, false},
+	// sort16: the onesweep digit pass (sort16_gpu.go, cuda/sort16.cuh).
+	kOnesweep:  {"onesweep", realTypes, false},
+	kOnesweepV: {"onesweepv", realTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

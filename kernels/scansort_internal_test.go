@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,8 +64,24 @@ func TestRadixPlanScratchIsAlignedAndDisjoint(t *testing.T) {
 				assert.LessOrEqual(t, p.blocks, 132*radixBlocksPerSM)
 				assert.Equal(t, dt.Size(), p.passes)
 				type region struct{ off, bytes int }
-				regions := []region{{p.keys0, n * dt.Size()}, {p.counts, radixDigits * p.blocks * 8},
+				regions := []region{{p.keys0, n * dt.Size()},
 					{p.totals, radixSlots * radixDigits * 8}, {p.plan, radixSlots * radixPlanWords * 8}}
+				if p.osTiles > 0 {
+					// Onesweep: a tile counter a slot and status words for
+					// every tile and digit of each pass slot, all zeroed
+					// with the totals in one memset.
+					_, tile := onesweepShape(dt, mode.indices)
+					assert.Equal(t, (n+tile-1)/tile, p.osTiles)
+					status := (p.passes + 1) * p.osTiles * radixDigits * 4
+					regions = append(regions, region{p.counters, radixSlots * 4}, region{p.status, status})
+					assert.LessOrEqual(t, p.status+status-p.totals, p.zeroBytes(), "the memset reaches the last status word")
+					assert.LessOrEqual(t, p.zeroBytes(), p.plan-p.totals, "the memset stops before the plan")
+					assert.Greater(t, p.counters, p.totals)
+					assert.Greater(t, p.status, p.totals)
+				} else {
+					regions = append(regions, region{p.counts, radixDigits * p.blocks * 8})
+					assert.Equal(t, radixSlots*radixDigits*8, p.zeroBytes(), "the memset zeroes the totals")
+				}
 				if mode.indices {
 					regions = append(regions, region{p.keys1, n * dt.Size()}, region{p.vals0, n * p.valBytes}, region{p.vals1, n * p.valBytes})
 				}
@@ -80,6 +97,27 @@ func TestRadixPlanScratchIsAlignedAndDisjoint(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Rows up to onesweepMaxKeys take one onesweep kernel a pass; longer rows
+// (whose counts need more than a status word's 30 bits) three kernels.
+func TestRadixPlanTakesOnesweepBelowTwoToTheThirty(t *testing.T) {
+	assert.True(t, useOnesweep(1<<24))
+	assert.True(t, useOnesweep(1<<30-1))
+	assert.False(t, useOnesweep(1<<30))
+	for _, dt := range []DType{Float32, Float64, Uint8} {
+		for _, indices := range []bool{false, true} {
+			p := radixPlanFor(dt, 1<<24, 132, indices, false)
+			_, tile := onesweepShape(dt, indices)
+			assert.Equal(t, 1<<24/tile, p.osTiles, "%s", dt)
+			assert.Zero(t, p.counts, "%s: no per-block counts", dt)
+		}
+	}
+	if strconv.IntSize == 64 {
+		p := radixPlanFor(Uint8, 1<<30, 132, false, false)
+		assert.Zero(t, p.osTiles, "2^30 keys take three kernels a pass")
+		assert.Equal(t, radixSlots*radixDigits*8, p.zeroBytes())
 	}
 }
 

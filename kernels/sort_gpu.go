@@ -73,11 +73,18 @@ type radixPlan struct {
 	keys0, keys1          int // scratch offsets: key buffers
 	vals0, vals1          int // value (index) buffers
 	idx                   int // TopK: the row's int64 argsort
-	counts                int // 256 digit counts (int64) a block
+	counts                int // 256 digit counts (int64) a block; not with onesweep
 	totals                int // every pass slot's 256 digit totals (int64)
+	osTiles               int // onesweep (sort16_gpu.go): its tiles; 0 for three kernels a pass
+	counters              int // onesweep: each pass slot's tile counter (uint32)
+	status                int // onesweep: each pass slot's status words, 256 a tile (uint32)
 	plan                  int // every pass slot's buffers and flags (sort.cuh's radixplan)
 	scratch               int // bytes in all; 0 when a block sorts a row
 }
+
+// zeroBytes is the scratch a radix sort zeroes first, from p.totals: the
+// totals, and with onesweep the tile counters and status words after them.
+func (p radixPlan) zeroBytes() int { return p.plan - p.totals }
 
 func alignUp(n int) int { return (n + scratchAlign - 1) / scratchAlign * scratchAlign }
 
@@ -110,9 +117,17 @@ func radixPlanFor(dt DType, n, sms int, indices, topk bool) radixPlan {
 	if topk {
 		p.idx = take(n * 8)
 	}
-	p.counts = take(radixDigits * p.blocks * 8)
+	if !useOnesweep(n) {
+		p.counts = take(radixDigits * p.blocks * 8)
+	}
 	p.totals = take(radixSlots * radixDigits * 8)
-	p.plan = take(radixSlots * radixPlanWords * 8)
+	if useOnesweep(n) {
+		_, tile := onesweepShape(dt, indices)
+		p.osTiles = (n + tile - 1) / tile
+		p.counters = take(radixSlots * onesweepCounterBytes)
+		p.status = take((p.passes + 1) * p.osTiles * radixDigits * onesweepStatusBytes)
+	}
+	p.plan = take(radixSlots * radixPlanWords * 8) // right after what is zeroed
 	p.scratch = off
 	return p
 }
@@ -185,7 +200,8 @@ func (t *target) gpuSort(values, indices, x backend.Ptr, rows, n, k int, desc bo
 // keysOut (Sort; it may be x) or their positions into the int64 idxOut
 // (Argsort). One kernel counts every pass's digits, one plans the passes
 // (skipping those whose digit is the same for every key), then each pass
-// slot runs three kernels, which return at once for a skipped slot: each
+// slot runs, returning at once for a skipped slot, one onesweep kernel
+// (sort16_gpu.go) or, for rows past onesweepMaxKeys, three kernels: each
 // block's digit counts, their scan into each block's first place for each
 // digit, and the stable scatter. The launches do not depend on the data,
 // so the sequence is the same in a captured graph.
@@ -193,7 +209,7 @@ func (t *target) radix(p radixPlan, x, keysOut, idxOut backend.Ptr, n int, flags
 	totals := sc + backend.Ptr(p.totals)
 	plan := sc + backend.Ptr(p.plan)
 	counts := sc + backend.Ptr(p.counts)
-	if err := t.cs.MemsetD32Async(dptr(totals), 0, radixSlots*radixDigits*2); err != nil {
+	if err := t.cs.MemsetD32Async(dptr(totals), 0, uint64(p.zeroBytes()/4)); err != nil {
 		return t.errorf("%w", err)
 	}
 	grid := uint32(p.blocks)
@@ -213,6 +229,9 @@ func (t *target) radix(p radixPlan, x, keysOut, idxOut backend.Ptr, n int, flags
 		dptr(sc+backend.Ptr(p.keys0)), dptr(k1), dptr(keysOut), dptr(v0), dptr(v1), dptr(idxOut),
 		int64(n), int32(p.passes), planFlags); err != nil {
 		return err
+	}
+	if p.osTiles > 0 {
+		return t.onesweep(p, n, idxOut != 0, sc)
 	}
 	for slot := range p.passes + 1 {
 		if err := t.launch(kRadixHist, 0, grid, dptr(counts), dptr(plan), int64(n), int32(slot), tpb, int32(p.blocks)); err != nil {

@@ -921,3 +921,4 @@ NN(double, f64, double)
 #include "sort.cuh"
 #include "rowsort.cuh"
 #include "half_ops.cuh"
+#include "sort16.cuh"
