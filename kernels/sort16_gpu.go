@@ -17,13 +17,13 @@ import "github.com/gocuda/gocuda/backend"
 // keys.
 const (
 	onesweepThreads4  = 256
-	onesweepItems4    = 16
+	onesweepItems4    = 15
 	onesweepThreads8  = 256
-	onesweepItems8    = 16
-	onesweepVThreads4 = 256
+	onesweepItems8    = 12
+	onesweepVThreads4 = 384
 	onesweepVItems4   = 16
 	onesweepVThreads8 = 256
-	onesweepVItems8   = 16
+	onesweepVItems8   = 8
 	// onesweepMaxKeys is the longest row the onesweep passes take: a
 	// status word holds a count of keys in 30 bits beside its 2 flag bits.
 	onesweepMaxKeys = 1<<30 - 1
