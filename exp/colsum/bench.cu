@@ -1,0 +1,276 @@
+// exp/colsum: float32 sum down the columns (axis 0 of a contiguous matrix,
+// torch x.sum(0)) with reduce_axes.cuh's real column kernel (col_vec, the
+// RMODE_COL_VEC modes of gocuda_rsumcol_f32) and its pass 2 (raxes2):
+//   current: the launch kernels/reduce_axes.go picks today (tiles narrowed
+//            to 16, 8 or 4 lanes a row until they fill the SMs, one pass);
+//   split:   wide tiles (LW = 32, 16 or 8 lanes of 16 bytes a row: 512, 256
+//            or 128 contiguous bytes of a row a warp) with the rows split
+//            into `chunks` runs, pass 2 combining the chunks' partials;
+//            swept over the lanes, the chunks, the rows in flight a thread
+//            (U) and the grid (a block a tile, or a block two tiles).
+// Timed like ../shared/anchors/arrays.py (a loop of calls between two
+// events), median of REPS loops. GB/s counts the matrix's bytes read; the
+// copy (cudaMemcpyAsync D2D of the same matrix) counts read + write, and
+// "of copy" is a variant's GB/s over the copy's.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+// ---- the part of kernels.cu's prelude reduce_axes.cuh uses ----
+typedef long long i64;
+typedef unsigned long long u64;
+typedef unsigned char u8;
+#define THREADS 256
+#define FULL_MASK 0xffffffffu
+#define KERNEL extern "C" __global__ void __launch_bounds__(THREADS)
+struct c64 {
+  float re, im;
+};
+struct c128 {
+  double re, im;
+};
+template <class T>
+struct alignas(16) Vec {
+  T e[16 / sizeof(T)];
+};
+template <class T>
+__device__ __forceinline__ Vec<T> vload(const Vec<T>* p) {
+  union {
+    uint4 u;
+    Vec<T> v;
+  } x;
+  x.u = *reinterpret_cast<const uint4*>(p);
+  return x.v;
+}
+__device__ __forceinline__ i64 global_tid() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }
+__device__ __forceinline__ c128 operator+(c128 a, c128 b) { return c128{a.re + b.re, a.im + b.im}; }
+__device__ __forceinline__ float lowest(float*) { return __int_as_float((int)0xff800000u); }
+__device__ __forceinline__ double lowest(double*) { return __longlong_as_double((i64)0xfff0000000000000ull); }
+__device__ __forceinline__ float highest(float*) { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ double highest(double*) { return __longlong_as_double(0x7ff0000000000000ll); }
+struct MaxOp {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const { return (b > a || b != b) ? b : a; }
+};
+struct MinOp {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const { return (b < a || b != b) ? b : a; }
+};
+__device__ __forceinline__ float shfl_down(float v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
+__device__ __forceinline__ double shfl_down(double v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
+__device__ __forceinline__ int shfl_down(int v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
+__device__ __forceinline__ i64 shfl_down(i64 v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
+__device__ __forceinline__ u64 shfl_down(u64 v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
+template <class A, class Op>
+__device__ __forceinline__ A warp_reduce(A v, Op op) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = op(v, shfl_down(v, o));
+  return v;
+}
+
+#define RAXES_NO_KERNELS
+#include "reduce_axes.cuh"
+
+typedef RFold<float, double, float, RFOLD_SUM> rsum;
+
+// As gocuda_rsumcol_f32 (KERNEL_R: 4 blocks an SM), with U a parameter.
+template <int U>
+__global__ void __launch_bounds__(THREADS, 4)
+    colvec_k(float* dst, double* partials, const float* x, i64 nout, i64 nred, int mode, i64 chunks, RLayout L) {
+  col_vec<float, rsum, U>(dst, partials, x, nout, nred, mode, chunks, L);
+}
+// As gocuda_rsum_f32_pass2.
+__global__ void __launch_bounds__(THREADS) pass2_k(float* dst, const double* partials, i64 nout, i64 nred, i64 chunks) {
+  raxes2<rsum>(dst, partials, nout, nred, chunks);
+}
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
+      exit(1);                                                                                 \
+    }                                                                                          \
+  } while (0)
+
+static const int REPS = 21, LOOP = 10;
+static int sms;
+static cudaEvent_t ev0, ev1;
+
+// Median over REPS of the mean time of LOOP back-to-back calls, in µs.
+template <class F>
+static double timeit(F f) {
+  for (int i = 0; i < 3; i++) f();
+  CK(cudaDeviceSynchronize());
+  std::vector<double> t;
+  for (int r = 0; r < REPS; r++) {
+    CK(cudaEventRecord(ev0));
+    for (int i = 0; i < LOOP; i++) f();
+    CK(cudaEventRecord(ev1));
+    CK(cudaEventSynchronize(ev1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, ev0, ev1));
+    t.push_back(ms * 1e3 / LOOP);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct Launch {
+  int mode, U;
+  i64 chunks;
+  unsigned grid;
+};
+
+static i64 cdiv(i64 a, i64 b) { return (a + b - 1) / b; }
+
+// kernels/reduce_axes.go's launch today for a rows x cols float32 matrix
+// down its columns (colVec holds: cols is a multiple of 4).
+static Launch current(i64 rows, i64 cols) {
+  const i64 resident = (i64)sms * 4, target = 2 * resident;
+  int mode = RMODE_COL_VEC;
+  i64 width = 128;
+  while (mode < RMODE_COL_VEC + 3 && cdiv(cols, width) < 2 * sms) mode++, width /= 2;
+  const i64 tiles = cdiv(cols, width);
+  i64 chunks = 1;
+  if (tiles < sms) chunks = std::max<i64>(1, std::min(cdiv(target, tiles), rows / 128));
+  const unsigned grid = chunks == 1 ? (unsigned)std::min(tiles, 16 * target) : (unsigned)(tiles * chunks);
+  return {mode, 8, chunks, grid};
+}
+
+struct Ctx {
+  i64 rows, cols;
+  const float* x;
+  float* d;
+  double* parts;
+};
+
+static void launch(const Ctx& c, const Launch& l) {
+  RLayout L = {{1, 1, 1, c.cols}, {0, 0, 0, 1}, {1, 1, 1, c.rows}, {0, 0, 0, c.cols}};
+  double* p = l.chunks > 1 ? c.parts : nullptr;
+  switch (l.U) {
+    case 4: colvec_k<4><<<l.grid, THREADS>>>(c.d, p, c.x, c.cols, c.rows, l.mode, l.chunks, L); break;
+    case 8: colvec_k<8><<<l.grid, THREADS>>>(c.d, p, c.x, c.cols, c.rows, l.mode, l.chunks, L); break;
+    case 16: colvec_k<16><<<l.grid, THREADS>>>(c.d, p, c.x, c.cols, c.rows, l.mode, l.chunks, L); break;
+  }
+  if (l.chunks > 1) {
+    const i64 nout = c.cols;
+    const unsigned g2 = nout < 32 ? (unsigned)nout : (unsigned)std::min<i64>(cdiv(nout, 32), (i64)sms * 8);
+    pass2_k<<<g2, THREADS>>>(c.d, c.parts, nout, c.rows, l.chunks);
+  }
+}
+
+static bool check(const Ctx& c, const std::vector<double>& want) {
+  std::vector<float> got(c.cols);
+  CK(cudaMemcpy(got.data(), c.d, c.cols * 4, cudaMemcpyDeviceToHost));
+  for (i64 j = 0; j < c.cols; j++)
+    if (!(fabs((double)got[j] - want[j]) <= 1e-6 * (1 + fabs(want[j])))) return false;
+  return true;
+}
+
+int main(int argc, char** argv) {
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  sms = prop.multiProcessorCount;
+  CK(cudaEventCreate(&ev0));
+  CK(cudaEventCreate(&ev1));
+  printf("%s, %d SMs; µs median of %d loops of %d; GB/s = bytes read / time; of copy = GB/s / copy's (read+write)\n",
+         prop.name, sms, REPS, LOOP);
+  const i64 shapes[3][2] = {{4096, 4096}, {65536, 1024}, {1024, 65536}};
+  const i64 resident = (i64)sms * 4;
+  double best_frac_sq = 0;
+  Launch best_sq{};
+  bool allpass = true;
+  for (auto& sh : shapes) {
+    const i64 rows = sh[0], cols = sh[1], n = rows * cols;
+    const double bytes = (double)n * 4;
+    std::vector<float> hx(n);
+    unsigned s = 12345;
+    for (i64 i = 0; i < n; i++) {
+      s = s * 1664525u + 1013904223u;
+      hx[i] = (float)((int)(s >> 9) % 2001 - 1000) / 256.0f;  // exact in float and in double sums
+    }
+    std::vector<double> want(cols, 0.0);
+    for (i64 r = 0; r < rows; r++)
+      for (i64 j = 0; j < cols; j++) want[j] += hx[r * cols + j];
+    Ctx c{rows, cols, nullptr, nullptr, nullptr};
+    float *x, *y;
+    CK(cudaMalloc(&x, n * 4));
+    CK(cudaMalloc(&y, n * 4));
+    CK(cudaMalloc(&c.d, cols * 4));
+    const i64 maxch = std::min<i64>(1024, rows / 16);  // the sweep's most chunks
+    CK(cudaMalloc(&c.parts, (size_t)(cols * 8 * maxch)));
+    CK(cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice));
+    c.x = x;
+    const double tcopy = timeit([&] { CK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice)); });
+    const double copybw = 2 * bytes / tcopy / 1e3;
+    printf("== %lldx%lld f32 sum(0): copy D2D %.1f µs %.0f GB/s (read+write)\n", rows, cols, tcopy, copybw);
+    auto line = [&](const char* name, const Launch& l, double us, bool ok) {
+      const double bw = bytes / us / 1e3;
+      printf("%-8s LW %2d U %2d chunks %4lld grid %5u (%.2f waves) %7.1f µs %6.0f GB/s %.3f of copy %s\n", name,
+             32 >> (l.mode - RMODE_COL_VEC), l.U, l.chunks, l.grid, (double)l.grid / resident, us, bw, bw / copybw,
+             ok ? "PASS" : "FAIL");
+      allpass = allpass && ok;
+      return bw / copybw;
+    };
+    auto run = [&](const Launch& l, bool* ok) {
+      CK(cudaMemset(c.d, 0xff, cols * 4));
+      launch(c, l);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      *ok = check(c, want);
+      return timeit([&] { launch(c, l); });
+    };
+    bool ok;
+    const Launch cur = current(rows, cols);
+    line("current", cur, run(cur, &ok), ok);
+    // The sweep: per (lanes, U) the best chunks and grid.
+    double best = 1e30;
+    Launch bl{};
+    int fails = 0;
+    for (int mode = RMODE_COL_VEC; mode <= RMODE_COL_VEC + 2; mode++) {
+      const i64 tiles = cdiv(cols, 128 >> (mode - RMODE_COL_VEC));
+      std::vector<i64> cand = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+      for (double w : {0.5, 1.0, 1.5, 2.0, 3.0, 4.0}) cand.push_back(cdiv((i64)(w * resident), tiles));
+      std::sort(cand.begin(), cand.end());
+      cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+      for (int U : {4, 8, 16}) {
+        double mb = 1e30;
+        Launch ml{};
+        for (i64 ch : cand) {
+          if (ch < 1 || ch > maxch || tiles * ch > 8 * resident) continue;
+          for (int half = 0; half < 2; half++) {
+            if (half && tiles < 2) continue;
+            const i64 gt = half ? cdiv(tiles, 2) : tiles;
+            const Launch l{mode, U, ch, (unsigned)(gt * ch)};
+            const double us = run(l, &ok);
+            if (!ok) {
+              fails++;
+              line("FAILED", l, us, ok);
+            }
+            if (us < mb) mb = us, ml = l;
+          }
+        }
+        if (mb < 1e30) line("split", ml, mb, true);
+        if (mb < best) best = mb, bl = ml;
+      }
+    }
+    const double f = line("BEST", bl, best, fails == 0);
+    if (rows == 4096 && cols == 4096) best_frac_sq = f, best_sq = bl;
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    CK(cudaFree(c.d));
+    CK(cudaFree(c.parts));
+  }
+  printf("4096x4096: best %.3f of copy at LW %d U %d chunks %lld (grid %u, %.2f waves of %lld resident blocks)\n",
+         best_frac_sq, 32 >> (best_sq.mode - RMODE_COL_VEC), best_sq.U, best_sq.chunks, best_sq.grid,
+         (double)best_sq.grid / resident, resident);
+  printf("%s\n", allpass ? "ALL PASS" : "SOME FAIL");
+  return allpass ? 0 : 1;
+}
