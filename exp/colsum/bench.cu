@@ -78,28 +78,32 @@ __device__ __forceinline__ A warp_reduce(A v, Op op) {
 #include "reduce_axes.cuh"
 
 typedef RFold<float, double, float, RFOLD_SUM> rsum;
+typedef RExt<float, true> rmax;
+typedef RArg<float, true> rargmax;
 
-// As gocuda_rsumcol_f32 (KERNEL_R: 4 blocks an SM), with U a parameter.
-template <int U>
-__global__ void __launch_bounds__(THREADS, 4)
-    colvec_k(float* dst, double* partials, const float* x, i64 nout, i64 nred, int mode, i64 chunks, RLayout L) {
-  col_vec<float, rsum, U>(dst, partials, x, nout, nred, mode, chunks, L);
+// As gocuda_r<op>col_f32 (KERNEL_R: 4 blocks an SM), with U a parameter.
+template <class R, int U>
+__global__ void __launch_bounds__(THREADS, 4) colvec_k(typename R::Out* dst, typename R::Acc* partials, const float* x,
+                                                       i64 nout, i64 nred, int mode, i64 chunks, RLayout L) {
+  col_vec<float, R, U>(dst, partials, x, nout, nred, mode, chunks, L);
 }
-// As gocuda_rsum_f32_pass2.
-__global__ void __launch_bounds__(THREADS) pass2_k(float* dst, const double* partials, i64 nout, i64 nred, i64 chunks) {
-  raxes2<rsum>(dst, partials, nout, nred, chunks);
+// As gocuda_r<op>_f32_pass2.
+template <class R>
+__global__ void __launch_bounds__(THREADS)
+    pass2_k(typename R::Out* dst, const typename R::Acc* partials, i64 nout, i64 nred, i64 chunks) {
+  raxes2<R>(dst, partials, nout, nred, chunks);
 }
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-      exit(1);                                                                                 \
-    }                                                                                          \
+#define CK(x)                                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                             \
+    }                                                                                      \
   } while (0)
 
-static const int REPS = 21, LOOP = 10;
+static int REPS = 21, LOOP = 5;
 static int sms;
 static cudaEvent_t ev0, ev1;
 
@@ -131,7 +135,9 @@ struct Launch {
 static i64 cdiv(i64 a, i64 b) { return (a + b - 1) / b; }
 
 // kernels/reduce_axes.go's launch today for a rows x cols float32 matrix
-// down its columns (colVec holds: cols is a multiple of 4).
+// down its columns (colVec holds: cols is a multiple of 4), with its
+// default U.
+template <class R>
 static Launch current(i64 rows, i64 cols) {
   const i64 resident = (i64)sms * 4, target = 2 * resident;
   int mode = RMODE_COL_VEC;
@@ -141,136 +147,183 @@ static Launch current(i64 rows, i64 cols) {
   i64 chunks = 1;
   if (tiles < sms) chunks = std::max<i64>(1, std::min(cdiv(target, tiles), rows / 128));
   const unsigned grid = chunks == 1 ? (unsigned)std::min(tiles, 16 * target) : (unsigned)(tiles * chunks);
-  return {mode, 8, chunks, grid};
+  return {mode, col_vec_rows<R>(), chunks, grid};
 }
 
 struct Ctx {
   i64 rows, cols;
   const float* x;
-  float* d;
-  double* parts;
+  void* d;      // cols outputs
+  void* parts;  // maxch * cols accumulators
 };
 
-static void launch(const Ctx& c, const Launch& l) {
+template <class R, int U>
+static void launch_u(const Ctx& c, const Launch& l) {
   RLayout L = {{1, 1, 1, c.cols}, {0, 0, 0, 1}, {1, 1, 1, c.rows}, {0, 0, 0, c.cols}};
-  double* p = l.chunks > 1 ? c.parts : nullptr;
+  typename R::Acc* p = l.chunks > 1 ? (typename R::Acc*)c.parts : nullptr;
+  colvec_k<R, U><<<l.grid, THREADS>>>((typename R::Out*)c.d, p, c.x, c.cols, c.rows, l.mode, l.chunks, L);
+}
+
+// Pass 1 (and pass 2 unless p1only) as ReduceAxes launches them.
+template <class R>
+static void launch(const Ctx& c, const Launch& l, bool p1only = false) {
   switch (l.U) {
-    case 4: colvec_k<4><<<l.grid, THREADS>>>(c.d, p, c.x, c.cols, c.rows, l.mode, l.chunks, L); break;
-    case 8: colvec_k<8><<<l.grid, THREADS>>>(c.d, p, c.x, c.cols, c.rows, l.mode, l.chunks, L); break;
-    case 16: colvec_k<16><<<l.grid, THREADS>>>(c.d, p, c.x, c.cols, c.rows, l.mode, l.chunks, L); break;
+    case 4: launch_u<R, 4>(c, l); break;
+    case 8: launch_u<R, 8>(c, l); break;
+    case 16:
+      if constexpr (sizeof(typename R::Acc) <= 8) launch_u<R, 16>(c, l);
+      break;
   }
-  if (l.chunks > 1) {
+  if (l.chunks > 1 && !p1only) {
     const i64 nout = c.cols;
     const unsigned g2 = nout < 32 ? (unsigned)nout : (unsigned)std::min<i64>(cdiv(nout, 32), (i64)sms * 8);
-    pass2_k<<<g2, THREADS>>>(c.d, c.parts, nout, c.rows, l.chunks);
+    pass2_k<R><<<g2, THREADS>>>((typename R::Out*)c.d, (const typename R::Acc*)c.parts, nout, c.rows, l.chunks);
   }
 }
 
-static bool check(const Ctx& c, const std::vector<double>& want) {
-  std::vector<float> got(c.cols);
-  CK(cudaMemcpy(got.data(), c.d, c.cols * 4, cudaMemcpyDeviceToHost));
+// The outputs against want, to tol relative (0: exactly).
+template <class R>
+static bool check(const Ctx& c, const std::vector<double>& want, double tol) {
+  typedef typename R::Out O;
+  std::vector<O> got(c.cols);
+  CK(cudaMemcpy(got.data(), c.d, c.cols * sizeof(O), cudaMemcpyDeviceToHost));
   for (i64 j = 0; j < c.cols; j++)
-    if (!(fabs((double)got[j] - want[j]) <= 1e-6 * (1 + fabs(want[j])))) return false;
+    if (!(fabs((double)got[j] - want[j]) <= tol * (1 + fabs(want[j])))) return false;
   return true;
 }
 
-int main(int argc, char** argv) {
+static bool allpass = true;
+static double copybw;
+static i64 resident;
+
+static double line(const char* name, const Launch& l, double bytes, double us, bool ok) {
+  const double bw = bytes / us / 1e3;
+  printf("%-12s LW %2d U %2d chunks %4lld grid %5u (%.2f waves) %7.1f µs %5.0f GB/s %.3f of copy %s\n", name,
+         32 >> (l.mode - RMODE_COL_VEC), l.U, l.chunks, l.grid, (double)l.grid / resident, us, bw, bw / copybw,
+         ok ? "PASS" : "FAIL");
+  allpass = allpass && ok;
+  return bw / copybw;
+}
+
+// Runs op R's current launch and the sweep on c; full prints the best of
+// each lane width and each U, else only the best of all.
+template <class R>
+static Launch sweep(const char* op, const Ctx& c, const std::vector<double>& want, double tol, i64 maxch,
+                    std::vector<int> modes, std::vector<int> us, bool halves, bool full) {
+  const double bytes = (double)c.rows * c.cols * 4;
+  auto run = [&](const Launch& l, bool* ok) {
+    CK(cudaMemset(c.d, 0xff, c.cols * sizeof(typename R::Out)));
+    launch<R>(c, l);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    *ok = check<R>(c, want, tol);
+    return timeit([&] { launch<R>(c, l); });
+  };
+  char name[64];
+  bool ok;
+  const Launch cur = current<R>(c.rows, c.cols);
+  snprintf(name, sizeof name, "%s current", op);
+  line(name, cur, bytes, run(cur, &ok), ok);
+  double best = 1e30, bmode[8], bu[17];
+  Launch bl{}, lmode[8], lu[17];
+  for (auto& b : bmode) b = 1e30;
+  for (auto& b : bu) b = 1e30;
+  bool allok = true;
+  for (int mode : modes) {
+    const i64 tiles = cdiv(c.cols, 128 >> (mode - RMODE_COL_VEC));
+    std::vector<i64> cand = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+    for (double w : {0.5, 1.0, 1.5, 2.0, 3.0, 4.0}) cand.push_back(cdiv((i64)(w * resident), tiles));
+    std::sort(cand.begin(), cand.end());
+    cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+    for (int U : us)
+      for (i64 ch : cand) {
+        if (ch < 1 || ch > maxch || tiles * ch > 8 * resident) continue;
+        for (int half = 0; half < (halves && tiles > 1 ? 2 : 1); half++) {
+          const i64 gt = half ? cdiv(tiles, 2) : tiles;
+          const Launch l{mode, U, ch, (unsigned)(gt * ch)};
+          const double t = run(l, &ok);
+          if (!ok) {
+            snprintf(name, sizeof name, "%s FAILED", op);
+            line(name, l, bytes, t, ok);
+            allok = false;
+          }
+          if (t < best) best = t, bl = l;
+          if (t < bmode[mode - RMODE_COL_VEC]) bmode[mode - RMODE_COL_VEC] = t, lmode[mode - RMODE_COL_VEC] = l;
+          if (t < bu[U]) bu[U] = t, lu[U] = l;
+        }
+      }
+  }
+  if (full) {
+    for (int mode : modes) {
+      snprintf(name, sizeof name, "%s LW %d", op, 32 >> (mode - RMODE_COL_VEC));
+      line(name, lmode[mode - RMODE_COL_VEC], bytes, bmode[mode - RMODE_COL_VEC], allok);
+    }
+    for (int U : us) {
+      snprintf(name, sizeof name, "%s U %d", op, U);
+      line(name, lu[U], bytes, bu[U], allok);
+    }
+  }
+  snprintf(name, sizeof name, "%s BEST", op);
+  line(name, bl, bytes, best, allok);
+  if (full && bl.chunks > 1) {
+    snprintf(name, sizeof name, "%s pass1", op);
+    line(name, bl, bytes, timeit([&] { launch<R>(c, bl, true); }), allok);
+  }
+  return bl;
+}
+
+int main() {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   sms = prop.multiProcessorCount;
+  resident = (i64)sms * 4;
   CK(cudaEventCreate(&ev0));
   CK(cudaEventCreate(&ev1));
-  printf("%s, %d SMs; µs median of %d loops of %d; GB/s = bytes read / time; of copy = GB/s / copy's (read+write)\n",
+  printf("%s, %d SMs; µs: median of %d loops of %d calls; GB/s: bytes read / time; of copy: GB/s / copy's (read+write)\n",
          prop.name, sms, REPS, LOOP);
+  printf("LW: lanes a row (LW*16 contiguous bytes); U: rows in flight a thread; chunks: runs of rows; waves: grid / (4 * SMs)\n");
   const i64 shapes[3][2] = {{4096, 4096}, {65536, 1024}, {1024, 65536}};
-  const i64 resident = (i64)sms * 4;
-  double best_frac_sq = 0;
-  Launch best_sq{};
-  bool allpass = true;
+  Launch bsq{};
   for (auto& sh : shapes) {
     const i64 rows = sh[0], cols = sh[1], n = rows * cols;
-    const double bytes = (double)n * 4;
     std::vector<float> hx(n);
     unsigned s = 12345;
     for (i64 i = 0; i < n; i++) {
       s = s * 1664525u + 1013904223u;
-      hx[i] = (float)((int)(s >> 9) % 2001 - 1000) / 256.0f;  // exact in float and in double sums
+      hx[i] = (float)((int)(s >> 9) % 2001 - 1000) / 256.0f;  // sums exact in double; many ties for argmax
     }
-    std::vector<double> want(cols, 0.0);
+    std::vector<double> wsum(cols, 0.0), wmax(cols, -INFINITY), warg(cols, 0.0);
     for (i64 r = 0; r < rows; r++)
-      for (i64 j = 0; j < cols; j++) want[j] += hx[r * cols + j];
+      for (i64 j = 0; j < cols; j++) {
+        const float v = hx[r * cols + j];
+        wsum[j] += v;
+        if (v > wmax[j]) wmax[j] = v, warg[j] = (double)r;
+      }
+    const i64 maxch = std::min<i64>(1024, rows / 16);  // the sweep's most chunks
     Ctx c{rows, cols, nullptr, nullptr, nullptr};
     float *x, *y;
     CK(cudaMalloc(&x, n * 4));
     CK(cudaMalloc(&y, n * 4));
-    CK(cudaMalloc(&c.d, cols * 4));
-    const i64 maxch = std::min<i64>(1024, rows / 16);  // the sweep's most chunks
-    CK(cudaMalloc(&c.parts, (size_t)(cols * 8 * maxch)));
+    CK(cudaMalloc(&c.d, cols * 8));
+    CK(cudaMalloc(&c.parts, (size_t)(cols * 16 * maxch)));
     CK(cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice));
     c.x = x;
     const double tcopy = timeit([&] { CK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice)); });
-    const double copybw = 2 * bytes / tcopy / 1e3;
-    printf("== %lldx%lld f32 sum(0): copy D2D %.1f µs %.0f GB/s (read+write)\n", rows, cols, tcopy, copybw);
-    auto line = [&](const char* name, const Launch& l, double us, bool ok) {
-      const double bw = bytes / us / 1e3;
-      printf("%-8s LW %2d U %2d chunks %4lld grid %5u (%.2f waves) %7.1f µs %6.0f GB/s %.3f of copy %s\n", name,
-             32 >> (l.mode - RMODE_COL_VEC), l.U, l.chunks, l.grid, (double)l.grid / resident, us, bw, bw / copybw,
-             ok ? "PASS" : "FAIL");
-      allpass = allpass && ok;
-      return bw / copybw;
-    };
-    auto run = [&](const Launch& l, bool* ok) {
-      CK(cudaMemset(c.d, 0xff, cols * 4));
-      launch(c, l);
-      CK(cudaGetLastError());
-      CK(cudaDeviceSynchronize());
-      *ok = check(c, want);
-      return timeit([&] { launch(c, l); });
-    };
-    bool ok;
-    const Launch cur = current(rows, cols);
-    line("current", cur, run(cur, &ok), ok);
-    // The sweep: per (lanes, U) the best chunks and grid.
-    double best = 1e30;
-    Launch bl{};
-    int fails = 0;
-    for (int mode = RMODE_COL_VEC; mode <= RMODE_COL_VEC + 2; mode++) {
-      const i64 tiles = cdiv(cols, 128 >> (mode - RMODE_COL_VEC));
-      std::vector<i64> cand = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-      for (double w : {0.5, 1.0, 1.5, 2.0, 3.0, 4.0}) cand.push_back(cdiv((i64)(w * resident), tiles));
-      std::sort(cand.begin(), cand.end());
-      cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
-      for (int U : {4, 8, 16}) {
-        double mb = 1e30;
-        Launch ml{};
-        for (i64 ch : cand) {
-          if (ch < 1 || ch > maxch || tiles * ch > 8 * resident) continue;
-          for (int half = 0; half < 2; half++) {
-            if (half && tiles < 2) continue;
-            const i64 gt = half ? cdiv(tiles, 2) : tiles;
-            const Launch l{mode, U, ch, (unsigned)(gt * ch)};
-            const double us = run(l, &ok);
-            if (!ok) {
-              fails++;
-              line("FAILED", l, us, ok);
-            }
-            if (us < mb) mb = us, ml = l;
-          }
-        }
-        if (mb < 1e30) line("split", ml, mb, true);
-        if (mb < best) best = mb, bl = ml;
-      }
-    }
-    const double f = line("BEST", bl, best, fails == 0);
-    if (rows == 4096 && cols == 4096) best_frac_sq = f, best_sq = bl;
+    copybw = 2.0 * n * 4 / tcopy / 1e3;
+    printf("== %lldx%lld f32 down the columns: copy D2D %.1f µs %.0f GB/s (read+write)\n", rows, cols, tcopy, copybw);
+    const int c4 = RMODE_COL_VEC;
+    const Launch b = sweep<rsum>("sum", c, wsum, 1e-6, maxch, {c4, c4 + 1, c4 + 2}, {4, 8, 16}, true, true);
+    if (rows == 4096 && cols == 4096) bsq = b;
+    sweep<rmax>("max", c, wmax, 0, maxch, {c4, c4 + 1}, {4, 8}, false, false);
+    sweep<rargmax>("argmax", c, warg, 0, maxch, {c4, c4 + 1}, {4, 8}, false, false);
     CK(cudaFree(x));
     CK(cudaFree(y));
     CK(cudaFree(c.d));
     CK(cudaFree(c.parts));
   }
-  printf("4096x4096: best %.3f of copy at LW %d U %d chunks %lld (grid %u, %.2f waves of %lld resident blocks)\n",
-         best_frac_sq, 32 >> (best_sq.mode - RMODE_COL_VEC), best_sq.U, best_sq.chunks, best_sq.grid,
-         (double)best_sq.grid / resident, resident);
+  printf("sum 4096x4096 best: LW %d U %d chunks %lld (%lld rows a chunk), grid %u = %.2f waves of %lld resident blocks\n",
+         32 >> (bsq.mode - RMODE_COL_VEC), bsq.U, bsq.chunks, cdiv(4096, bsq.chunks), bsq.grid,
+         (double)bsq.grid / resident, resident);
   printf("%s\n", allpass ? "ALL PASS" : "SOME FAIL");
   return allpass ? 0 : 1;
 }

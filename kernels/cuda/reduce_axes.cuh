@@ -316,7 +316,7 @@ __device__ __forceinline__ void rl_groups(const RLayout& L, i64* gd, i64* gs) {
 // accumulators are small enough to stay within the 64 registers of 4
 // blocks an SM, else 4 (exp/colsum's bench sweeps it).
 template <class R>
-constexpr int col_vec_rows() {
+__host__ __device__ constexpr int col_vec_rows() {
   return sizeof(typename R::Acc) <= 8 ? 8 : 4;
 }
 template <class T, class R, int U = col_vec_rows<R>()>
