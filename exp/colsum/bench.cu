@@ -150,6 +150,21 @@ static Launch current(i64 rows, i64 cols) {
   return {mode, col_vec_rows<R>(), chunks, grid};
 }
 
+// kernels/reduce_axes.go's colSplit with its constants as committed
+// (colSplitLanesLog 0, colSplitBlocksPerSM 8, colSplitMinRows 128); the
+// current launch where it declines.
+static const int kLanesLog = 0, kBlocksPerSM = 8, kMinRows = 128;
+template <class R>
+static Launch proposed(i64 rows, i64 cols) {
+  if (cdiv(cols, 128) < 2 * sms) {
+    const i64 tiles = cdiv(cols, 128 >> kLanesLog);
+    const i64 chunks = std::min(cdiv((i64)kBlocksPerSM * sms, tiles), rows / kMinRows);
+    if (chunks >= 2 && tiles * chunks >= 2 * sms)
+      return {RMODE_COL_VEC + kLanesLog, col_vec_rows<R>(), chunks, (unsigned)(tiles * chunks)};
+  }
+  return current<R>(rows, cols);
+}
+
 struct Ctx {
   i64 rows, cols;
   const float* x;
@@ -205,11 +220,12 @@ static double line(const char* name, const Launch& l, double bytes, double us, b
   return bw / copybw;
 }
 
-// Runs op R's current launch and the sweep on c; full prints the best of
-// each lane width and each U, else only the best of all.
+// Runs op R's current launch, the one Go's colSplit would pick and the
+// sweep on c; full 1 prints the best of each lane width and pass 1 alone
+// too, 2 also the best of each U, 0 only the best of all.
 template <class R>
 static Launch sweep(const char* op, const Ctx& c, const std::vector<double>& want, double tol, i64 maxch,
-                    std::vector<int> modes, std::vector<int> us, bool halves, bool full) {
+                    std::vector<int> modes, std::vector<int> us, bool halves, int full) {
   const double bytes = (double)c.rows * c.cols * 4;
   auto run = [&](const Launch& l, bool* ok) {
     CK(cudaMemset(c.d, 0xff, c.cols * sizeof(typename R::Out)));
@@ -224,6 +240,9 @@ static Launch sweep(const char* op, const Ctx& c, const std::vector<double>& wan
   const Launch cur = current<R>(c.rows, c.cols);
   snprintf(name, sizeof name, "%s current", op);
   line(name, cur, bytes, run(cur, &ok), ok);
+  const Launch pro = proposed<R>(c.rows, c.cols);
+  snprintf(name, sizeof name, "%s go-split", op);
+  line(name, pro, bytes, run(pro, &ok), ok);
   double best = 1e30, bmode[8], bu[17];
   Launch bl{}, lmode[8], lu[17];
   for (auto& b : bmode) b = 1e30;
@@ -259,6 +278,7 @@ static Launch sweep(const char* op, const Ctx& c, const std::vector<double>& wan
       line(name, lmode[mode - RMODE_COL_VEC], bytes, bmode[mode - RMODE_COL_VEC], allok);
     }
     for (int U : us) {
+      if (full < 2) break;
       snprintf(name, sizeof name, "%s U %d", op, U);
       line(name, lu[U], bytes, bu[U], allok);
     }
@@ -312,18 +332,23 @@ int main() {
     copybw = 2.0 * n * 4 / tcopy / 1e3;
     printf("== %lldx%lld f32 down the columns: copy D2D %.1f µs %.0f GB/s (read+write)\n", rows, cols, tcopy, copybw);
     const int c4 = RMODE_COL_VEC;
-    const Launch b = sweep<rsum>("sum", c, wsum, 1e-6, maxch, {c4, c4 + 1, c4 + 2}, {4, 8, 16}, true, true);
+    const Launch b = sweep<rsum>("sum", c, wsum, 1e-6, maxch, {c4, c4 + 1, c4 + 2}, {4, 8, 16}, true,
+                                 rows == 4096 ? 2 : 1);
     if (rows == 4096 && cols == 4096) bsq = b;
-    sweep<rmax>("max", c, wmax, 0, maxch, {c4, c4 + 1}, {4, 8}, false, false);
-    sweep<rargmax>("argmax", c, warg, 0, maxch, {c4, c4 + 1}, {4, 8}, false, false);
+    sweep<rmax>("max", c, wmax, 0, maxch, {c4, c4 + 1}, {4, 8}, false, 0);
+    sweep<rargmax>("argmax", c, warg, 0, maxch, {c4, c4 + 1}, {4, 8}, false, 0);
     CK(cudaFree(x));
     CK(cudaFree(y));
     CK(cudaFree(c.d));
     CK(cudaFree(c.parts));
   }
-  printf("sum 4096x4096 best: LW %d U %d chunks %lld (%lld rows a chunk), grid %u = %.2f waves of %lld resident blocks\n",
+  printf("sum 4096x4096 best: LW %d U %d chunks %lld (%lld rows a chunk), grid %u = %.2f waves of %lld resident blocks"
+         " = %.1f blocks an SM\n",
          32 >> (bsq.mode - RMODE_COL_VEC), bsq.U, bsq.chunks, cdiv(4096, bsq.chunks), bsq.grid,
-         (double)bsq.grid / resident, resident);
+         (double)bsq.grid / resident, resident, (double)bsq.grid / sms);
+  printf("set in kernels/reduce_axes.go: colSplitLanesLog = %d (LW %d), colSplitBlocksPerSM ~ %.0f, colSplitMinRows <= %lld;"
+         " col_vec_rows (reduce_axes.cuh) = %d if U differs from 8\n",
+         bsq.mode - RMODE_COL_VEC, 32 >> (bsq.mode - RMODE_COL_VEC), (double)bsq.grid / sms, cdiv(4096, bsq.chunks), bsq.U);
   printf("%s\n", allpass ? "ALL PASS" : "SOME FAIL");
   return allpass ? 0 : 1;
 }
