@@ -30,8 +30,10 @@
 //     a 16-byte vector of K columns, LW = 32 >> (mode - RMODE_COL_VEC) lanes
 //     span a tile's row (LW*K columns, LW*16 contiguous bytes: 512 for
 //     mode RMODE_COL_VEC, down to 64), so that a warp reads 32/LW rows at
-//     once and narrow tiles give enough blocks to fill the GPU without
-//     splitting the rows (a second pass);
+//     once. Go splits the rows of wide tiles into chunks when the tiles
+//     are too few to fill the GPU (colSplit: a warp reads 512 contiguous
+//     bytes of a row), and narrows the tiles instead when the rows or the
+//     scratch are too few for that;
 //   RMODE_GENERAL (gocuda_<op>_*_pass1): anything else, a thread an output.
 // With chunks > 1 pass 1 writes each chunk's accumulator to
 // partials[chunk * nout + o] and pass 2 combines them in an order fixed by
