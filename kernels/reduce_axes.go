@@ -334,7 +334,7 @@ func (p *reducePlan) launch(op ReduceOp, dt DType, x backend.Ptr, sms, scratchBy
 		// split: below this many tiles the reduced axis is split into chunks.
 		split := target
 		if p.colVec(dt, x) {
-			if l, ok := p.colSplit(op, dt, groups, inner, sms, maxChunks); ok {
+			if l, ok := p.colSplit(dt, groups, inner, sms, maxChunks); ok {
 				return l
 			}
 			// Vectors of columns, unsplit by colSplit: tiles as wide as
@@ -369,8 +369,8 @@ func (p *reducePlan) launch(op ReduceOp, dt DType, x backend.Ptr, sms, scratchBy
 // bench on an H100 (4096×4096 float32 down the columns).
 const (
 	// colSplitLanesLog picks the split's tiles: 32 >> colSplitLanesLog
-	// lanes of 16 bytes a row (rmodeColVec + colSplitLanesLog), so that a
-	// warp reads 512 contiguous bytes of a row at 0.
+	// lanes of 16 bytes a row (rmodeColVec + colSplitLanesLog), a warp
+	// reading 512 >> colSplitLanesLog contiguous bytes of a row.
 	colSplitLanesLog = 0
 	// colSplitBlocksPerSM is the blocks an SM the split aims at (the
 	// bench's waves times reduceBlocksPerSM): tiles × chunks ≈ it × sms.
@@ -388,11 +388,12 @@ const (
 // tiles of 32 >> colSplitLanesLog lanes, each warp reading
 // 512 >> colSplitLanesLog contiguous bytes of a row, with the rows split
 // into chunks so that tiles × chunks fill the GPU colSplitBlocksPerSM an
-// SM; pass 2 adds each column's chunks in chunk order. ok is false (the
+// SM; pass 2 adds each column's chunks in chunk order. Every reduction
+// takes it (exp/colsum's bench times Max and ArgMax too). ok is false (the
 // caller narrows the tiles instead) when the tiles are many enough without
 // a split, or the rows or the scratch too few for a split that fills the
 // GPU twice over its SMs.
-func (p *reducePlan) colSplit(op ReduceOp, dt DType, groups, inner, sms, maxChunks int) (reduceLaunch, bool) {
+func (p *reducePlan) colSplit(dt DType, groups, inner, sms, maxChunks int) (reduceLaunch, bool) {
 	if groups*ceilDiv(inner, 32*16/dt.Size()) >= 2*sms {
 		return reduceLaunch{}, false // the widest tiles fill the GPU in one pass
 	}
