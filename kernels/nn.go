@@ -68,6 +68,16 @@ func SumCols[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, r
 	if scratch.Ptr == 0 {
 		scratch.Bytes = 0
 	}
+	if p, ok := sumColsByReduce(dt, x, rows, cols); ok {
+		// ReduceAxes' column reduction reads 16-byte vectors of columns
+		// and splits the rows of wide tiles (colSplit): the same float64
+		// sums, as deterministic, faster than sum_cols's tiles of single
+		// elements. Its scratch must be 16-byte aligned (pool blocks are).
+		if scratch.Ptr%16 != 0 {
+			scratch = Scratch{}
+		}
+		return t.gpuReduceAxes(ReduceSum, dst, x, &p, scratch)
+	}
 	grid, chunks := sumColsPlan(rows, cols, t.sms, scratch.Bytes)
 	if err := t.launch(kSumCols, 0, grid, dptr(dst), dptr(scratch.Ptr), dptr(x), int64(rows), int64(cols), int64(chunks)); err != nil {
 		return err
@@ -99,11 +109,41 @@ func SumColsScratch(dev backend.Device, rows, cols int) int {
 	if err != nil || on.GPU == nil {
 		return 0
 	}
-	_, chunks := sumColsPlan(rows, cols, max(on.GPU.Info().MultiProcessors, 1), math.MaxInt)
-	if chunks == 1 {
-		return 0
+	return sumColsScratchBytes(rows, cols, max(on.GPU.Info().MultiProcessors, 1))
+}
+
+// sumColsScratchBytes is SumColsScratch on a GPU of sms multiprocessors:
+// the most that either path of SumCols (ReduceAxes' columns of float32 or
+// float64 vectors, or sum_cols) takes, since the element type and x's
+// alignment, which pick the path, are not arguments.
+func sumColsScratchBytes(rows, cols, sms int) int {
+	n := 0
+	if _, chunks := sumColsPlan(rows, cols, sms, math.MaxInt); chunks > 1 {
+		n = chunks * cols * sumColsAccBytes
 	}
-	return chunks * cols * sumColsAccBytes
+	for _, dt := range []DType{Float32, Float64} {
+		if p, ok := sumColsByReduce(dt, 0, rows, cols); ok {
+			if l := p.launch(ReduceSum, dt, 0, sms, math.MaxInt); l.chunks > 1 {
+				n = max(n, l.chunks*p.nout*reduceAccBytes(ReduceSum, dt))
+			}
+		}
+	}
+	return n
+}
+
+// sumColsByReduce is the plan of ReduceAxes' Sum of the row-major rows ×
+// cols matrix x over its rows, and whether SumCols takes it: when the
+// column reduction reads x in 16-byte vectors (x aligned, cols a whole
+// number of them) and there are rows to sum.
+func sumColsByReduce(dt DType, x backend.Ptr, rows, cols int) (reducePlan, bool) {
+	if rows <= 0 || cols <= 0 {
+		return reducePlan{}, false
+	}
+	p, err := planReduce([]int{rows, cols}, []int{cols, 1}, []int{0})
+	if err != nil || p.nout == 0 || p.nred == 0 {
+		return reducePlan{}, false
+	}
+	return p, p.colVec(dt, x)
 }
 
 // sumColsAccBytes is the size of a partial sum: float64 for both dtypes.

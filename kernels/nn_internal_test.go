@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocuda/gocuda/backend"
 )
 
 func TestNNKernelNames(t *testing.T) {
@@ -71,4 +73,43 @@ func TestMissingKernelGivesClearError(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "kernel gocuda_axpy_i32 is missing from the embedded kernels")
 	assert.Contains(t, err.Error(), "scripts/gen-ptx.sh")
+}
+
+// SumCols takes ReduceAxes' column reduction where it reads 16-byte
+// vectors (x aligned, whole vectors of columns), else sum_cols; its scratch
+// hint covers whichever path runs.
+func TestSumColsTakesTheColumnReductionForVectors(t *testing.T) {
+	const sms = 132
+	cases := []struct {
+		name       string
+		dt         DType
+		x          uintptr
+		rows, cols int
+		byReduce   bool
+	}{
+		{"float32, aligned", Float32, 256, 4096, 4096, true},
+		{"float64, aligned, odd rows", Float64, 256, 4097, 1026, true},
+		{"one row", Float32, 0, 1, 8, true},
+		{"float32 columns not whole vectors", Float32, 256, 4096, 1026, false},
+		{"x off a 16-byte boundary", Float32, 260, 4096, 4096, false},
+		{"no rows", Float32, 256, 0, 4096, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, ok := sumColsByReduce(c.dt, backend.Ptr(c.x), c.rows, c.cols)
+			assert.Equal(t, c.byReduce, ok)
+			if !ok {
+				return
+			}
+			assert.Equal(t, c.cols, p.nout)
+			assert.Equal(t, c.rows, p.nred)
+			l := p.launch(ReduceSum, c.dt, backend.Ptr(c.x), sms, sumColsScratchBytes(c.rows, c.cols, sms))
+			full := p.launch(ReduceSum, c.dt, backend.Ptr(c.x), sms, math.MaxInt)
+			assert.Equal(t, full, l, "SumColsScratch's bytes give the launch unlimited scratch would")
+		})
+	}
+	// Columns that are not whole vectors take sum_cols, with its scratch.
+	_, chunks := sumColsPlan(8192, 1026, sms, math.MaxInt)
+	require.Greater(t, chunks, 1)
+	assert.GreaterOrEqual(t, sumColsScratchBytes(8192, 1026, sms), chunks*1026*sumColsAccBytes)
 }

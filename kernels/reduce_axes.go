@@ -334,11 +334,16 @@ func (p *reducePlan) launch(op ReduceOp, dt DType, x backend.Ptr, sms, scratchBy
 		// split: below this many tiles the reduced axis is split into chunks.
 		split := target
 		if p.colVec(dt, x) {
-			// Vectors of columns: tiles as wide as 32 lanes of 16 bytes
-			// while that gives two tiles an SM, else narrower (down to 4
-			// lanes, 64 bytes of a row), so that the tiles alone fill the
-			// GPU and the rows stay whole (one pass, no partials) unless
-			// even the narrowest tiles are fewer than the SMs.
+			if l, ok := p.colSplit(dt, groups, inner, sms, maxChunks); ok {
+				return l
+			}
+			// Vectors of columns, unsplit by colSplit: tiles as wide as
+			// 32 lanes of 16 bytes while that gives two tiles an SM, else
+			// narrower (down to 4 lanes, 64 bytes of a row: the columns
+			// of a matrix with too few rows, or scratch, for the split),
+			// so that the tiles alone fill the GPU and the rows stay whole
+			// (one pass, no partials) unless even the narrowest tiles are
+			// fewer than the SMs.
 			mode, width = rmodeColVec, 32*16/dt.Size()
 			for mode < rmodeColVecLast && groups*ceilDiv(inner, width) < 2*sms {
 				mode, width = mode+1, width/2
@@ -358,6 +363,49 @@ func (p *reducePlan) launch(op ReduceOp, dt DType, x backend.Ptr, sms, scratchBy
 		return reduceLaunch{mode, uint32(tiles * chunks), chunks}
 	}
 	return reduceLaunch{rmodeGeneral, clampGrid((p.nout+threads-1)/threads, sms*blocksPerSM), 1}
+}
+
+// The split of columns read as vectors (colSplit), set from exp/colsum's
+// bench on an H100 (4096×4096 float32 down the columns).
+const (
+	// colSplitLanesLog picks the split's tiles: 32 >> colSplitLanesLog
+	// lanes of 16 bytes a row (rmodeColVec + colSplitLanesLog), a warp
+	// reading 512 >> colSplitLanesLog contiguous bytes of a row.
+	colSplitLanesLog = 0
+	// colSplitBlocksPerSM is the blocks an SM the split aims at (the
+	// bench's waves times reduceBlocksPerSM): tiles × chunks ≈ it × sms.
+	colSplitBlocksPerSM = reduceWaves * reduceBlocksPerSM
+	// colSplitMinRows is the fewest rows a chunk (each chunk writes one
+	// partial a column: with 128 rows its partials are 1/32 of the float32
+	// rows it read, in float64).
+	colSplitMinRows = reduceMinRowsPerChunk
+)
+
+// colSplit is the launch of a reduction down columns read as vectors whose
+// widest tiles are too few to fill the GPU (fewer than two an SM): rather
+// than narrower tiles over whole columns, whose 64-byte reads of a row
+// leave memory streaming at 0.81 of copy's rate for 4096×4096 float32,
+// tiles of 32 >> colSplitLanesLog lanes, each warp reading
+// 512 >> colSplitLanesLog contiguous bytes of a row, with the rows split
+// into chunks so that tiles × chunks fill the GPU colSplitBlocksPerSM an
+// SM; pass 2 adds each column's chunks in chunk order. Every reduction
+// takes it (exp/colsum's bench times Max and ArgMax too). ok is false (the
+// caller narrows the tiles instead) when the tiles are many enough without
+// a split, or the rows or the scratch too few for a split that fills the
+// GPU twice over its SMs.
+func (p *reducePlan) colSplit(dt DType, groups, inner, sms, maxChunks int) (reduceLaunch, bool) {
+	if groups*ceilDiv(inner, 32*16/dt.Size()) >= 2*sms {
+		return reduceLaunch{}, false // the widest tiles fill the GPU in one pass
+	}
+	mode := rmodeColVec + colSplitLanesLog
+	tiles := groups * ceilDiv(inner, (32>>colSplitLanesLog)*16/dt.Size())
+	chunks := min(ceilDiv(colSplitBlocksPerSM*sms, tiles), p.nred/colSplitMinRows, maxChunks)
+	if chunks < 2 || tiles*chunks < 2*sms {
+		return reduceLaunch{}, false
+	}
+	// The kernel reads the chunk from blockIdx.x / (grid / chunks): the
+	// grid is exactly the tiles of every chunk.
+	return reduceLaunch{mode, uint32(tiles * chunks), chunks}, true
 }
 
 // kernel is the family that runs pass 1 in mode m.

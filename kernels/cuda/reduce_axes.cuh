@@ -30,8 +30,10 @@
 //     a 16-byte vector of K columns, LW = 32 >> (mode - RMODE_COL_VEC) lanes
 //     span a tile's row (LW*K columns, LW*16 contiguous bytes: 512 for
 //     mode RMODE_COL_VEC, down to 64), so that a warp reads 32/LW rows at
-//     once and narrow tiles give enough blocks to fill the GPU without
-//     splitting the rows (a second pass);
+//     once. Go splits the rows of wide tiles into chunks when the tiles
+//     are too few to fill the GPU (colSplit: a warp reads 512 contiguous
+//     bytes of a row), and narrows the tiles instead when the rows or the
+//     scratch are too few for that;
 //   RMODE_GENERAL (gocuda_<op>_*_pass1): anything else, a thread an output.
 // With chunks > 1 pass 1 writes each chunk's accumulator to
 // partials[chunk * nout + o] and pass 2 combines them in an order fixed by
@@ -311,13 +313,19 @@ __device__ __forceinline__ void rl_groups(const RLayout& L, i64* gd, i64* gs) {
 // ... (U rows loaded at once, folded in row order). Then thread j < LW*K
 // combines column j's RS partials in slot order. Every order is fixed by
 // the launch: deterministic.
-template <class T, class R>
+//
+// U is the rows in flight a thread: by default 8 (128 bytes) where the
+// accumulators are small enough to stay within the 64 registers of 4
+// blocks an SM, else 4 (exp/colsum's bench sweeps it).
+template <class R>
+__host__ __device__ constexpr int col_vec_rows() {
+  return sizeof(typename R::Acc) <= 8 ? 8 : 4;
+}
+template <class T, class R, int U = col_vec_rows<R>()>
 __device__ __forceinline__ void col_vec(typename R::Out* dst, typename R::Acc* partials, const T* x, i64 nout, i64 nred,
                                         int mode, i64 chunks, const RLayout& L) {
   typedef typename R::Acc A;
-  // U: rows in flight a thread; 8 (128 bytes) where the accumulators are
-  // small enough to stay within the 64 registers of 4 blocks an SM.
-  constexpr int K = 16 / sizeof(T), U = sizeof(A) <= 8 ? 8 : 4;
+  constexpr int K = 16 / sizeof(T);
   // part holds every thread's K accumulators at once (at most 16 KiB: K = 4
   // of 16-byte ArgAcc), so a tile needs two barriers, not two a column.
   __shared__ A part[K][THREADS];
@@ -548,6 +556,8 @@ __device__ __forceinline__ void raxes2(typename R::Out* dst, const typename R::A
   RAXES(rargmax, S, T, rargmax_##S)                            \
   RAXES(rargmin, S, T, rargmin_##S)
 
+// exp/colsum's bench defines RAXES_NO_KERNELS to take the templates alone.
+#ifndef RAXES_NO_KERNELS
 RAXES_FOLDS(f32, float, double, float, double, float)
 RAXES_FOLDS(f64, double, double, double, double, double)
 RAXES_FOLDS(i32, int, u64, i64, double, double)
@@ -559,3 +569,4 @@ RAXES_ORDER(f64, double)
 RAXES_ORDER(i32, int)
 RAXES_ORDER(i64, i64)
 RAXES_ORDER(u8, u8)
+#endif  // RAXES_NO_KERNELS
