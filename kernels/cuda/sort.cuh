@@ -10,7 +10,7 @@
 // own bits and the key is computed at each use, so every value comes out
 // with the bits it went in with.
 //
-// gocuda_rowsort_* sorts a row of up to ROWSORT_CAP4 (4- and 1-byte types)
+// gocuda_rowsort_* sorts a row of up to ROWSORT_CAP4 (types of 4 bytes or less)
 // or ROWSORT_CAP8 (8-byte) elements in one block of P/8 threads (P the row
 // padded to a power of two, at least 256): a bitonic sort of (key, index)
 // entries, which is stable because no two entries are equal (padding gets
@@ -107,6 +107,27 @@ struct RK<u8> {
   typedef u8 S;
   typedef unsigned K;
   static const int BITS = 8;
+  static __device__ __forceinline__ K key(S b) { return b; }
+};
+template <>
+struct RK<i8> {
+  typedef u8 S;
+  typedef unsigned K;
+  static const int BITS = 8;
+  static __device__ __forceinline__ K key(S b) { return b ^ 0x80u; }
+};
+template <>
+struct RK<i16> {
+  typedef unsigned short S;
+  typedef unsigned K;
+  static const int BITS = 16;
+  static __device__ __forceinline__ K key(S b) { return b ^ 0x8000u; }
+};
+template <>
+struct RK<u32> {
+  typedef unsigned S;
+  typedef unsigned K;
+  static const int BITS = 32;
   static __device__ __forceinline__ K key(S b) { return b; }
 };
 
@@ -819,3 +840,6 @@ SORTK(double, f64)
 SORTK(int, i32)
 SORTK(i64, i64)
 SORTK(u8, u8)
+SORTK(i8, i8)
+SORTK(i16, i16)
+SORTK(u32, u32)
