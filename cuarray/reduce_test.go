@@ -406,6 +406,9 @@ func TestReduceAxesMatchesPlainGo(t *testing.T) {
 	t.Run("int32", testReduceAxesAgainstReference[int32])
 	t.Run("int64", testReduceAxesAgainstReference[int64])
 	t.Run("uint8", testReduceAxesAgainstReference[uint8])
+	t.Run("int8", testReduceAxesAgainstReference[int8])
+	t.Run("int16", testReduceAxesAgainstReference[int16])
+	t.Run("uint32", testReduceAxesAgainstReference[uint32])
 	t.Run("complex64", testReduceAxesAgainstReference[complex64])
 }
 

@@ -78,7 +78,8 @@ func TestSum(t *testing.T) {
 	runTyped(t, allTypes(
 		func(t *testing.T) { testSum[float32](t, e) }, func(t *testing.T) { testSum[float64](t, e) },
 		func(t *testing.T) { testSum[int32](t, e) }, func(t *testing.T) { testSum[int64](t, e) },
-		func(t *testing.T) { testSum[uint8](t, e) }, func(t *testing.T) { testSum[complex64](t, e) }))
+		func(t *testing.T) { testSum[uint8](t, e) }, func(t *testing.T) { testSum[complex64](t, e) },
+		func(t *testing.T) { testSum[int8](t, e) }, func(t *testing.T) { testSum[int16](t, e) }, func(t *testing.T) { testSum[uint32](t, e) }))
 }
 
 func testSum[T number](t *testing.T, e *env) {
