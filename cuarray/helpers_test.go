@@ -50,6 +50,8 @@ func num[T cuarray.Elem](i int) T {
 		return any(uint32(i)).(T)
 	case complex64:
 		return any(complex(float32(i), 0)).(T)
+	case bool:
+		return any(i%3 == 1).(T) // a pattern a transposition moves
 	}
 	panic("unreachable")
 }
