@@ -56,6 +56,18 @@ func specials[T kernels.Elem]() []T {
 		for _, v := range []uint8{0, 1, 2, 3, 255} {
 			out = append(out, v)
 		}
+	case int8:
+		for _, v := range []int8{math.MinInt8, math.MaxInt8, -1, 0, 1, 2, -2} {
+			out = append(out, v)
+		}
+	case int16:
+		for _, v := range []int16{math.MinInt16, math.MaxInt16, -1, 0, 1, 2, -2, 255, 256} {
+			out = append(out, v)
+		}
+	case uint32:
+		for _, v := range []uint32{0, 1, 2, 255, 1 << 31, math.MaxUint32} {
+			out = append(out, v)
+		}
 	case complex64:
 		for _, v := range []complex64{0, 1, complex(float32(math.NaN()), 0), complex(0, 1), complex(float32(math.Inf(1)), -1), complex(-3e9, 2)} {
 			out = append(out, v)
