@@ -52,6 +52,12 @@ func reducePattern[T cuarray.Elem](n int) []T {
 			v = ints[j]
 		case uint8:
 			v = uint8(ints[j])
+		case int8:
+			v = int8(ints[j])
+		case int16:
+			v = int16(ints[j] * 100) // past int8's range
+		case uint32:
+			v = uint32(ints[j]) // -1 and -2 wrap to near 2^32
 		case complex64:
 			v = complex(float32(floats[j]), float32(floats[(i*3)%len(floats)]))
 		}
@@ -95,6 +101,12 @@ func toComplex[U cuarray.Elem](v U) complex128 {
 	case int64:
 		return complex(float64(x), 0)
 	case uint8:
+		return complex(float64(x), 0)
+	case int8:
+		return complex(float64(x), 0)
+	case int16:
+		return complex(float64(x), 0)
+	case uint32:
 		return complex(float64(x), 0)
 	case complex64:
 		return complex128(x)

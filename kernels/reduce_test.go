@@ -132,6 +132,12 @@ func toInt64[T kernels.Elem](v T) int64 {
 		return x
 	case uint8:
 		return int64(x)
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case uint32:
+		return int64(x)
 	}
 	return 0
 }
