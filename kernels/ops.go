@@ -155,7 +155,7 @@ func Sum[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T,
 	return fromInt64[T](int64(raw[0])), nil
 }
 
-// SumInt64 returns the sum of the integers x[0:n] (int32, int64 or uint8)
+// SumInt64 returns the sum of the integers x[0:n] (any integer type)
 // accumulated in int64: exact unless it passes the range of int64, where it
 // wraps.
 func SumInt64[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (int64, error) {
