@@ -161,7 +161,7 @@ func counts(shape, red []int) (nout, nred int) {
 
 func isIntType[T cuarray.Elem]() bool {
 	switch kernels.DTypeOf[T]() {
-	case kernels.Int32, kernels.Int64, kernels.Uint8:
+	case kernels.Int32, kernels.Int64, kernels.Uint8, kernels.Int8, kernels.Int16, kernels.Uint32:
 		return true
 	}
 	return false
