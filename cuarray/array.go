@@ -17,8 +17,8 @@ import (
 )
 
 // Elem is the set of element types an Array may hold: float32, float64,
-// int32, int64, uint8, complex64, bool, and package half's Float16 and
-// BFloat16 (the kernels' Elem). docs/half.md says which operations take
+// int8, int16, int32, int64, uint8, uint32, complex64, bool, and package
+// half's Float16 and BFloat16 (the kernels' Elem). docs/half.md says which operations take
 // the 16-bit floats and how they compute (in float32, rounded once).
 type Elem = kernels.Elem
 

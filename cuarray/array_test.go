@@ -79,6 +79,9 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("int32", testRoundTrip[int32])
 	t.Run("int64", testRoundTrip[int64])
 	t.Run("uint8", testRoundTrip[uint8])
+	t.Run("int8", testRoundTrip[int8])
+	t.Run("int16", testRoundTrip[int16])
+	t.Run("uint32", testRoundTrip[uint32])
 	t.Run("complex64", testRoundTrip[complex64])
 }
 

@@ -114,10 +114,6 @@ func broadcastInput[E Elem](s *Stream, op, role string, a *Array[E], out []int, 
 		defer bv.UnsafeFree()
 		shape, ds, ss := d.shape(), d.strides(), bv.strides()
 		return o.doRaw(op, "dst,"+role, true, func(dev backend.Device, s backend.Stream, p [maxOperands]backend.Ptr) error {
-			if kernels.DTypeOf[E]() == kernels.Bool {
-				// The strided copy moves bytes; it takes bool as uint8.
-				return kernels.CopyStrided[uint8](dev, s, p[0], p[1], shape, ds, ss)
-			}
 			return kernels.CopyStrided[E](dev, s, p[0], p[1], shape, ds, ss)
 		}, d, bv)
 	})

@@ -234,6 +234,9 @@ func TestBroadcastOps(t *testing.T) {
 	t.Run("int32", func(t *testing.T) { testBroadcastOps[int32](t) })
 	t.Run("int64", func(t *testing.T) { testBroadcastOps[int64](t) })
 	t.Run("uint8", func(t *testing.T) { testBroadcastOps[uint8](t) })
+	t.Run("int8", func(t *testing.T) { testBroadcastOps[int8](t) })
+	t.Run("int16", func(t *testing.T) { testBroadcastOps[int16](t) })
+	t.Run("uint32", func(t *testing.T) { testBroadcastOps[uint32](t) })
 	t.Run("complex64", func(t *testing.T) { testBroadcastOps[complex64](t) })
 }
 

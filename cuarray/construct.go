@@ -61,7 +61,7 @@ func arangeLen[T Elem](start, stop, step T) (int, error) {
 		}
 		return int(n), nil
 	case complex64:
-		return 0, fmt.Errorf("Arange takes float32, float64, int32, int64, uint8, float16, bfloat16: %w", kernels.ErrUnsupportedDType)
+		return 0, fmt.Errorf("Arange takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16, uint32: %w", kernels.ErrUnsupportedDType)
 	}
 	a, b, st := toInt64(start), toInt64(stop), toInt64(step)
 	var span, by uint64

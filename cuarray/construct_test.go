@@ -15,7 +15,7 @@ import (
 
 // forTypes runs one instantiation of a generic test per element type
 // (complex64 only when withComplex).
-func forTypes(t *testing.T, withComplex bool, f32, f64, i32, i64, u8, c64 func(t *testing.T)) {
+func forTypes(t *testing.T, withComplex bool, f32, f64, i32, i64, u8, c64, i8, i16, u32 func(t *testing.T)) {
 	t.Run("float32", f32)
 	t.Run("float64", f64)
 	t.Run("int32", i32)
@@ -24,6 +24,9 @@ func forTypes(t *testing.T, withComplex bool, f32, f64, i32, i64, u8, c64 func(t
 	if withComplex {
 		t.Run("complex64", c64)
 	}
+	t.Run("int8", i8)
+	t.Run("int16", i16)
+	t.Run("uint32", u32)
 }
 
 func TestArangeMatchesNumPy(t *testing.T) {
@@ -52,11 +55,14 @@ func TestArangeMatchesNumPy(t *testing.T) {
 		func(t *testing.T) { testArange[int32](t, -100, 3) },
 		func(t *testing.T) { testArange[int64](t, 1<<40, 7) },
 		func(t *testing.T) { testArange[uint8](t, 0, 1) },
-		nil)
+		nil,
+		func(t *testing.T) { testArange[int8](t, -100, 3) },
+		func(t *testing.T) { testArange[int16](t, -30000, 7) },
+		func(t *testing.T) { testArange[uint32](t, 1<<31, 7) })
 }
 
 type realElem interface {
-	float32 | float64 | int32 | int64 | uint8
+	float32 | float64 | int32 | int64 | uint8 | int8 | int16 | uint32
 }
 
 func testArange[T realElem](t *testing.T, start, step T) {
@@ -106,7 +112,7 @@ func TestLinspaceMatchesNumPy(t *testing.T) {
 }
 
 func TestEyeIsNumPysEye(t *testing.T) {
-	forTypes(t, true, testEye[float32], testEye[float64], testEye[int32], testEye[int64], testEye[uint8], testEye[complex64])
+	forTypes(t, true, testEye[float32], testEye[float64], testEye[int32], testEye[int64], testEye[uint8], testEye[complex64], testEye[int8], testEye[int16], testEye[uint32])
 }
 
 func testEye[T cuarray.Elem](t *testing.T) {
@@ -178,7 +184,7 @@ func concatRef[T cuarray.Elem](data [][]T, shapes [][]int, axis int) ([]T, []int
 }
 
 func TestConcatAlongEveryAxis(t *testing.T) {
-	forTypes(t, true, testConcat[float32], testConcat[float64], testConcat[int32], testConcat[int64], testConcat[uint8], testConcat[complex64])
+	forTypes(t, true, testConcat[float32], testConcat[float64], testConcat[int32], testConcat[int64], testConcat[uint8], testConcat[complex64], testConcat[int8], testConcat[int16], testConcat[uint32])
 }
 
 func testConcat[T cuarray.Elem](t *testing.T) {
@@ -220,7 +226,7 @@ func testConcat[T cuarray.Elem](t *testing.T) {
 }
 
 func TestStackAlongEveryAxis(t *testing.T) {
-	forTypes(t, true, testStack[float32], testStack[float64], testStack[int32], testStack[int64], testStack[uint8], testStack[complex64])
+	forTypes(t, true, testStack[float32], testStack[float64], testStack[int32], testStack[int64], testStack[uint8], testStack[complex64], testStack[int8], testStack[int16], testStack[uint32])
 }
 
 func testStack[T cuarray.Elem](t *testing.T) {

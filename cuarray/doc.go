@@ -1,6 +1,6 @@
 // Package cuarray is gocuda's GPU array: Array[T], an N-dimensional array
-// of float32, float64, int32, int64, uint8 or complex64 in one device's
-// memory, freed by Go's garbage collector, with operations that order
+// of float32, float64, int8, int16, int32, int64, uint8, uint32, complex64,
+// bool or package half's 16-bit floats in one device's memory, freed by Go's garbage collector, with operations that order
 // themselves across streams so that nobody writes a synchronization.
 //
 //	x, err := cuarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3) // upload

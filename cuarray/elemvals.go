@@ -19,6 +19,12 @@ func one[T Elem]() T {
 		*p = 1
 	case *uint8:
 		*p = 1
+	case *int8:
+		*p = 1
+	case *int16:
+		*p = 1
+	case *uint32:
+		*p = 1
 	case *complex64:
 		*p = 1
 	case *bool:

@@ -42,8 +42,16 @@ func num[T cuarray.Elem](i int) T {
 		return any(int64(i)).(T)
 	case uint8:
 		return any(uint8(i)).(T)
+	case int8:
+		return any(int8(i)).(T)
+	case int16:
+		return any(int16(i)).(T)
+	case uint32:
+		return any(uint32(i)).(T)
 	case complex64:
 		return any(complex(float32(i), 0)).(T)
+	case bool:
+		return any(i%3 == 1).(T) // a pattern a transposition moves
 	}
 	panic("unreachable")
 }
@@ -65,7 +73,7 @@ func read[T cuarray.Elem](t testing.TB, a *cuarray.Array[T]) []T {
 
 // number is cuarray.Elem less bool: the types with arithmetic.
 type number interface {
-	float32 | float64 | int32 | int64 | uint8 | complex64
+	float32 | float64 | int32 | int64 | uint8 | complex64 | int8 | int16 | uint32
 }
 
 // errOf is the error of an operation's (result, error), for calls into a

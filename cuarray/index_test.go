@@ -67,7 +67,7 @@ func randIndices(r *rand.Rand, n, dim int) []int64 {
 }
 
 func TestTakeAlongEveryAxis(t *testing.T) {
-	forTypes(t, true, testTake[float32], testTake[float64], testTake[int32], testTake[int64], testTake[uint8], testTake[complex64])
+	forTypes(t, true, testTake[float32], testTake[float64], testTake[int32], testTake[int64], testTake[uint8], testTake[complex64], testTake[int8], testTake[int16], testTake[uint32])
 }
 
 func testTake[T cuarray.Elem](t *testing.T) {
@@ -125,7 +125,7 @@ func scatterRef[T number](dst []T, shape []int, src []T, idx []int64, idxShape [
 }
 
 func TestScatterAndScatterAddAlongEveryAxis(t *testing.T) {
-	forTypes(t, true, testScatter[float32], testScatter[float64], testScatter[int32], testScatter[int64], testScatter[uint8], testScatter[complex64])
+	forTypes(t, true, testScatter[float32], testScatter[float64], testScatter[int32], testScatter[int64], testScatter[uint8], testScatter[complex64], testScatter[int8], testScatter[int16], testScatter[uint32])
 }
 
 func testScatter[T number](t *testing.T) {

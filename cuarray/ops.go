@@ -318,7 +318,7 @@ func (o Ops[T]) scale(alpha T, x *Array[T]) error {
 // ErrOverflow (SumInt64 returns it), never a wrapped value.
 func (o Ops[T]) Sum(x *Array[T]) (T, error) {
 	switch kernels.DTypeOf[T]() {
-	case kernels.Int32, kernels.Int64, kernels.Uint8:
+	case kernels.Int32, kernels.Int64, kernels.Uint8, kernels.Int8, kernels.Int16, kernels.Uint32:
 		return o.sumExact(x)
 	case kernels.Float16, kernels.BFloat16:
 		return sumHalf(o, x)

@@ -71,7 +71,7 @@ func (o Ops[T]) Rsqrt(dst, x *Array[T]) (*Array[T], error) {
 func Rsqrt[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Rsqrt(dst, x) }
 
 // Abs sets each element of dst to |x|; for integers the most negative value stays itself (it wraps, as -x does in Go).
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; dst must have x's shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Abs(dst, x *Array[T]) (*Array[T], error) {
@@ -93,7 +93,7 @@ func (o Ops[T]) Neg(dst, x *Array[T]) (*Array[T], error) {
 func Neg[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.Neg(dst, x) }
 
 // Sign sets each element of dst to -1, 0 or 1 as x is negative, zero or positive (NaN for NaN, 0 for -0).
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; dst must have x's shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Sign(dst, x *Array[T]) (*Array[T], error) {
@@ -228,7 +228,7 @@ func (o Ops[T]) Pow(dst, a, b *Array[T]) (*Array[T], error) {
 func Pow[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.Pow(dst, a, b) }
 
 // Minimum sets each element of dst to the smaller of a and b, NaN if either is NaN (a where they are equal).
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32;
 // a and b broadcast to each other by NumPy's rules (a 0-d or one-element
 // array is read as a scalar) and dst, if given, must have the shape they
 // broadcast to. A nil dst makes
@@ -242,7 +242,7 @@ func (o Ops[T]) Minimum(dst, a, b *Array[T]) (*Array[T], error) {
 func Minimum[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.Minimum(dst, a, b) }
 
 // Maximum sets each element of dst to the larger of a and b, NaN if either is NaN (a where they are equal).
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32;
 // a and b broadcast to each other by NumPy's rules (a 0-d or one-element
 // array is read as a scalar) and dst, if given, must have the shape they
 // broadcast to. A nil dst makes
@@ -256,7 +256,7 @@ func (o Ops[T]) Maximum(dst, a, b *Array[T]) (*Array[T], error) {
 func Maximum[T Elem](dst, a, b *Array[T]) (*Array[T], error) { return Ops[T]{}.Maximum(dst, a, b) }
 
 // Equal sets each element of dst, a bool array, to a == b.
-// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16;
+// It takes float32, float64, int32, int64, uint8, bool, float16, bfloat16, int8, int16 and uint32;
 // a and b broadcast to each other by NumPy's rules (a 0-d or one-element
 // array is read as a scalar) and dst, if given, must have the shape they
 // broadcast to. A nil dst makes
@@ -272,7 +272,7 @@ func Equal[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // NotEqual sets each element of dst, a bool array, to a != b (true where either is NaN).
-// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16;
+// It takes float32, float64, int32, int64, uint8, bool, float16, bfloat16, int8, int16 and uint32;
 // a and b broadcast to each other by NumPy's rules (a 0-d or one-element
 // array is read as a scalar) and dst, if given, must have the shape they
 // broadcast to. A nil dst makes
@@ -288,7 +288,7 @@ func NotEqual[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // Less sets each element of dst, a bool array, to a < b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32;
 // a and b broadcast to each other by NumPy's rules (a 0-d or one-element
 // array is read as a scalar) and dst, if given, must have the shape they
 // broadcast to. A nil dst makes
@@ -304,7 +304,7 @@ func Less[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // LessEqual sets each element of dst, a bool array, to a <= b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32;
 // a and b broadcast to each other by NumPy's rules (a 0-d or one-element
 // array is read as a scalar) and dst, if given, must have the shape they
 // broadcast to. A nil dst makes
@@ -320,7 +320,7 @@ func LessEqual[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // Greater sets each element of dst, a bool array, to a > b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32;
 // a and b broadcast to each other by NumPy's rules (a 0-d or one-element
 // array is read as a scalar) and dst, if given, must have the shape they
 // broadcast to. A nil dst makes
@@ -336,7 +336,7 @@ func Greater[T Elem](dst *Array[bool], a, b *Array[T]) (*Array[bool], error) {
 }
 
 // GreaterEqual sets each element of dst, a bool array, to a >= b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16;
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32;
 // a and b broadcast to each other by NumPy's rules (a 0-d or one-element
 // array is read as a scalar) and dst, if given, must have the shape they
 // broadcast to. A nil dst makes
@@ -409,7 +409,7 @@ func (o Ops[T]) LogicalNot(dst, x *Array[T]) (*Array[T], error) {
 func LogicalNot[T Elem](dst, x *Array[T]) (*Array[T], error) { return Ops[T]{}.LogicalNot(dst, x) }
 
 // Where sets each element of dst to a where cond is true, else b.
-// It takes float32, float64, int32, int64, uint8, complex64, bool, float16 and bfloat16;
+// It takes float32, float64, int32, int64, uint8, complex64, bool, float16, bfloat16, int8, int16 and uint32;
 // cond, a and b broadcast to each other by NumPy's rules (a 0-d or one-element
 // array is read as a scalar) and dst, if given, must have the shape they
 // broadcast to. A nil dst makes
@@ -425,7 +425,7 @@ func Where[T Elem](dst *Array[T], cond *Array[bool], a, b *Array[T]) (*Array[T],
 }
 
 // Clamp sets each element of dst to Minimum(Maximum(x, lo), hi) for scalars lo and hi: NaN stays NaN, and lo > hi gives hi everywhere.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16; dst must have x's shape. A nil dst makes
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32; dst must have x's shape. A nil dst makes
 // the result on o's stream (for the zero Ops, on the default stream of the
 // operands' device); a dst is written and returned.
 func (o Ops[T]) Clamp(dst, x *Array[T], lo, hi T) (*Array[T], error) {

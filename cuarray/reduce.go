@@ -28,8 +28,8 @@ import (
 // names the form to use):
 //
 //	SumAxes, ProdAxes, MeanAxes        float32, float64, complex64 → the same type
-//	SumAxesInt64, ProdAxesInt64        int32, int64, uint8 → int64 (no wrap below 2^63)
-//	MeanAxesFloat64                    int32, int64, uint8 → float64
+//	SumAxesInt64, ProdAxesInt64        the integers → int64 (no wrap below 2^63)
+//	MeanAxesFloat64                    the integers → float64
 //	MaxAxes, MinAxes                   the real types → the same type
 //	ArgMaxAxes, ArgMinAxes             the real types → int64
 //	AnyAxes, AllAxes                   every type, bool included → bool
@@ -150,6 +150,12 @@ func fromInt64[T Elem](v int64) T {
 		return any(v).(T)
 	case uint8:
 		return any(uint8(v)).(T)
+	case int8:
+		return any(int8(v)).(T)
+	case int16:
+		return any(int16(v)).(T)
+	case uint32:
+		return any(uint32(v)).(T)
 	}
 	return z
 }
@@ -161,6 +167,12 @@ func toInt64[T Elem](v T) int64 {
 	case int64:
 		return x
 	case uint8:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case uint32:
 		return int64(x)
 	}
 	return 0

@@ -52,6 +52,12 @@ func reducePattern[T cuarray.Elem](n int) []T {
 			v = ints[j]
 		case uint8:
 			v = uint8(ints[j])
+		case int8:
+			v = int8(ints[j])
+		case int16:
+			v = int16(ints[j] * 100) // past int8's range
+		case uint32:
+			v = uint32(ints[j]) // -1 and -2 wrap to near 2^32
 		case complex64:
 			v = complex(float32(floats[j]), float32(floats[(i*3)%len(floats)]))
 		}
@@ -95,6 +101,12 @@ func toComplex[U cuarray.Elem](v U) complex128 {
 	case int64:
 		return complex(float64(x), 0)
 	case uint8:
+		return complex(float64(x), 0)
+	case int8:
+		return complex(float64(x), 0)
+	case int16:
+		return complex(float64(x), 0)
+	case uint32:
 		return complex(float64(x), 0)
 	case complex64:
 		return complex128(x)
@@ -149,7 +161,7 @@ func counts(shape, red []int) (nout, nred int) {
 
 func isIntType[T cuarray.Elem]() bool {
 	switch kernels.DTypeOf[T]() {
-	case kernels.Int32, kernels.Int64, kernels.Uint8:
+	case kernels.Int32, kernels.Int64, kernels.Uint8, kernels.Int8, kernels.Int16, kernels.Uint32:
 		return true
 	}
 	return false
@@ -406,6 +418,9 @@ func TestReduceAxesMatchesPlainGo(t *testing.T) {
 	t.Run("int32", testReduceAxesAgainstReference[int32])
 	t.Run("int64", testReduceAxesAgainstReference[int64])
 	t.Run("uint8", testReduceAxesAgainstReference[uint8])
+	t.Run("int8", testReduceAxesAgainstReference[int8])
+	t.Run("int16", testReduceAxesAgainstReference[int16])
+	t.Run("uint32", testReduceAxesAgainstReference[uint32])
 	t.Run("complex64", testReduceAxesAgainstReference[complex64])
 }
 

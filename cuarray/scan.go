@@ -114,7 +114,7 @@ func (o Ops[T]) scan(k kernels.ScanOp, dst, x *Array[T], axis int) (*Array[T], e
 // realOnly rejects complex64 before anything is allocated.
 func realOnly[T Elem](op string) error {
 	if dt := kernels.DTypeOf[T](); dt == kernels.Complex64 {
-		return fmt.Errorf("cuarray: %s does not take %s; it takes float32, float64, int32, int64, uint8, float16, bfloat16: %w", op, dt, kernels.ErrUnsupportedDType)
+		return fmt.Errorf("cuarray: %s does not take %s; it takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16, uint32: %w", op, dt, kernels.ErrUnsupportedDType)
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ import (
 // the whole range of the type (more distinct keys than one radix digit).
 
 type realT interface {
-	float32 | float64 | int32 | int64 | uint8
+	float32 | float64 | int32 | int64 | uint8 | int8 | int16 | uint32
 }
 
 var scanShapes = []struct {
@@ -46,6 +46,9 @@ func TestScansMatchAPlainLoopAlongEveryAxis(t *testing.T) {
 	t.Run("int32", testScans[int32])
 	t.Run("int64", testScans[int64])
 	t.Run("uint8", testScans[uint8])
+	t.Run("int8", testScans[int8])
+	t.Run("int16", testScans[int16])
+	t.Run("uint32", testScans[uint32])
 }
 
 func testScans[T realT](t *testing.T) {
@@ -237,6 +240,9 @@ func TestSortArgsortTopKMatchAStableReference(t *testing.T) {
 	t.Run("int32", testSorts[int32])
 	t.Run("int64", testSorts[int64])
 	t.Run("uint8", testSorts[uint8])
+	t.Run("int8", testSorts[int8])
+	t.Run("int16", testSorts[int16])
+	t.Run("uint32", testSorts[uint32])
 }
 
 func testSorts[T realT](t *testing.T) {

@@ -229,9 +229,14 @@ func TestContiguousOfAContiguousArrayIsANewReferenceToIt(t *testing.T) {
 }
 
 // TestViewsOfEveryElementSize packs and transposes arrays of elements of 1,
-// 4 and 8 bytes (the copy kernels move elements by size).
+// 2, 4 and 8 bytes (the copy kernels move elements by size; bool, int8,
+// int16 and uint32 run on another type's kernels of their size).
 func TestViewsOfEveryElementSize(t *testing.T) {
+	t.Run("bool", func(t *testing.T) { checkTransposeOf[bool](t) })
 	t.Run("uint8", func(t *testing.T) { checkTransposeOf[uint8](t) })
+	t.Run("int8", func(t *testing.T) { checkTransposeOf[int8](t) })
+	t.Run("int16", func(t *testing.T) { checkTransposeOf[int16](t) })
+	t.Run("uint32", func(t *testing.T) { checkTransposeOf[uint32](t) })
 	t.Run("int32", func(t *testing.T) { checkTransposeOf[int32](t) })
 	t.Run("float32", func(t *testing.T) { checkTransposeOf[float32](t) })
 	t.Run("int64", func(t *testing.T) { checkTransposeOf[int64](t) })

@@ -36,7 +36,7 @@ func copyStrided(op string, dt DType, dev backend.Device, s backend.Stream, dst,
 	if err != nil {
 		return opErrorf(op, dt, "%w", err)
 	}
-	t, err := prepare(op, kops[kCopyStrided].types, dt, dev, s, l.n)
+	t, err := prepare(op, kops[kCopyStrided].types|narrowInts|setOf(Bool), dt, dev, s, l.n)
 	if err != nil || l.n == 0 {
 		return err
 	}
@@ -145,7 +145,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // gpuTranspose launches the transpose kernel, grid-strided over its tiles.
 func (t *target) gpuTranspose(dst, src backend.Ptr, tr transposeLayout) error {
-	return t.launch(kTranspose, 0, transposeGrid(t.dt.Size(), tr), dptr(dst), dptr(src),
+	return t.launchAs(moveAs(t.dt), kTranspose, transposeGrid(t.dt.Size(), tr), dptr(dst), dptr(src),
 		int64(tr.batch), int64(tr.rows), int64(tr.cols), int64(tr.dBatch), int64(tr.dRow), int64(tr.sBatch), int64(tr.sCol))
 }
 
@@ -157,6 +157,6 @@ func (t *target) gpuCopyStrided(dst, src backend.Ptr, l *stridedLayout) error {
 	return l.eachOuter(func(in stridedInner, _, oa, ob int) error {
 		args[0], args[1], args[2] = dptr(dst+backend.Ptr(oa)*size), dptr(src+backend.Ptr(ob)*size), int64(in.n)
 		in.fill(args[3:])
-		return t.launch(kCopyStrided, 0, in.grid(t.sms), args[:]...)
+		return t.launchAs(moveAs(t.dt), kCopyStrided, in.grid(t.sms), args[:]...)
 	})
 }

@@ -44,7 +44,10 @@ func TestCopyStrided(t *testing.T) {
 	runTyped(t, allTypes(
 		func(t *testing.T) { testCopyStrided[float32](t, e) }, func(t *testing.T) { testCopyStrided[float64](t, e) },
 		func(t *testing.T) { testCopyStrided[int32](t, e) }, func(t *testing.T) { testCopyStrided[int64](t, e) },
-		func(t *testing.T) { testCopyStrided[uint8](t, e) }, func(t *testing.T) { testCopyStrided[complex64](t, e) }))
+		func(t *testing.T) { testCopyStrided[uint8](t, e) }, func(t *testing.T) { testCopyStrided[complex64](t, e) },
+		func(t *testing.T) { testCopyStrided[int8](t, e) }, func(t *testing.T) { testCopyStrided[int16](t, e) }, func(t *testing.T) { testCopyStrided[uint32](t, e) }))
+	// bool moves on uint8's kernels (it was refused before).
+	t.Run("bool", func(t *testing.T) { testCopyStrided[bool](t, e) })
 }
 
 func testCopyStrided[T kernels.Elem](t *testing.T, e *env) {

@@ -22,10 +22,11 @@
 //
 // # Element types
 //
-// The functions are generic over Elem (float32, float64, int32, int64,
-// uint8, complex64), so that code generic over an array's element type can
+// The functions are generic over Elem (float32, float64, int8, int16,
+// int32, int64, uint8, uint32, complex64, bool, and package half's Float16
+// and BFloat16), so that code generic over an array's element type can
 // call any of them. Each operation takes the types it makes sense for —
-// arithmetic all six, Axpy and Scale the floats and complex64, the unary
+// arithmetic the numbers, Axpy and Scale the floats and complex64, the unary
 // maps float32 and float64, Max and Min the real types — and returns an
 // error wrapping ErrUnsupportedDType, naming the types it takes, for the
 // others. DType names the types at run time.

@@ -27,6 +27,11 @@ const (
 	// and conversion in Go, arithmetic in float32 inside the kernels.
 	Float16
 	BFloat16
+	// Int8, Int16 and Uint32 are Go's: integers that wrap, divide by
+	// zero to 0 and sum in 64 bits, as Int32 does.
+	Int8
+	Int16
+	Uint32
 	numDTypes = iota + 1 // one past the last, for tables indexed by DType
 )
 
@@ -43,6 +48,9 @@ var dtypeInfo = [numDTypes]struct {
 	Bool:      {"bool", "b8", 1},
 	Float16:   {"float16", "f16", 2},
 	BFloat16:  {"bfloat16", "bf16", 2},
+	Int8:      {"int8", "i8", 1},
+	Int16:     {"int16", "i16", 2},
+	Uint32:    {"uint32", "u32", 4},
 }
 
 // Valid reports whether d is one of the declared element types.
@@ -73,14 +81,15 @@ func (d DType) suffix() string { return dtypeInfo[d].suffix }
 // support a type (Exp on int32) returns an error wrapping
 // ErrUnsupportedDType that names the types it accepts.
 type Elem interface {
-	float32 | float64 | int32 | int64 | uint8 | complex64 | bool | half.Float16 | half.BFloat16
+	float32 | float64 | int32 | int64 | uint8 | complex64 | bool | half.Float16 | half.BFloat16 |
+		int8 | int16 | uint32
 }
 
 // number is Elem less bool and the 16-bit floats: the types Go arithmetic
 // is defined on (half.Float16 and half.BFloat16 are bits; Go computes on
 // them in float32).
 type number interface {
-	float32 | float64 | int32 | int64 | uint8 | complex64
+	float32 | float64 | int32 | int64 | uint8 | complex64 | int8 | int16 | uint32
 }
 
 // DTypeOf returns the DType of T.
@@ -105,6 +114,12 @@ func DTypeOf[T Elem]() DType {
 		return Float16
 	case half.BFloat16:
 		return BFloat16
+	case int8:
+		return Int8
+	case int16:
+		return Int16
+	case uint32:
+		return Uint32
 	}
 	panic("unreachable: Elem has no other types")
 }
@@ -121,12 +136,12 @@ func setOf(ds ...DType) dtypeSet {
 }
 
 var (
-	allTypes     = setOf(Float32, Float64, Int32, Int64, Uint8, Complex64)
+	allTypes     = setOf(Float32, Float64, Int32, Int64, Uint8, Complex64, Int8, Int16, Uint32)
 	halfTypes    = setOf(Float16, BFloat16)
 	everyType    = allTypes | setOf(Bool) | halfTypes // what Fill, Copy and Convert take
 	floatTypes   = setOf(Float32, Float64)
-	realTypes    = setOf(Float32, Float64, Int32, Int64, Uint8)
-	integerTypes = setOf(Int32, Int64, Uint8)
+	realTypes    = setOf(Float32, Float64, Int32, Int64, Uint8, Int8, Int16, Uint32)
+	integerTypes = setOf(Int32, Int64, Uint8, Int8, Int16, Uint32)
 	inexactTypes = setOf(Float32, Float64, Complex64)
 )
 
@@ -167,6 +182,12 @@ func bitsOf[T Elem](v T) uint64 {
 	case half.Float16:
 		return uint64(x)
 	case half.BFloat16:
+		return uint64(x)
+	case int8:
+		return uint64(uint8(x))
+	case int16:
+		return uint64(uint16(x))
+	case uint32:
 		return uint64(x)
 	}
 	return 0

@@ -13,8 +13,9 @@ import (
 
 type binaryFn = func(backend.Device, backend.Stream, backend.Ptr, backend.Ptr, backend.Ptr, int) error
 
-func allTypes(f32, f64, i32, i64, u8, c64 func(*testing.T)) []typed {
-	return []typed{{"float32", f32}, {"float64", f64}, {"int32", i32}, {"int64", i64}, {"uint8", u8}, {"complex64", c64}}
+func allTypes(f32, f64, i32, i64, u8, c64, i8, i16, u32 func(*testing.T)) []typed {
+	return []typed{{"float32", f32}, {"float64", f64}, {"int32", i32}, {"int64", i64}, {"uint8", u8}, {"complex64", c64},
+		{"int8", i8}, {"int16", i16}, {"uint32", u32}}
 }
 
 // refDiv is Div's rule: Go's division, except that an integer divided by
@@ -42,7 +43,8 @@ func TestFill(t *testing.T) {
 	runTyped(t, allTypes(
 		func(t *testing.T) { testFill[float32](t, e) }, func(t *testing.T) { testFill[float64](t, e) },
 		func(t *testing.T) { testFill[int32](t, e) }, func(t *testing.T) { testFill[int64](t, e) },
-		func(t *testing.T) { testFill[uint8](t, e) }, func(t *testing.T) { testFill[complex64](t, e) }))
+		func(t *testing.T) { testFill[uint8](t, e) }, func(t *testing.T) { testFill[complex64](t, e) },
+		func(t *testing.T) { testFill[int8](t, e) }, func(t *testing.T) { testFill[int16](t, e) }, func(t *testing.T) { testFill[uint32](t, e) }))
 }
 
 func testFill[T kernels.Elem](t *testing.T, e *env) {
@@ -63,7 +65,8 @@ func TestCopy(t *testing.T) {
 	runTyped(t, allTypes(
 		func(t *testing.T) { testCopy[float32](t, e) }, func(t *testing.T) { testCopy[float64](t, e) },
 		func(t *testing.T) { testCopy[int32](t, e) }, func(t *testing.T) { testCopy[int64](t, e) },
-		func(t *testing.T) { testCopy[uint8](t, e) }, func(t *testing.T) { testCopy[complex64](t, e) }))
+		func(t *testing.T) { testCopy[uint8](t, e) }, func(t *testing.T) { testCopy[complex64](t, e) },
+		func(t *testing.T) { testCopy[int8](t, e) }, func(t *testing.T) { testCopy[int16](t, e) }, func(t *testing.T) { testCopy[uint32](t, e) }))
 }
 
 func testCopy[T kernels.Elem](t *testing.T, e *env) {
@@ -81,7 +84,8 @@ func TestBinary(t *testing.T) {
 	runTyped(t, allTypes(
 		func(t *testing.T) { testBinary[float32](t, e) }, func(t *testing.T) { testBinary[float64](t, e) },
 		func(t *testing.T) { testBinary[int32](t, e) }, func(t *testing.T) { testBinary[int64](t, e) },
-		func(t *testing.T) { testBinary[uint8](t, e) }, func(t *testing.T) { testBinary[complex64](t, e) }))
+		func(t *testing.T) { testBinary[uint8](t, e) }, func(t *testing.T) { testBinary[complex64](t, e) },
+		func(t *testing.T) { testBinary[int8](t, e) }, func(t *testing.T) { testBinary[int16](t, e) }, func(t *testing.T) { testBinary[uint32](t, e) }))
 }
 
 func testBinary[T number](t *testing.T, e *env) {
@@ -124,7 +128,8 @@ func TestScalar(t *testing.T) {
 	runTyped(t, allTypes(
 		func(t *testing.T) { testScalar[float32](t, e) }, func(t *testing.T) { testScalar[float64](t, e) },
 		func(t *testing.T) { testScalar[int32](t, e) }, func(t *testing.T) { testScalar[int64](t, e) },
-		func(t *testing.T) { testScalar[uint8](t, e) }, func(t *testing.T) { testScalar[complex64](t, e) }))
+		func(t *testing.T) { testScalar[uint8](t, e) }, func(t *testing.T) { testScalar[complex64](t, e) },
+		func(t *testing.T) { testScalar[int8](t, e) }, func(t *testing.T) { testScalar[int16](t, e) }, func(t *testing.T) { testScalar[uint32](t, e) }))
 }
 
 func testScalar[T number](t *testing.T, e *env) {

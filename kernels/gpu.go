@@ -170,6 +170,10 @@ const (
 // kops describes each family: its kernels' name, the dtypes it has kernels
 // for, and whether it is a two-pass reduction (gocuda_sum_f32_pass1 and
 // _pass2) rather than one kernel (gocuda_add_f32).
+// moved are the types with kernels of their own for the families that only
+// move bits (int8, int16 and uint32 take others': moveAs).
+var moved = allTypes&^narrowInts | halfTypes
+
 var kops = [numKops]struct {
 	name    string
 	types   dtypeSet
@@ -177,7 +181,7 @@ var kops = [numKops]struct {
 }{
 	// The float16 and bfloat16 kernels of these families are in
 	// half_ops.cuh (half.cuh has fill's).
-	kFill:      {"fill", allTypes | halfTypes, false},
+	kFill:      {"fill", moved, false},
 	kAdd:       {"add", allTypes | halfTypes, false},
 	kSub:       {"sub", allTypes | halfTypes, false},
 	kMul:       {"mul", allTypes | halfTypes, false},
@@ -207,8 +211,8 @@ var kops = [numKops]struct {
 	kDivStrided: {"div_strided", allTypes | halfTypes, false},
 
 	// Strided copies (views: copy_strided.go).
-	kCopyStrided: {"copy_strided", allTypes | halfTypes, false},
-	kTranspose:   {"transpose", allTypes | halfTypes, false},
+	kCopyStrided: {"copy_strided", moved, false},
+	kTranspose:   {"transpose", moved, false},
 	// Reductions over axes (reduce_axes.go).
 	kRSum:    {"rsum", allTypes, true},
 	kRProd:   {"rprod", allTypes, true},
@@ -225,11 +229,11 @@ var kops = [numKops]struct {
 	// Construction and indexing (index.go).
 	kArange:     {"arange", realTypes | halfTypes, false},
 	kLinspace:   {"linspace", realTypes | halfTypes, false},
-	kEye:        {"eye", allTypes | halfTypes, false},
-	kConcat:     {"concat", allTypes | halfTypes, false},
-	kTake:       {"take", allTypes | halfTypes, false},
-	kScatter:    {"scatter", allTypes | halfTypes, false},
-	kScatterAdd: {"scatteradd", allTypes, false},
+	kEye:        {"eye", moved | setOf(Int16), false},
+	kConcat:     {"concat", moved, false},
+	kTake:       {"take", moved, false},
+	kScatter:    {"scatter", moved, false},
+	kScatterAdd: {"scatteradd", allTypes &^ setOf(Int8, Uint32), false},
 	// Reduce tuning (reduce_axes.go).
 	kRSumRow:    {"rsumrow", allTypes, false},
 	kRSumCol:    {"rsumcol", allTypes, false},

@@ -203,6 +203,33 @@ func genOne[T kernels.Elem](r *rand.Rand, kind genKind) T {
 		} else {
 			v = uint8(r.Uint32())
 		}
+	case int8:
+		switch {
+		case kind == divisor:
+			v = int8(r.IntN(17) - 8)
+		case r.IntN(8) == 0:
+			v = []int8{math.MinInt8, math.MaxInt8, -1, 0}[r.IntN(4)]
+		default:
+			v = int8(r.Uint32())
+		}
+	case int16:
+		switch {
+		case kind == divisor:
+			v = int16(r.IntN(17) - 8)
+		case r.IntN(8) == 0:
+			v = []int16{math.MinInt16, math.MaxInt16, -1, 0}[r.IntN(4)]
+		default:
+			v = int16(r.Uint32())
+		}
+	case uint32:
+		switch {
+		case kind == divisor:
+			v = uint32(r.IntN(8))
+		case r.IntN(8) == 0:
+			v = []uint32{math.MaxUint32, 1, 0}[r.IntN(3)]
+		default:
+			v = r.Uint32()
+		}
 	}
 	return v.(T)
 }
@@ -212,7 +239,7 @@ func genOne[T kernels.Elem](r *rand.Rand, kind genKind) T {
 
 func isInteger[T kernels.Elem]() bool {
 	switch kernels.DTypeOf[T]() {
-	case kernels.Int32, kernels.Int64, kernels.Uint8:
+	case kernels.Int32, kernels.Int64, kernels.Uint8, kernels.Int8, kernels.Int16, kernels.Uint32:
 		return true
 	}
 	return false
@@ -232,6 +259,12 @@ func mag[T kernels.Elem](v T) float64 {
 	case int64:
 		return math.Abs(float64(x))
 	case uint8:
+		return float64(x)
+	case int8:
+		return math.Abs(float64(x))
+	case int16:
+		return math.Abs(float64(x))
+	case uint32:
 		return float64(x)
 	}
 	return 0
@@ -328,5 +361,5 @@ func runTyped(t *testing.T, cases []typed) {
 
 // number is kernels.Elem less bool: the types with arithmetic.
 type number interface {
-	float32 | float64 | int32 | int64 | uint8 | complex64
+	float32 | float64 | int32 | int64 | uint8 | complex64 | int8 | int16 | uint32
 }

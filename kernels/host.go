@@ -102,6 +102,12 @@ func hostFill(dt DType, dst backend.Ptr, bits uint64, n int) {
 		fillOf[int64](dst, bits, n)
 	case Uint8:
 		fillOf[uint8](dst, bits, n)
+	case Int8:
+		fillOf[int8](dst, bits, n)
+	case Int16:
+		fillOf[int16](dst, bits, n)
+	case Uint32:
+		fillOf[uint32](dst, bits, n)
 	case Complex64:
 		fillOf[complex64](dst, bits, n)
 	case Bool:
@@ -132,6 +138,12 @@ func hostBinary(k kop, dt DType, dst, a, b backend.Ptr, n int) {
 		binaryOf[int64](k, dst, a, b, n)
 	case Uint8:
 		binaryOf[uint8](k, dst, a, b, n)
+	case Int8:
+		binaryOf[int8](k, dst, a, b, n)
+	case Int16:
+		binaryOf[int16](k, dst, a, b, n)
+	case Uint32:
+		binaryOf[uint32](k, dst, a, b, n)
 	case Complex64:
 		binaryOf[complex64](k, dst, a, b, n)
 	case Float16, BFloat16:
@@ -188,6 +200,12 @@ func hostScalar(k kop, dt DType, dst, a backend.Ptr, bits uint64, n int) {
 		scalarOf[int64](k, dst, a, bits, n)
 	case Uint8:
 		scalarOf[uint8](k, dst, a, bits, n)
+	case Int8:
+		scalarOf[int8](k, dst, a, bits, n)
+	case Int16:
+		scalarOf[int16](k, dst, a, bits, n)
+	case Uint32:
+		scalarOf[uint32](k, dst, a, bits, n)
 	case Complex64:
 		scalarOf[complex64](k, dst, a, bits, n)
 	case Float16, BFloat16:
@@ -293,6 +311,12 @@ func hostReduce(k kop, dt DType, x, y backend.Ptr, n int) [2]uint64 {
 			return [2]uint64{uint64(sumInt(hostView[int64](x, n)))}
 		case Uint8:
 			return [2]uint64{uint64(sumInt(hostView[uint8](x, n)))}
+		case Int8:
+			return [2]uint64{uint64(sumInt(hostView[int8](x, n)))}
+		case Int16:
+			return [2]uint64{uint64(sumInt(hostView[int16](x, n)))}
+		case Uint32:
+			return [2]uint64{uint64(sumInt(hostView[uint32](x, n)))}
 		case Complex64:
 			c := sumComplex(hostView[complex64](x, n))
 			return [2]uint64{math.Float64bits(real(c)), math.Float64bits(imag(c))}
@@ -310,6 +334,12 @@ func hostReduce(k kop, dt DType, x, y backend.Ptr, n int) [2]uint64 {
 			return [2]uint64{bitsOf(extremum(isMax, hostView[int64](x, n)))}
 		case Uint8:
 			return [2]uint64{bitsOf(extremum(isMax, hostView[uint8](x, n)))}
+		case Int8:
+			return [2]uint64{bitsOf(extremum(isMax, hostView[int8](x, n)))}
+		case Int16:
+			return [2]uint64{bitsOf(extremum(isMax, hostView[int16](x, n)))}
+		case Uint32:
+			return [2]uint64{bitsOf(extremum(isMax, hostView[uint32](x, n)))}
 		}
 	case kDot:
 		switch dt {
@@ -335,7 +365,7 @@ func sumFloat[T float](x []T) float64 {
 }
 
 // sumInt adds in int64, wrapping past its range as the GPU's does.
-func sumInt[T int32 | int64 | uint8](x []T) int64 {
+func sumInt[T int8 | int16 | int32 | int64 | uint8 | uint32](x []T) int64 {
 	return chunked(len(x), func(lo, hi int) int64 {
 		var s int64
 		for _, v := range x[lo:hi] {
@@ -367,7 +397,7 @@ func dotFloat[T float](x, y []T) float64 {
 }
 
 type realNumber interface {
-	float32 | float64 | int32 | int64 | uint8
+	float32 | float64 | int32 | int64 | uint8 | int8 | int16 | uint32
 }
 
 // replaces reports whether v replaces m as the running maximum (or minimum):

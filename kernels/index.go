@@ -118,6 +118,12 @@ func intRange(dt DType) (lo, hi float64, ok bool) {
 		return math.MinInt64, 1 << 63, true
 	case Uint8:
 		return 0, 1 << 8, true
+	case Int8:
+		return math.MinInt8, 1 << 7, true
+	case Int16:
+		return math.MinInt16, 1 << 15, true
+	case Uint32:
+		return 0, 1 << 32, true
 	}
 	return 0, 0, false
 }
@@ -138,12 +144,12 @@ func Eye[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, rows, co
 		return err
 	}
 	n := rows * cols
-	t, err := prepare("Eye", kops[kEye].types, dt, dev, s, n, ptrArg{"dst", dst})
+	t, err := prepare("Eye", kops[kEye].types|narrowInts, dt, dev, s, n, ptrArg{"dst", dst})
 	if err != nil || n == 0 {
 		return err
 	}
 	if t.cu != nil {
-		return t.launch(kEye, 0, plainGrid(n, t.sms), dptr(dst), int64(rows), int64(cols), int64(k))
+		return t.launchAs(addAs(dt), kEye, plainGrid(n, t.sms), dptr(dst), int64(rows), int64(cols), int64(k))
 	}
 	return t.enqueue(func() { hostEye(dt, dst, rows, cols, k) })
 }
@@ -185,7 +191,7 @@ func Concat[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, rows 
 		return err
 	}
 	n := rows * cols
-	t, err := prepare("Concat", kops[kConcat].types, dt, dev, s, n, ptrArg{"dst", dst})
+	t, err := prepare("Concat", kops[kConcat].types|narrowInts, dt, dev, s, n, ptrArg{"dst", dst})
 	if err != nil || n == 0 {
 		return err
 	}
@@ -228,7 +234,7 @@ func Concat[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, rows 
 			w += p.Cols
 		}
 		args[0], args[1], args[2], args[3] = dptr(dst+backend.Ptr(c0*size)), int64(rows), int64(cols), int64(w)
-		if err := t.launch(kConcat, 0, plainGrid(rows*w, t.sms), args[:]...); err != nil {
+		if err := t.launchAs(moveAs(t.dt), kConcat, plainGrid(rows*w, t.sms), args[:]...); err != nil {
 			return err
 		}
 		c0 += w
@@ -297,7 +303,7 @@ func indexOp(op string, k kop, dt DType, dev backend.Device, s backend.Stream, d
 	if k != kTake {
 		dstN, srcN = indexed, gathered
 	}
-	t, err := prepare(op, kops[k].types, dt, dev, s, dstN, ptrArg{"dst", dst})
+	t, err := prepare(op, kops[k].types|narrowInts, dt, dev, s, dstN, ptrArg{"dst", dst})
 	if err != nil || gathered == 0 {
 		return err
 	}
@@ -341,8 +347,9 @@ func mulOK(a, b int) (int, bool) {
 func (t *target) gpuIndex(k kop, dst, src, idx backend.Ptr, l IndexLayout, n int, checked bool, bad *int64) error {
 	grid := plainGrid(n, t.sms)
 	args := []any{dptr(dst), dptr(src), dptr(idx), int64(l.Outer), int64(l.Indices), int64(l.Dim), int64(l.Inner), dptr(0)}
+	kdt := indexAs(k, t.dt)
 	if !checked {
-		return t.launch(k, 0, grid, args...)
+		return t.launchAs(kdt, k, grid, args...)
 	}
 	sc := scratchFor(t.cu)
 	buf, err := sc.get(t.cu)
@@ -353,7 +360,7 @@ func (t *target) gpuIndex(k kop, dst, src, idx backend.Ptr, l IndexLayout, n int
 		return t.errorf("clearing the index check: %w", err)
 	}
 	args[7] = dptr(buf)
-	if err := t.launch(k, 0, grid, args...); err != nil {
+	if err := t.launchAs(kdt, k, grid, args...); err != nil {
 		return err // buf is dropped: nothing says the stream is done with it
 	}
 	if err := t.cu.CopyDtoH(unsafe.Pointer(bad), buf, 8, t.s); err != nil {
@@ -403,6 +410,12 @@ func arangeSteps[T Elem](start, step T) (second, delta T) {
 		return stepsAs[T](a, any(step).(int64))
 	case uint8:
 		return stepsAs[T](a, any(step).(uint8))
+	case int8:
+		return stepsAs[T](a, any(step).(int8))
+	case int16:
+		return stepsAs[T](a, any(step).(int16))
+	case uint32:
+		return stepsAs[T](a, any(step).(uint32))
 	case complex64:
 		return stepsAs[T](a, any(step).(complex64))
 	}

@@ -24,6 +24,12 @@ func hostArange(dt DType, dst backend.Ptr, start, second, delta uint64, n int) {
 		arangeOf[int64](dst, start, second, delta, n)
 	case Uint8:
 		arangeOf[uint8](dst, start, second, delta, n)
+	case Int8:
+		arangeOf[int8](dst, start, second, delta, n)
+	case Int16:
+		arangeOf[int16](dst, start, second, delta, n)
+	case Uint32:
+		arangeOf[uint32](dst, start, second, delta, n)
 	case Float16, BFloat16:
 		hostHalfArange(dt, dst, start, second, delta, n)
 	}
@@ -57,6 +63,12 @@ func hostLinspace(dt DType, dst backend.Ptr, p *linspacePlan, n int, endpoint bo
 		linspaceOf[int64](dst, p, n, endpoint)
 	case Uint8:
 		linspaceOf[uint8](dst, p, n, endpoint)
+	case Int8:
+		linspaceOf[int8](dst, p, n, endpoint)
+	case Int16:
+		linspaceOf[int16](dst, p, n, endpoint)
+	case Uint32:
+		linspaceOf[uint32](dst, p, n, endpoint)
 	case Float16, BFloat16:
 		hostHalfLinspace(dt, dst, p, n, endpoint)
 	}
@@ -83,6 +95,12 @@ func hostEye(dt DType, dst backend.Ptr, rows, cols, k int) {
 		eyeOf[int64](dst, rows, cols, k)
 	case Uint8:
 		eyeOf[uint8](dst, rows, cols, k)
+	case Int8:
+		eyeOf[int8](dst, rows, cols, k)
+	case Int16:
+		eyeOf[int16](dst, rows, cols, k)
+	case Uint32:
+		eyeOf[uint32](dst, rows, cols, k)
 	case Complex64:
 		eyeOf[complex64](dst, rows, cols, k)
 	case Float16, BFloat16:
@@ -136,6 +154,12 @@ func hostIndex(k kop, dt DType, dst, src, idx backend.Ptr, l IndexLayout, bad *i
 		indexOf[int64](k, dst, src, idx, l, bad)
 	case Uint8:
 		indexOf[uint8](k, dst, src, idx, l, bad)
+	case Int8:
+		indexOf[int8](k, dst, src, idx, l, bad)
+	case Int16:
+		indexOf[int16](k, dst, src, idx, l, bad)
+	case Uint32:
+		indexOf[uint32](k, dst, src, idx, l, bad)
 	case Complex64:
 		indexOf[complex64](k, dst, src, idx, l, bad)
 	case Float16, BFloat16:

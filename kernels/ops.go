@@ -27,12 +27,8 @@ func Fill[T Elem](dev backend.Device, s backend.Stream, dst backend.Ptr, v T, n 
 	}
 	bits := bitsOf(v)
 	if t.cu != nil {
-		// A bool is the byte 0 or 1: uint8's kernel fills it.
-		kdt := dt
-		if dt == Bool {
-			kdt = Uint8
-		}
-		return t.launchIDW(kernelID(kFill, kdt, 0), elementwiseGrid(n, dt, t.sms), threads, wp(dst), bits, uint64(n))
+		// A bool is the byte 0 or 1: uint8's kernel fills it (moveAs).
+		return t.launchIDW(kernelID(kFill, moveAs(dt), 0), elementwiseGrid(n, dt, t.sms), threads, wp(dst), bits, uint64(n))
 	}
 	return t.enqueue(func() { hostFill(dt, dst, bits, n) })
 }
@@ -159,7 +155,7 @@ func Sum[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (T,
 	return fromInt64[T](int64(raw[0])), nil
 }
 
-// SumInt64 returns the sum of the integers x[0:n] (int32, int64 or uint8)
+// SumInt64 returns the sum of the integers x[0:n] (any integer type)
 // accumulated in int64: exact unless it passes the range of int64, where it
 // wraps.
 func SumInt64[T Elem](dev backend.Device, s backend.Stream, x backend.Ptr, n int) (int64, error) {
@@ -337,7 +333,7 @@ func fromFloat64[T Elem](f float64) T {
 	return z
 }
 
-// fromInt64 converts an integer accumulator to T (int32, int64 or uint8),
+// fromInt64 converts an integer accumulator to T (an integer type),
 // wrapping as Go's conversions do.
 func fromInt64[T Elem](v int64) T {
 	var z T
@@ -348,6 +344,12 @@ func fromInt64[T Elem](v int64) T {
 		return any(v).(T)
 	case uint8:
 		return any(uint8(v)).(T)
+	case int8:
+		return any(int8(v)).(T)
+	case int16:
+		return any(int16(v)).(T)
+	case uint32:
+		return any(uint32(v)).(T)
 	}
 	return z
 }
@@ -375,6 +377,12 @@ func fromBits[T Elem](b uint64) T {
 		v = half.Float16(b)
 	case half.BFloat16:
 		v = half.BFloat16(b)
+	case int8:
+		v = int8(uint8(b))
+	case int16:
+		v = int16(uint16(b))
+	case uint32:
+		v = uint32(b)
 	}
 	return v.(T)
 }

@@ -46,7 +46,7 @@ func Rsqrt[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n i
 }
 
 // Abs sets each element of dst to |x|; for integers the most negative value stays itself (it wraps, as -x does in Go).
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32.
 func Abs[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gAbs], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
@@ -58,7 +58,7 @@ func Neg[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int
 }
 
 // Sign sets each element of dst to -1, 0 or 1 as x is negative, zero or positive (NaN for NaN, 0 for -0).
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32.
 func Sign[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, n int) error {
 	return runGen(&genOps[gSign], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, 0, 0)
 }
@@ -130,49 +130,49 @@ func Pow[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n 
 }
 
 // Minimum sets each element of dst to the smaller of a and b, NaN if either is NaN (a where they are equal).
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32.
 func Minimum[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gMinimum], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // Maximum sets each element of dst to the larger of a and b, NaN if either is NaN (a where they are equal).
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32.
 func Maximum[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gMaximum], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // Equal sets each element of dst, a bool, to a == b.
-// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, bool, float16, bfloat16, int8, int16 and uint32.
 func Equal[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gEqual], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // NotEqual sets each element of dst, a bool, to a != b (true where either is NaN).
-// It takes float32, float64, int32, int64, uint8, bool, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, bool, float16, bfloat16, int8, int16 and uint32.
 func NotEqual[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gNotEqual], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // Less sets each element of dst, a bool, to a < b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32.
 func Less[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gLess], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // LessEqual sets each element of dst, a bool, to a <= b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32.
 func LessEqual[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gLessEqual], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // Greater sets each element of dst, a bool, to a > b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32.
 func Greater[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gGreater], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
 
 // GreaterEqual sets each element of dst, a bool, to a >= b.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32.
 func GreaterEqual[T Elem](dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gGreaterEqual], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{a, b}, n, 0, 0)
 }
@@ -202,13 +202,13 @@ func LogicalNot[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr
 }
 
 // Where sets each element of dst to a where cond is true, else b; cond is bool.
-// It takes float32, float64, int32, int64, uint8, complex64, bool, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, complex64, bool, float16, bfloat16, int8, int16 and uint32.
 func Where[T Elem](dev backend.Device, s backend.Stream, dst, cond, a, b backend.Ptr, n int) error {
 	return runGen(&genOps[gWhere], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{cond, a, b}, n, 0, 0)
 }
 
 // Clamp sets each element of dst to Minimum(Maximum(x, lo), hi) for scalars lo and hi: NaN stays NaN, and lo > hi gives hi everywhere.
-// It takes float32, float64, int32, int64, uint8, float16 and bfloat16.
+// It takes float32, float64, int32, int64, uint8, float16, bfloat16, int8, int16 and uint32.
 func Clamp[T Elem](dev backend.Device, s backend.Stream, dst, x backend.Ptr, lo, hi T, n int) error {
 	return runGen(&genOps[gClamp], DTypeOf[T](), dev, s, dst, [3]backend.Ptr{x}, n, bitsOf(lo), bitsOf(hi))
 }
@@ -316,8 +316,8 @@ var genOps = [numGenOps]genOp{
 		},
 	},
 	gAbs: {
-		name: "Abs", kind: genUnary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 24, Float64: 25, Int32: 26, Int64: 27, Uint8: 28, Float16: 29, BFloat16: 30},
+		name: "Abs", kind: genUnary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 24, Float64: 25, Int32: 26, Int64: 27, Uint8: 28, Float16: 29, BFloat16: 30, Int8: 31, Int16: 32, Uint32: 33},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostAbsF32),
 			Float64:  unaryHost(hostAbsF64),
@@ -326,11 +326,14 @@ var genOps = [numGenOps]genOp{
 			Uint8:    unaryHost(hostAbsU8),
 			Float16:  unaryHost(hostAbsF16),
 			BFloat16: unaryHost(hostAbsBF16),
+			Int8:     unaryHost(hostAbsI8),
+			Int16:    unaryHost(hostAbsI16),
+			Uint32:   unaryHost(hostAbsU32),
 		},
 	},
 	gNeg: {
 		name: "Neg", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 31, Float64: 32, Float16: 33, BFloat16: 34},
+		kernel: [numDTypes]int{Float32: 34, Float64: 35, Float16: 36, BFloat16: 37},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostNegF32),
 			Float64:  unaryHost(hostNegF64),
@@ -339,8 +342,8 @@ var genOps = [numGenOps]genOp{
 		},
 	},
 	gSign: {
-		name: "Sign", kind: genUnary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 35, Float64: 36, Int32: 37, Int64: 38, Uint8: 39, Float16: 40, BFloat16: 41},
+		name: "Sign", kind: genUnary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 38, Float64: 39, Int32: 40, Int64: 41, Uint8: 42, Float16: 43, BFloat16: 44, Int8: 45, Int16: 46, Uint32: 47},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostSignF32),
 			Float64:  unaryHost(hostSignF64),
@@ -349,11 +352,14 @@ var genOps = [numGenOps]genOp{
 			Uint8:    unaryHost(hostSignU8),
 			Float16:  unaryHost(hostSignF16),
 			BFloat16: unaryHost(hostSignBF16),
+			Int8:     unaryHost(hostSignI8),
+			Int16:    unaryHost(hostSignI16),
+			Uint32:   unaryHost(hostSignU32),
 		},
 	},
 	gFloor: {
 		name: "Floor", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 42, Float64: 43, Float16: 44, BFloat16: 45},
+		kernel: [numDTypes]int{Float32: 48, Float64: 49, Float16: 50, BFloat16: 51},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostFloorF32),
 			Float64:  unaryHost(hostFloorF64),
@@ -363,7 +369,7 @@ var genOps = [numGenOps]genOp{
 	},
 	gCeil: {
 		name: "Ceil", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 46, Float64: 47, Float16: 48, BFloat16: 49},
+		kernel: [numDTypes]int{Float32: 52, Float64: 53, Float16: 54, BFloat16: 55},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostCeilF32),
 			Float64:  unaryHost(hostCeilF64),
@@ -373,7 +379,7 @@ var genOps = [numGenOps]genOp{
 	},
 	gRound: {
 		name: "Round", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 50, Float64: 51, Float16: 52, BFloat16: 53},
+		kernel: [numDTypes]int{Float32: 56, Float64: 57, Float16: 58, BFloat16: 59},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostRoundF32),
 			Float64:  unaryHost(hostRoundF64),
@@ -383,7 +389,7 @@ var genOps = [numGenOps]genOp{
 	},
 	gSin: {
 		name: "Sin", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 54, Float64: 55, Float16: 56, BFloat16: 57},
+		kernel: [numDTypes]int{Float32: 60, Float64: 61, Float16: 62, BFloat16: 63},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostSinF32),
 			Float64:  unaryHost(hostSinF64),
@@ -393,7 +399,7 @@ var genOps = [numGenOps]genOp{
 	},
 	gCos: {
 		name: "Cos", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 58, Float64: 59, Float16: 60, BFloat16: 61},
+		kernel: [numDTypes]int{Float32: 64, Float64: 65, Float16: 66, BFloat16: 67},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostCosF32),
 			Float64:  unaryHost(hostCosF64),
@@ -403,7 +409,7 @@ var genOps = [numGenOps]genOp{
 	},
 	gTan: {
 		name: "Tan", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 62, Float64: 63, Float16: 64, BFloat16: 65},
+		kernel: [numDTypes]int{Float32: 68, Float64: 69, Float16: 70, BFloat16: 71},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostTanF32),
 			Float64:  unaryHost(hostTanF64),
@@ -413,7 +419,7 @@ var genOps = [numGenOps]genOp{
 	},
 	gTanh: {
 		name: "Tanh", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 66, Float64: 67, Float16: 68, BFloat16: 69},
+		kernel: [numDTypes]int{Float32: 72, Float64: 73, Float16: 74, BFloat16: 75},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostTanhF32),
 			Float64:  unaryHost(hostTanhF64),
@@ -423,7 +429,7 @@ var genOps = [numGenOps]genOp{
 	},
 	gErf: {
 		name: "Erf", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 70, Float64: 71, Float16: 72, BFloat16: 73},
+		kernel: [numDTypes]int{Float32: 76, Float64: 77, Float16: 78, BFloat16: 79},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostErfF32),
 			Float64:  unaryHost(hostErfF64),
@@ -433,7 +439,7 @@ var genOps = [numGenOps]genOp{
 	},
 	gSigmoid: {
 		name: "Sigmoid", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 74, Float64: 75, Float16: 76, BFloat16: 77},
+		kernel: [numDTypes]int{Float32: 80, Float64: 81, Float16: 82, BFloat16: 83},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostSigmoidF32),
 			Float64:  unaryHost(hostSigmoidF64),
@@ -443,7 +449,7 @@ var genOps = [numGenOps]genOp{
 	},
 	gRelu: {
 		name: "Relu", kind: genUnary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 78, Float64: 79, Float16: 80, BFloat16: 81},
+		kernel: [numDTypes]int{Float32: 84, Float64: 85, Float16: 86, BFloat16: 87},
 		host: [numDTypes]hostFn{
 			Float32:  unaryHost(hostReluF32),
 			Float64:  unaryHost(hostReluF64),
@@ -453,7 +459,7 @@ var genOps = [numGenOps]genOp{
 	},
 	gPow: {
 		name: "Pow", kind: genBinary, types: setOf(Float32, Float64, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 82, Float64: 83, Float16: 84, BFloat16: 85},
+		kernel: [numDTypes]int{Float32: 88, Float64: 89, Float16: 90, BFloat16: 91},
 		host: [numDTypes]hostFn{
 			Float32:  binaryHost(hostPowF32),
 			Float64:  binaryHost(hostPowF64),
@@ -462,8 +468,8 @@ var genOps = [numGenOps]genOp{
 		},
 	},
 	gMinimum: {
-		name: "Minimum", kind: genBinary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 86, Float64: 87, Int32: 88, Int64: 89, Uint8: 90, Float16: 91, BFloat16: 92},
+		name: "Minimum", kind: genBinary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 92, Float64: 93, Int32: 94, Int64: 95, Uint8: 96, Float16: 97, BFloat16: 98, Int8: 99, Int16: 100, Uint32: 101},
 		host: [numDTypes]hostFn{
 			Float32:  binaryHost(hostMinimumF32),
 			Float64:  binaryHost(hostMinimumF64),
@@ -472,11 +478,14 @@ var genOps = [numGenOps]genOp{
 			Uint8:    binaryHost(hostMinimumU8),
 			Float16:  binaryHost(hostMinimumF16),
 			BFloat16: binaryHost(hostMinimumBF16),
+			Int8:     binaryHost(hostMinimumI8),
+			Int16:    binaryHost(hostMinimumI16),
+			Uint32:   binaryHost(hostMinimumU32),
 		},
 	},
 	gMaximum: {
-		name: "Maximum", kind: genBinary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 93, Float64: 94, Int32: 95, Int64: 96, Uint8: 97, Float16: 98, BFloat16: 99},
+		name: "Maximum", kind: genBinary, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 102, Float64: 103, Int32: 104, Int64: 105, Uint8: 106, Float16: 107, BFloat16: 108, Int8: 109, Int16: 110, Uint32: 111},
 		host: [numDTypes]hostFn{
 			Float32:  binaryHost(hostMaximumF32),
 			Float64:  binaryHost(hostMaximumF64),
@@ -485,11 +494,14 @@ var genOps = [numGenOps]genOp{
 			Uint8:    binaryHost(hostMaximumU8),
 			Float16:  binaryHost(hostMaximumF16),
 			BFloat16: binaryHost(hostMaximumBF16),
+			Int8:     binaryHost(hostMaximumI8),
+			Int16:    binaryHost(hostMaximumI16),
+			Uint32:   binaryHost(hostMaximumU32),
 		},
 	},
 	gEqual: {
-		name: "Equal", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Bool, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 100, Float64: 101, Int32: 102, Int64: 103, Uint8: 104, Bool: 105, Float16: 106, BFloat16: 107},
+		name: "Equal", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Bool, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 112, Float64: 113, Int32: 114, Int64: 115, Uint8: 116, Bool: 117, Float16: 118, BFloat16: 119, Int8: 120, Int16: 121, Uint32: 122},
 		host: [numDTypes]hostFn{
 			Float32:  binaryHost(hostEqualF32),
 			Float64:  binaryHost(hostEqualF64),
@@ -499,11 +511,14 @@ var genOps = [numGenOps]genOp{
 			Bool:     binaryHost(hostEqualB8),
 			Float16:  binaryHost(hostEqualF16),
 			BFloat16: binaryHost(hostEqualBF16),
+			Int8:     binaryHost(hostEqualI8),
+			Int16:    binaryHost(hostEqualI16),
+			Uint32:   binaryHost(hostEqualU32),
 		},
 	},
 	gNotEqual: {
-		name: "NotEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Bool, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 108, Float64: 109, Int32: 110, Int64: 111, Uint8: 112, Bool: 113, Float16: 114, BFloat16: 115},
+		name: "NotEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Bool, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 123, Float64: 124, Int32: 125, Int64: 126, Uint8: 127, Bool: 128, Float16: 129, BFloat16: 130, Int8: 131, Int16: 132, Uint32: 133},
 		host: [numDTypes]hostFn{
 			Float32:  binaryHost(hostNotEqualF32),
 			Float64:  binaryHost(hostNotEqualF64),
@@ -513,11 +528,14 @@ var genOps = [numGenOps]genOp{
 			Bool:     binaryHost(hostNotEqualB8),
 			Float16:  binaryHost(hostNotEqualF16),
 			BFloat16: binaryHost(hostNotEqualBF16),
+			Int8:     binaryHost(hostNotEqualI8),
+			Int16:    binaryHost(hostNotEqualI16),
+			Uint32:   binaryHost(hostNotEqualU32),
 		},
 	},
 	gLess: {
-		name: "Less", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 116, Float64: 117, Int32: 118, Int64: 119, Uint8: 120, Float16: 121, BFloat16: 122},
+		name: "Less", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 134, Float64: 135, Int32: 136, Int64: 137, Uint8: 138, Float16: 139, BFloat16: 140, Int8: 141, Int16: 142, Uint32: 143},
 		host: [numDTypes]hostFn{
 			Float32:  binaryHost(hostLessF32),
 			Float64:  binaryHost(hostLessF64),
@@ -526,11 +544,14 @@ var genOps = [numGenOps]genOp{
 			Uint8:    binaryHost(hostLessU8),
 			Float16:  binaryHost(hostLessF16),
 			BFloat16: binaryHost(hostLessBF16),
+			Int8:     binaryHost(hostLessI8),
+			Int16:    binaryHost(hostLessI16),
+			Uint32:   binaryHost(hostLessU32),
 		},
 	},
 	gLessEqual: {
-		name: "LessEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 123, Float64: 124, Int32: 125, Int64: 126, Uint8: 127, Float16: 128, BFloat16: 129},
+		name: "LessEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 144, Float64: 145, Int32: 146, Int64: 147, Uint8: 148, Float16: 149, BFloat16: 150, Int8: 151, Int16: 152, Uint32: 153},
 		host: [numDTypes]hostFn{
 			Float32:  binaryHost(hostLessEqualF32),
 			Float64:  binaryHost(hostLessEqualF64),
@@ -539,11 +560,14 @@ var genOps = [numGenOps]genOp{
 			Uint8:    binaryHost(hostLessEqualU8),
 			Float16:  binaryHost(hostLessEqualF16),
 			BFloat16: binaryHost(hostLessEqualBF16),
+			Int8:     binaryHost(hostLessEqualI8),
+			Int16:    binaryHost(hostLessEqualI16),
+			Uint32:   binaryHost(hostLessEqualU32),
 		},
 	},
 	gGreater: {
-		name: "Greater", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 130, Float64: 131, Int32: 132, Int64: 133, Uint8: 134, Float16: 135, BFloat16: 136},
+		name: "Greater", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 154, Float64: 155, Int32: 156, Int64: 157, Uint8: 158, Float16: 159, BFloat16: 160, Int8: 161, Int16: 162, Uint32: 163},
 		host: [numDTypes]hostFn{
 			Float32:  binaryHost(hostGreaterF32),
 			Float64:  binaryHost(hostGreaterF64),
@@ -552,11 +576,14 @@ var genOps = [numGenOps]genOp{
 			Uint8:    binaryHost(hostGreaterU8),
 			Float16:  binaryHost(hostGreaterF16),
 			BFloat16: binaryHost(hostGreaterBF16),
+			Int8:     binaryHost(hostGreaterI8),
+			Int16:    binaryHost(hostGreaterI16),
+			Uint32:   binaryHost(hostGreaterU32),
 		},
 	},
 	gGreaterEqual: {
-		name: "GreaterEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 137, Float64: 138, Int32: 139, Int64: 140, Uint8: 141, Float16: 142, BFloat16: 143},
+		name: "GreaterEqual", kind: genCompare, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 164, Float64: 165, Int32: 166, Int64: 167, Uint8: 168, Float16: 169, BFloat16: 170, Int8: 171, Int16: 172, Uint32: 173},
 		host: [numDTypes]hostFn{
 			Float32:  binaryHost(hostGreaterEqualF32),
 			Float64:  binaryHost(hostGreaterEqualF64),
@@ -565,39 +592,42 @@ var genOps = [numGenOps]genOp{
 			Uint8:    binaryHost(hostGreaterEqualU8),
 			Float16:  binaryHost(hostGreaterEqualF16),
 			BFloat16: binaryHost(hostGreaterEqualBF16),
+			Int8:     binaryHost(hostGreaterEqualI8),
+			Int16:    binaryHost(hostGreaterEqualI16),
+			Uint32:   binaryHost(hostGreaterEqualU32),
 		},
 	},
 	gLogicalAnd: {
 		name: "LogicalAnd", kind: genBinary, types: setOf(Bool),
-		kernel: [numDTypes]int{Bool: 144},
+		kernel: [numDTypes]int{Bool: 174},
 		host: [numDTypes]hostFn{
 			Bool: binaryHost(hostLogicalAndB8),
 		},
 	},
 	gLogicalOr: {
 		name: "LogicalOr", kind: genBinary, types: setOf(Bool),
-		kernel: [numDTypes]int{Bool: 145},
+		kernel: [numDTypes]int{Bool: 175},
 		host: [numDTypes]hostFn{
 			Bool: binaryHost(hostLogicalOrB8),
 		},
 	},
 	gLogicalXor: {
 		name: "LogicalXor", kind: genBinary, types: setOf(Bool),
-		kernel: [numDTypes]int{Bool: 146},
+		kernel: [numDTypes]int{Bool: 176},
 		host: [numDTypes]hostFn{
 			Bool: binaryHost(hostLogicalXorB8),
 		},
 	},
 	gLogicalNot: {
 		name: "LogicalNot", kind: genUnary, types: setOf(Bool),
-		kernel: [numDTypes]int{Bool: 147},
+		kernel: [numDTypes]int{Bool: 177},
 		host: [numDTypes]hostFn{
 			Bool: unaryHost(hostLogicalNotB8),
 		},
 	},
 	gWhere: {
-		name: "Where", kind: genWhere, types: setOf(Float32, Float64, Int32, Int64, Uint8, Complex64, Bool, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 148, Float64: 149, Int32: 150, Int64: 151, Uint8: 152, Complex64: 153, Bool: 154, Float16: 155, BFloat16: 156},
+		name: "Where", kind: genWhere, types: setOf(Float32, Float64, Int32, Int64, Uint8, Complex64, Bool, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 178, Float64: 179, Int32: 180, Int64: 181, Uint8: 182, Complex64: 183, Bool: 184, Float16: 185, BFloat16: 186, Int8: 187, Int16: 188, Uint32: 189},
 		host: [numDTypes]hostFn{
 			Float32:   whereHost(hostWhereF32),
 			Float64:   whereHost(hostWhereF64),
@@ -608,11 +638,14 @@ var genOps = [numGenOps]genOp{
 			Bool:      whereHost(hostWhereB8),
 			Float16:   whereHost(hostWhereF16),
 			BFloat16:  whereHost(hostWhereBF16),
+			Int8:      whereHost(hostWhereI8),
+			Int16:     whereHost(hostWhereI16),
+			Uint32:    whereHost(hostWhereU32),
 		},
 	},
 	gClamp: {
-		name: "Clamp", kind: genClamp, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16),
-		kernel: [numDTypes]int{Float32: 157, Float64: 158, Int32: 159, Int64: 160, Uint8: 161, Float16: 162, BFloat16: 163},
+		name: "Clamp", kind: genClamp, types: setOf(Float32, Float64, Int32, Int64, Uint8, Float16, BFloat16, Int8, Int16, Uint32),
+		kernel: [numDTypes]int{Float32: 190, Float64: 191, Int32: 192, Int64: 193, Uint8: 194, Float16: 195, BFloat16: 196, Int8: 197, Int16: 198, Uint32: 199},
 		host: [numDTypes]hostFn{
 			Float32:  clampHost(hostClampF32),
 			Float64:  clampHost(hostClampF64),
@@ -621,6 +654,9 @@ var genOps = [numGenOps]genOp{
 			Uint8:    clampHost(hostClampU8),
 			Float16:  clampHost(hostClampF16),
 			BFloat16: clampHost(hostClampBF16),
+			Int8:     clampHost(hostClampI8),
+			Int16:    clampHost(hostClampI16),
+			Uint32:   clampHost(hostClampU32),
 		},
 	},
 }
@@ -629,108 +665,177 @@ var genOps = [numGenOps]genOp{
 // by source and destination DType.
 var genConvert = [numDTypes][numDTypes]genConversion{
 	Float32: {
-		Float32:   {164, unaryHost(hostConvertF32F32)},
-		Float64:   {165, unaryHost(hostConvertF32F64)},
-		Int32:     {166, unaryHost(hostConvertF32I32)},
-		Int64:     {167, unaryHost(hostConvertF32I64)},
-		Uint8:     {168, unaryHost(hostConvertF32U8)},
-		Complex64: {169, unaryHost(hostConvertF32C64)},
-		Bool:      {170, unaryHost(hostConvertF32B8)},
-		Float16:   {171, unaryHost(hostConvertF32F16)},
-		BFloat16:  {172, unaryHost(hostConvertF32BF16)},
+		Float32:   {200, unaryHost(hostConvertF32F32)},
+		Float64:   {201, unaryHost(hostConvertF32F64)},
+		Int32:     {202, unaryHost(hostConvertF32I32)},
+		Int64:     {203, unaryHost(hostConvertF32I64)},
+		Uint8:     {204, unaryHost(hostConvertF32U8)},
+		Complex64: {205, unaryHost(hostConvertF32C64)},
+		Bool:      {206, unaryHost(hostConvertF32B8)},
+		Float16:   {207, unaryHost(hostConvertF32F16)},
+		BFloat16:  {208, unaryHost(hostConvertF32BF16)},
+		Int8:      {209, unaryHost(hostConvertF32I8)},
+		Int16:     {210, unaryHost(hostConvertF32I16)},
+		Uint32:    {211, unaryHost(hostConvertF32U32)},
 	},
 	Float64: {
-		Float32:   {173, unaryHost(hostConvertF64F32)},
-		Float64:   {174, unaryHost(hostConvertF64F64)},
-		Int32:     {175, unaryHost(hostConvertF64I32)},
-		Int64:     {176, unaryHost(hostConvertF64I64)},
-		Uint8:     {177, unaryHost(hostConvertF64U8)},
-		Complex64: {178, unaryHost(hostConvertF64C64)},
-		Bool:      {179, unaryHost(hostConvertF64B8)},
-		Float16:   {180, unaryHost(hostConvertF64F16)},
-		BFloat16:  {181, unaryHost(hostConvertF64BF16)},
+		Float32:   {212, unaryHost(hostConvertF64F32)},
+		Float64:   {213, unaryHost(hostConvertF64F64)},
+		Int32:     {214, unaryHost(hostConvertF64I32)},
+		Int64:     {215, unaryHost(hostConvertF64I64)},
+		Uint8:     {216, unaryHost(hostConvertF64U8)},
+		Complex64: {217, unaryHost(hostConvertF64C64)},
+		Bool:      {218, unaryHost(hostConvertF64B8)},
+		Float16:   {219, unaryHost(hostConvertF64F16)},
+		BFloat16:  {220, unaryHost(hostConvertF64BF16)},
+		Int8:      {221, unaryHost(hostConvertF64I8)},
+		Int16:     {222, unaryHost(hostConvertF64I16)},
+		Uint32:    {223, unaryHost(hostConvertF64U32)},
 	},
 	Int32: {
-		Float32:   {182, unaryHost(hostConvertI32F32)},
-		Float64:   {183, unaryHost(hostConvertI32F64)},
-		Int32:     {184, unaryHost(hostConvertI32I32)},
-		Int64:     {185, unaryHost(hostConvertI32I64)},
-		Uint8:     {186, unaryHost(hostConvertI32U8)},
-		Complex64: {187, unaryHost(hostConvertI32C64)},
-		Bool:      {188, unaryHost(hostConvertI32B8)},
-		Float16:   {189, unaryHost(hostConvertI32F16)},
-		BFloat16:  {190, unaryHost(hostConvertI32BF16)},
+		Float32:   {224, unaryHost(hostConvertI32F32)},
+		Float64:   {225, unaryHost(hostConvertI32F64)},
+		Int32:     {226, unaryHost(hostConvertI32I32)},
+		Int64:     {227, unaryHost(hostConvertI32I64)},
+		Uint8:     {228, unaryHost(hostConvertI32U8)},
+		Complex64: {229, unaryHost(hostConvertI32C64)},
+		Bool:      {230, unaryHost(hostConvertI32B8)},
+		Float16:   {231, unaryHost(hostConvertI32F16)},
+		BFloat16:  {232, unaryHost(hostConvertI32BF16)},
+		Int8:      {233, unaryHost(hostConvertI32I8)},
+		Int16:     {234, unaryHost(hostConvertI32I16)},
+		Uint32:    {235, unaryHost(hostConvertI32U32)},
 	},
 	Int64: {
-		Float32:   {191, unaryHost(hostConvertI64F32)},
-		Float64:   {192, unaryHost(hostConvertI64F64)},
-		Int32:     {193, unaryHost(hostConvertI64I32)},
-		Int64:     {194, unaryHost(hostConvertI64I64)},
-		Uint8:     {195, unaryHost(hostConvertI64U8)},
-		Complex64: {196, unaryHost(hostConvertI64C64)},
-		Bool:      {197, unaryHost(hostConvertI64B8)},
-		Float16:   {198, unaryHost(hostConvertI64F16)},
-		BFloat16:  {199, unaryHost(hostConvertI64BF16)},
+		Float32:   {236, unaryHost(hostConvertI64F32)},
+		Float64:   {237, unaryHost(hostConvertI64F64)},
+		Int32:     {238, unaryHost(hostConvertI64I32)},
+		Int64:     {239, unaryHost(hostConvertI64I64)},
+		Uint8:     {240, unaryHost(hostConvertI64U8)},
+		Complex64: {241, unaryHost(hostConvertI64C64)},
+		Bool:      {242, unaryHost(hostConvertI64B8)},
+		Float16:   {243, unaryHost(hostConvertI64F16)},
+		BFloat16:  {244, unaryHost(hostConvertI64BF16)},
+		Int8:      {245, unaryHost(hostConvertI64I8)},
+		Int16:     {246, unaryHost(hostConvertI64I16)},
+		Uint32:    {247, unaryHost(hostConvertI64U32)},
 	},
 	Uint8: {
-		Float32:   {200, unaryHost(hostConvertU8F32)},
-		Float64:   {201, unaryHost(hostConvertU8F64)},
-		Int32:     {202, unaryHost(hostConvertU8I32)},
-		Int64:     {203, unaryHost(hostConvertU8I64)},
-		Uint8:     {204, unaryHost(hostConvertU8U8)},
-		Complex64: {205, unaryHost(hostConvertU8C64)},
-		Bool:      {206, unaryHost(hostConvertU8B8)},
-		Float16:   {207, unaryHost(hostConvertU8F16)},
-		BFloat16:  {208, unaryHost(hostConvertU8BF16)},
+		Float32:   {248, unaryHost(hostConvertU8F32)},
+		Float64:   {249, unaryHost(hostConvertU8F64)},
+		Int32:     {250, unaryHost(hostConvertU8I32)},
+		Int64:     {251, unaryHost(hostConvertU8I64)},
+		Uint8:     {252, unaryHost(hostConvertU8U8)},
+		Complex64: {253, unaryHost(hostConvertU8C64)},
+		Bool:      {254, unaryHost(hostConvertU8B8)},
+		Float16:   {255, unaryHost(hostConvertU8F16)},
+		BFloat16:  {256, unaryHost(hostConvertU8BF16)},
+		Int8:      {257, unaryHost(hostConvertU8I8)},
+		Int16:     {258, unaryHost(hostConvertU8I16)},
+		Uint32:    {259, unaryHost(hostConvertU8U32)},
 	},
 	Complex64: {
-		Float32:   {209, unaryHost(hostConvertC64F32)},
-		Float64:   {210, unaryHost(hostConvertC64F64)},
-		Int32:     {211, unaryHost(hostConvertC64I32)},
-		Int64:     {212, unaryHost(hostConvertC64I64)},
-		Uint8:     {213, unaryHost(hostConvertC64U8)},
-		Complex64: {214, unaryHost(hostConvertC64C64)},
-		Bool:      {215, unaryHost(hostConvertC64B8)},
-		Float16:   {216, unaryHost(hostConvertC64F16)},
-		BFloat16:  {217, unaryHost(hostConvertC64BF16)},
+		Float32:   {260, unaryHost(hostConvertC64F32)},
+		Float64:   {261, unaryHost(hostConvertC64F64)},
+		Int32:     {262, unaryHost(hostConvertC64I32)},
+		Int64:     {263, unaryHost(hostConvertC64I64)},
+		Uint8:     {264, unaryHost(hostConvertC64U8)},
+		Complex64: {265, unaryHost(hostConvertC64C64)},
+		Bool:      {266, unaryHost(hostConvertC64B8)},
+		Float16:   {267, unaryHost(hostConvertC64F16)},
+		BFloat16:  {268, unaryHost(hostConvertC64BF16)},
+		Int8:      {269, unaryHost(hostConvertC64I8)},
+		Int16:     {270, unaryHost(hostConvertC64I16)},
+		Uint32:    {271, unaryHost(hostConvertC64U32)},
 	},
 	Bool: {
-		Float32:   {218, unaryHost(hostConvertB8F32)},
-		Float64:   {219, unaryHost(hostConvertB8F64)},
-		Int32:     {220, unaryHost(hostConvertB8I32)},
-		Int64:     {221, unaryHost(hostConvertB8I64)},
-		Uint8:     {222, unaryHost(hostConvertB8U8)},
-		Complex64: {223, unaryHost(hostConvertB8C64)},
-		Bool:      {224, unaryHost(hostConvertB8B8)},
-		Float16:   {225, unaryHost(hostConvertB8F16)},
-		BFloat16:  {226, unaryHost(hostConvertB8BF16)},
+		Float32:   {272, unaryHost(hostConvertB8F32)},
+		Float64:   {273, unaryHost(hostConvertB8F64)},
+		Int32:     {274, unaryHost(hostConvertB8I32)},
+		Int64:     {275, unaryHost(hostConvertB8I64)},
+		Uint8:     {276, unaryHost(hostConvertB8U8)},
+		Complex64: {277, unaryHost(hostConvertB8C64)},
+		Bool:      {278, unaryHost(hostConvertB8B8)},
+		Float16:   {279, unaryHost(hostConvertB8F16)},
+		BFloat16:  {280, unaryHost(hostConvertB8BF16)},
+		Int8:      {281, unaryHost(hostConvertB8I8)},
+		Int16:     {282, unaryHost(hostConvertB8I16)},
+		Uint32:    {283, unaryHost(hostConvertB8U32)},
 	},
 	Float16: {
-		Float32:   {227, unaryHost(hostConvertF16F32)},
-		Float64:   {228, unaryHost(hostConvertF16F64)},
-		Int32:     {229, unaryHost(hostConvertF16I32)},
-		Int64:     {230, unaryHost(hostConvertF16I64)},
-		Uint8:     {231, unaryHost(hostConvertF16U8)},
-		Complex64: {232, unaryHost(hostConvertF16C64)},
-		Bool:      {233, unaryHost(hostConvertF16B8)},
-		Float16:   {234, unaryHost(hostConvertF16F16)},
-		BFloat16:  {235, unaryHost(hostConvertF16BF16)},
+		Float32:   {284, unaryHost(hostConvertF16F32)},
+		Float64:   {285, unaryHost(hostConvertF16F64)},
+		Int32:     {286, unaryHost(hostConvertF16I32)},
+		Int64:     {287, unaryHost(hostConvertF16I64)},
+		Uint8:     {288, unaryHost(hostConvertF16U8)},
+		Complex64: {289, unaryHost(hostConvertF16C64)},
+		Bool:      {290, unaryHost(hostConvertF16B8)},
+		Float16:   {291, unaryHost(hostConvertF16F16)},
+		BFloat16:  {292, unaryHost(hostConvertF16BF16)},
+		Int8:      {293, unaryHost(hostConvertF16I8)},
+		Int16:     {294, unaryHost(hostConvertF16I16)},
+		Uint32:    {295, unaryHost(hostConvertF16U32)},
 	},
 	BFloat16: {
-		Float32:   {236, unaryHost(hostConvertBF16F32)},
-		Float64:   {237, unaryHost(hostConvertBF16F64)},
-		Int32:     {238, unaryHost(hostConvertBF16I32)},
-		Int64:     {239, unaryHost(hostConvertBF16I64)},
-		Uint8:     {240, unaryHost(hostConvertBF16U8)},
-		Complex64: {241, unaryHost(hostConvertBF16C64)},
-		Bool:      {242, unaryHost(hostConvertBF16B8)},
-		Float16:   {243, unaryHost(hostConvertBF16F16)},
-		BFloat16:  {244, unaryHost(hostConvertBF16BF16)},
+		Float32:   {296, unaryHost(hostConvertBF16F32)},
+		Float64:   {297, unaryHost(hostConvertBF16F64)},
+		Int32:     {298, unaryHost(hostConvertBF16I32)},
+		Int64:     {299, unaryHost(hostConvertBF16I64)},
+		Uint8:     {300, unaryHost(hostConvertBF16U8)},
+		Complex64: {301, unaryHost(hostConvertBF16C64)},
+		Bool:      {302, unaryHost(hostConvertBF16B8)},
+		Float16:   {303, unaryHost(hostConvertBF16F16)},
+		BFloat16:  {304, unaryHost(hostConvertBF16BF16)},
+		Int8:      {305, unaryHost(hostConvertBF16I8)},
+		Int16:     {306, unaryHost(hostConvertBF16I16)},
+		Uint32:    {307, unaryHost(hostConvertBF16U32)},
+	},
+	Int8: {
+		Float32:   {308, unaryHost(hostConvertI8F32)},
+		Float64:   {309, unaryHost(hostConvertI8F64)},
+		Int32:     {310, unaryHost(hostConvertI8I32)},
+		Int64:     {311, unaryHost(hostConvertI8I64)},
+		Uint8:     {312, unaryHost(hostConvertI8U8)},
+		Complex64: {313, unaryHost(hostConvertI8C64)},
+		Bool:      {314, unaryHost(hostConvertI8B8)},
+		Float16:   {315, unaryHost(hostConvertI8F16)},
+		BFloat16:  {316, unaryHost(hostConvertI8BF16)},
+		Int8:      {317, unaryHost(hostConvertI8I8)},
+		Int16:     {318, unaryHost(hostConvertI8I16)},
+		Uint32:    {319, unaryHost(hostConvertI8U32)},
+	},
+	Int16: {
+		Float32:   {320, unaryHost(hostConvertI16F32)},
+		Float64:   {321, unaryHost(hostConvertI16F64)},
+		Int32:     {322, unaryHost(hostConvertI16I32)},
+		Int64:     {323, unaryHost(hostConvertI16I64)},
+		Uint8:     {324, unaryHost(hostConvertI16U8)},
+		Complex64: {325, unaryHost(hostConvertI16C64)},
+		Bool:      {326, unaryHost(hostConvertI16B8)},
+		Float16:   {327, unaryHost(hostConvertI16F16)},
+		BFloat16:  {328, unaryHost(hostConvertI16BF16)},
+		Int8:      {329, unaryHost(hostConvertI16I8)},
+		Int16:     {330, unaryHost(hostConvertI16I16)},
+		Uint32:    {331, unaryHost(hostConvertI16U32)},
+	},
+	Uint32: {
+		Float32:   {332, unaryHost(hostConvertU32F32)},
+		Float64:   {333, unaryHost(hostConvertU32F64)},
+		Int32:     {334, unaryHost(hostConvertU32I32)},
+		Int64:     {335, unaryHost(hostConvertU32I64)},
+		Uint8:     {336, unaryHost(hostConvertU32U8)},
+		Complex64: {337, unaryHost(hostConvertU32C64)},
+		Bool:      {338, unaryHost(hostConvertU32B8)},
+		Float16:   {339, unaryHost(hostConvertU32F16)},
+		BFloat16:  {340, unaryHost(hostConvertU32BF16)},
+		Int8:      {341, unaryHost(hostConvertU32I8)},
+		Int16:     {342, unaryHost(hostConvertU32I16)},
+		Uint32:    {343, unaryHost(hostConvertU32U32)},
 	},
 }
 
 // numGenKernels is how many kernels the table generates.
-const numGenKernels = 245
+const numGenKernels = 344
 
 // genKernelNames are the generated kernels' exported names, which the PTX
 // must define.
@@ -766,6 +871,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_abs_u8",
 	"gocuda_abs_f16",
 	"gocuda_abs_bf16",
+	"gocuda_abs_i8",
+	"gocuda_abs_i16",
+	"gocuda_abs_u32",
 	"gocuda_neg_f32",
 	"gocuda_neg_f64",
 	"gocuda_neg_f16",
@@ -777,6 +885,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_sign_u8",
 	"gocuda_sign_f16",
 	"gocuda_sign_bf16",
+	"gocuda_sign_i8",
+	"gocuda_sign_i16",
+	"gocuda_sign_u32",
 	"gocuda_floor_f32",
 	"gocuda_floor_f64",
 	"gocuda_floor_f16",
@@ -828,6 +939,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_minimum_u8",
 	"gocuda_minimum_f16",
 	"gocuda_minimum_bf16",
+	"gocuda_minimum_i8",
+	"gocuda_minimum_i16",
+	"gocuda_minimum_u32",
 	"gocuda_maximum_f32",
 	"gocuda_maximum_f64",
 	"gocuda_maximum_i32",
@@ -835,6 +949,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_maximum_u8",
 	"gocuda_maximum_f16",
 	"gocuda_maximum_bf16",
+	"gocuda_maximum_i8",
+	"gocuda_maximum_i16",
+	"gocuda_maximum_u32",
 	"gocuda_eq_f32",
 	"gocuda_eq_f64",
 	"gocuda_eq_i32",
@@ -843,6 +960,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_eq_b8",
 	"gocuda_eq_f16",
 	"gocuda_eq_bf16",
+	"gocuda_eq_i8",
+	"gocuda_eq_i16",
+	"gocuda_eq_u32",
 	"gocuda_ne_f32",
 	"gocuda_ne_f64",
 	"gocuda_ne_i32",
@@ -851,6 +971,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_ne_b8",
 	"gocuda_ne_f16",
 	"gocuda_ne_bf16",
+	"gocuda_ne_i8",
+	"gocuda_ne_i16",
+	"gocuda_ne_u32",
 	"gocuda_lt_f32",
 	"gocuda_lt_f64",
 	"gocuda_lt_i32",
@@ -858,6 +981,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_lt_u8",
 	"gocuda_lt_f16",
 	"gocuda_lt_bf16",
+	"gocuda_lt_i8",
+	"gocuda_lt_i16",
+	"gocuda_lt_u32",
 	"gocuda_le_f32",
 	"gocuda_le_f64",
 	"gocuda_le_i32",
@@ -865,6 +991,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_le_u8",
 	"gocuda_le_f16",
 	"gocuda_le_bf16",
+	"gocuda_le_i8",
+	"gocuda_le_i16",
+	"gocuda_le_u32",
 	"gocuda_gt_f32",
 	"gocuda_gt_f64",
 	"gocuda_gt_i32",
@@ -872,6 +1001,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_gt_u8",
 	"gocuda_gt_f16",
 	"gocuda_gt_bf16",
+	"gocuda_gt_i8",
+	"gocuda_gt_i16",
+	"gocuda_gt_u32",
 	"gocuda_ge_f32",
 	"gocuda_ge_f64",
 	"gocuda_ge_i32",
@@ -879,6 +1011,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_ge_u8",
 	"gocuda_ge_f16",
 	"gocuda_ge_bf16",
+	"gocuda_ge_i8",
+	"gocuda_ge_i16",
+	"gocuda_ge_u32",
 	"gocuda_and_b8",
 	"gocuda_or_b8",
 	"gocuda_xor_b8",
@@ -892,6 +1027,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_where_b8",
 	"gocuda_where_f16",
 	"gocuda_where_bf16",
+	"gocuda_where_i8",
+	"gocuda_where_i16",
+	"gocuda_where_u32",
 	"gocuda_clamp_f32",
 	"gocuda_clamp_f64",
 	"gocuda_clamp_i32",
@@ -899,6 +1037,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_clamp_u8",
 	"gocuda_clamp_f16",
 	"gocuda_clamp_bf16",
+	"gocuda_clamp_i8",
+	"gocuda_clamp_i16",
+	"gocuda_clamp_u32",
 	"gocuda_convert_f32_f32",
 	"gocuda_convert_f32_f64",
 	"gocuda_convert_f32_i32",
@@ -908,6 +1049,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_f32_b8",
 	"gocuda_convert_f32_f16",
 	"gocuda_convert_f32_bf16",
+	"gocuda_convert_f32_i8",
+	"gocuda_convert_f32_i16",
+	"gocuda_convert_f32_u32",
 	"gocuda_convert_f64_f32",
 	"gocuda_convert_f64_f64",
 	"gocuda_convert_f64_i32",
@@ -917,6 +1061,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_f64_b8",
 	"gocuda_convert_f64_f16",
 	"gocuda_convert_f64_bf16",
+	"gocuda_convert_f64_i8",
+	"gocuda_convert_f64_i16",
+	"gocuda_convert_f64_u32",
 	"gocuda_convert_i32_f32",
 	"gocuda_convert_i32_f64",
 	"gocuda_convert_i32_i32",
@@ -926,6 +1073,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_i32_b8",
 	"gocuda_convert_i32_f16",
 	"gocuda_convert_i32_bf16",
+	"gocuda_convert_i32_i8",
+	"gocuda_convert_i32_i16",
+	"gocuda_convert_i32_u32",
 	"gocuda_convert_i64_f32",
 	"gocuda_convert_i64_f64",
 	"gocuda_convert_i64_i32",
@@ -935,6 +1085,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_i64_b8",
 	"gocuda_convert_i64_f16",
 	"gocuda_convert_i64_bf16",
+	"gocuda_convert_i64_i8",
+	"gocuda_convert_i64_i16",
+	"gocuda_convert_i64_u32",
 	"gocuda_convert_u8_f32",
 	"gocuda_convert_u8_f64",
 	"gocuda_convert_u8_i32",
@@ -944,6 +1097,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_u8_b8",
 	"gocuda_convert_u8_f16",
 	"gocuda_convert_u8_bf16",
+	"gocuda_convert_u8_i8",
+	"gocuda_convert_u8_i16",
+	"gocuda_convert_u8_u32",
 	"gocuda_convert_c64_f32",
 	"gocuda_convert_c64_f64",
 	"gocuda_convert_c64_i32",
@@ -953,6 +1109,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_c64_b8",
 	"gocuda_convert_c64_f16",
 	"gocuda_convert_c64_bf16",
+	"gocuda_convert_c64_i8",
+	"gocuda_convert_c64_i16",
+	"gocuda_convert_c64_u32",
 	"gocuda_convert_b8_f32",
 	"gocuda_convert_b8_f64",
 	"gocuda_convert_b8_i32",
@@ -962,6 +1121,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_b8_b8",
 	"gocuda_convert_b8_f16",
 	"gocuda_convert_b8_bf16",
+	"gocuda_convert_b8_i8",
+	"gocuda_convert_b8_i16",
+	"gocuda_convert_b8_u32",
 	"gocuda_convert_f16_f32",
 	"gocuda_convert_f16_f64",
 	"gocuda_convert_f16_i32",
@@ -971,6 +1133,9 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_f16_b8",
 	"gocuda_convert_f16_f16",
 	"gocuda_convert_f16_bf16",
+	"gocuda_convert_f16_i8",
+	"gocuda_convert_f16_i16",
+	"gocuda_convert_f16_u32",
 	"gocuda_convert_bf16_f32",
 	"gocuda_convert_bf16_f64",
 	"gocuda_convert_bf16_i32",
@@ -980,6 +1145,45 @@ var genKernelNames = [numGenKernels]string{
 	"gocuda_convert_bf16_b8",
 	"gocuda_convert_bf16_f16",
 	"gocuda_convert_bf16_bf16",
+	"gocuda_convert_bf16_i8",
+	"gocuda_convert_bf16_i16",
+	"gocuda_convert_bf16_u32",
+	"gocuda_convert_i8_f32",
+	"gocuda_convert_i8_f64",
+	"gocuda_convert_i8_i32",
+	"gocuda_convert_i8_i64",
+	"gocuda_convert_i8_u8",
+	"gocuda_convert_i8_c64",
+	"gocuda_convert_i8_b8",
+	"gocuda_convert_i8_f16",
+	"gocuda_convert_i8_bf16",
+	"gocuda_convert_i8_i8",
+	"gocuda_convert_i8_i16",
+	"gocuda_convert_i8_u32",
+	"gocuda_convert_i16_f32",
+	"gocuda_convert_i16_f64",
+	"gocuda_convert_i16_i32",
+	"gocuda_convert_i16_i64",
+	"gocuda_convert_i16_u8",
+	"gocuda_convert_i16_c64",
+	"gocuda_convert_i16_b8",
+	"gocuda_convert_i16_f16",
+	"gocuda_convert_i16_bf16",
+	"gocuda_convert_i16_i8",
+	"gocuda_convert_i16_i16",
+	"gocuda_convert_i16_u32",
+	"gocuda_convert_u32_f32",
+	"gocuda_convert_u32_f64",
+	"gocuda_convert_u32_i32",
+	"gocuda_convert_u32_i64",
+	"gocuda_convert_u32_u8",
+	"gocuda_convert_u32_c64",
+	"gocuda_convert_u32_b8",
+	"gocuda_convert_u32_f16",
+	"gocuda_convert_u32_bf16",
+	"gocuda_convert_u32_i8",
+	"gocuda_convert_u32_i16",
+	"gocuda_convert_u32_u32",
 }
 
 func hostExpF32(d []float32, xs []float32) {
@@ -1213,6 +1417,27 @@ func hostAbsBF16(d []half.BFloat16, xs []half.BFloat16) {
 	}
 }
 
+func hostAbsI8(d []int8, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = absInt(x)
+	}
+}
+
+func hostAbsI16(d []int16, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = absInt(x)
+	}
+}
+
+func hostAbsU32(d []uint32, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x
+	}
+}
+
 func hostNegF32(d []float32, xs []float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -1291,6 +1516,27 @@ func hostSignBF16(d []half.BFloat16, xs []half.BFloat16) {
 	for i, xh := range xs {
 		x := xh.Float32()
 		d[i] = half.BFloat16FromFloat32(signOf(x))
+	}
+}
+
+func hostSignI8(d []int8, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = signOf(x)
+	}
+}
+
+func hostSignI16(d []int16, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = signOf(x)
+	}
+}
+
+func hostSignU32(d []uint32, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = uint32(b2u8(x != 0))
 	}
 }
 
@@ -1682,6 +1928,30 @@ func hostMinimumBF16(d []half.BFloat16, xs, ys []half.BFloat16) {
 	}
 }
 
+func hostMinimumI8(d []int8, xs, ys []int8) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = minimumOf(x, y)
+	}
+}
+
+func hostMinimumI16(d []int16, xs, ys []int16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = minimumOf(x, y)
+	}
+}
+
+func hostMinimumU32(d []uint32, xs, ys []uint32) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = minimumOf(x, y)
+	}
+}
+
 func hostMaximumF32(d []float32, xs, ys []float32) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
@@ -1735,6 +2005,30 @@ func hostMaximumBF16(d []half.BFloat16, xs, ys []half.BFloat16) {
 	for i, xh := range xs {
 		x, y := xh.Float32(), ys[i].Float32()
 		d[i] = half.BFloat16FromFloat32(maximumOf(x, y))
+	}
+}
+
+func hostMaximumI8(d []int8, xs, ys []int8) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = maximumOf(x, y)
+	}
+}
+
+func hostMaximumI16(d []int16, xs, ys []int16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = maximumOf(x, y)
+	}
+}
+
+func hostMaximumU32(d []uint32, xs, ys []uint32) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = maximumOf(x, y)
 	}
 }
 
@@ -1798,6 +2092,30 @@ func hostEqualBF16(d []bool, xs, ys []half.BFloat16) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, xh := range xs {
 		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x == y
+	}
+}
+
+func hostEqualI8(d []bool, xs, ys []int8) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x == y
+	}
+}
+
+func hostEqualI16(d []bool, xs, ys []int16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x == y
+	}
+}
+
+func hostEqualU32(d []bool, xs, ys []uint32) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
 		d[i] = x == y
 	}
 }
@@ -1866,6 +2184,30 @@ func hostNotEqualBF16(d []bool, xs, ys []half.BFloat16) {
 	}
 }
 
+func hostNotEqualI8(d []bool, xs, ys []int8) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x != y
+	}
+}
+
+func hostNotEqualI16(d []bool, xs, ys []int16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x != y
+	}
+}
+
+func hostNotEqualU32(d []bool, xs, ys []uint32) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x != y
+	}
+}
+
 func hostLessF32(d []bool, xs, ys []float32) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
@@ -1918,6 +2260,30 @@ func hostLessBF16(d []bool, xs, ys []half.BFloat16) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, xh := range xs {
 		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x < y
+	}
+}
+
+func hostLessI8(d []bool, xs, ys []int8) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x < y
+	}
+}
+
+func hostLessI16(d []bool, xs, ys []int16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x < y
+	}
+}
+
+func hostLessU32(d []bool, xs, ys []uint32) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
 		d[i] = x < y
 	}
 }
@@ -1978,6 +2344,30 @@ func hostLessEqualBF16(d []bool, xs, ys []half.BFloat16) {
 	}
 }
 
+func hostLessEqualI8(d []bool, xs, ys []int8) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x <= y
+	}
+}
+
+func hostLessEqualI16(d []bool, xs, ys []int16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x <= y
+	}
+}
+
+func hostLessEqualU32(d []bool, xs, ys []uint32) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x <= y
+	}
+}
+
 func hostGreaterF32(d []bool, xs, ys []float32) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
@@ -2034,6 +2424,30 @@ func hostGreaterBF16(d []bool, xs, ys []half.BFloat16) {
 	}
 }
 
+func hostGreaterI8(d []bool, xs, ys []int8) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x > y
+	}
+}
+
+func hostGreaterI16(d []bool, xs, ys []int16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x > y
+	}
+}
+
+func hostGreaterU32(d []bool, xs, ys []uint32) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x > y
+	}
+}
+
 func hostGreaterEqualF32(d []bool, xs, ys []float32) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, x := range xs {
@@ -2086,6 +2500,30 @@ func hostGreaterEqualBF16(d []bool, xs, ys []half.BFloat16) {
 	xs, ys = xs[:len(d)], ys[:len(d)]
 	for i, xh := range xs {
 		x, y := xh.Float32(), ys[i].Float32()
+		d[i] = x >= y
+	}
+}
+
+func hostGreaterEqualI8(d []bool, xs, ys []int8) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x >= y
+	}
+}
+
+func hostGreaterEqualI16(d []bool, xs, ys []int16) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
+		d[i] = x >= y
+	}
+}
+
+func hostGreaterEqualU32(d []bool, xs, ys []uint32) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i, x := range xs {
+		y := ys[i]
 		d[i] = x >= y
 	}
 }
@@ -2193,6 +2631,30 @@ func hostWhereBF16(d []half.BFloat16, cs []bool, xs, ys []half.BFloat16) {
 	}
 }
 
+func hostWhereI8(d []int8, cs []bool, xs, ys []int8) {
+	cs, xs, ys = cs[:len(d)], xs[:len(d)], ys[:len(d)]
+	for i, c := range cs {
+		x, y := xs[i], ys[i]
+		d[i] = selectOf(c, x, y)
+	}
+}
+
+func hostWhereI16(d []int16, cs []bool, xs, ys []int16) {
+	cs, xs, ys = cs[:len(d)], xs[:len(d)], ys[:len(d)]
+	for i, c := range cs {
+		x, y := xs[i], ys[i]
+		d[i] = selectOf(c, x, y)
+	}
+}
+
+func hostWhereU32(d []uint32, cs []bool, xs, ys []uint32) {
+	cs, xs, ys = cs[:len(d)], xs[:len(d)], ys[:len(d)]
+	for i, c := range cs {
+		x, y := xs[i], ys[i]
+		d[i] = selectOf(c, x, y)
+	}
+}
+
 func hostClampF32(d, xs []float32, lo, hi float32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -2243,6 +2705,27 @@ func hostClampBF16(d, xs []half.BFloat16, loH, hiH half.BFloat16) {
 	for i, xh := range xs {
 		x := xh.Float32()
 		d[i] = half.BFloat16FromFloat32(minimumOf(maximumOf(x, lo), hi))
+	}
+}
+
+func hostClampI8(d, xs []int8, lo, hi int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = minimumOf(maximumOf(x, lo), hi)
+	}
+}
+
+func hostClampI16(d, xs []int16, lo, hi int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = minimumOf(maximumOf(x, lo), hi)
+	}
+}
+
+func hostClampU32(d, xs []uint32, lo, hi uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = minimumOf(maximumOf(x, lo), hi)
 	}
 }
 
@@ -2309,6 +2792,27 @@ func hostConvertF32BF16(d []half.BFloat16, xs []float32) {
 	}
 }
 
+func hostConvertF32I8(d []int8, xs []float32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI8(float64(x))
+	}
+}
+
+func hostConvertF32I16(d []int16, xs []float32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI16(float64(x))
+	}
+}
+
+func hostConvertF32U32(d []uint32, xs []float32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satU32(float64(x))
+	}
+}
+
 func hostConvertF64F32(d []float32, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -2369,6 +2873,27 @@ func hostConvertF64BF16(d []half.BFloat16, xs []float64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = half.BFloat16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertF64I8(d []int8, xs []float64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI8(float64(x))
+	}
+}
+
+func hostConvertF64I16(d []int16, xs []float64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI16(float64(x))
+	}
+}
+
+func hostConvertF64U32(d []uint32, xs []float64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satU32(float64(x))
 	}
 }
 
@@ -2435,6 +2960,27 @@ func hostConvertI32BF16(d []half.BFloat16, xs []int32) {
 	}
 }
 
+func hostConvertI32I8(d []int8, xs []int32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int8(x)
+	}
+}
+
+func hostConvertI32I16(d []int16, xs []int32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int16(x)
+	}
+}
+
+func hostConvertI32U32(d []uint32, xs []int32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = uint32(x)
+	}
+}
+
 func hostConvertI64F32(d []float32, xs []int64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -2495,6 +3041,27 @@ func hostConvertI64BF16(d []half.BFloat16, xs []int64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = half.BFloat16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertI64I8(d []int8, xs []int64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int8(x)
+	}
+}
+
+func hostConvertI64I16(d []int16, xs []int64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int16(x)
+	}
+}
+
+func hostConvertI64U32(d []uint32, xs []int64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = uint32(x)
 	}
 }
 
@@ -2561,6 +3128,27 @@ func hostConvertU8BF16(d []half.BFloat16, xs []uint8) {
 	}
 }
 
+func hostConvertU8I8(d []int8, xs []uint8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int8(x)
+	}
+}
+
+func hostConvertU8I16(d []int16, xs []uint8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int16(x)
+	}
+}
+
+func hostConvertU8U32(d []uint32, xs []uint8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = uint32(x)
+	}
+}
+
 func hostConvertC64F32(d []float32, xs []complex64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -2621,6 +3209,27 @@ func hostConvertC64BF16(d []half.BFloat16, xs []complex64) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = half.BFloat16FromFloat32(real(x))
+	}
+}
+
+func hostConvertC64I8(d []int8, xs []complex64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI8(float64(real(x)))
+	}
+}
+
+func hostConvertC64I16(d []int16, xs []complex64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI16(float64(real(x)))
+	}
+}
+
+func hostConvertC64U32(d []uint32, xs []complex64) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satU32(float64(real(x)))
 	}
 }
 
@@ -2687,6 +3296,27 @@ func hostConvertB8BF16(d []half.BFloat16, xs []bool) {
 	}
 }
 
+func hostConvertB8I8(d []int8, xs []bool) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int8(b2u8(x))
+	}
+}
+
+func hostConvertB8I16(d []int16, xs []bool) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int16(b2u8(x))
+	}
+}
+
+func hostConvertB8U32(d []uint32, xs []bool) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = uint32(b2u8(x))
+	}
+}
+
 func hostConvertF16F32(d []float32, xs []half.Float16) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -2750,6 +3380,27 @@ func hostConvertF16BF16(d []half.BFloat16, xs []half.Float16) {
 	}
 }
 
+func hostConvertF16I8(d []int8, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI8(float64(x.Float32()))
+	}
+}
+
+func hostConvertF16I16(d []int16, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI16(float64(x.Float32()))
+	}
+}
+
+func hostConvertF16U32(d []uint32, xs []half.Float16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satU32(float64(x.Float32()))
+	}
+}
+
 func hostConvertBF16F32(d []float32, xs []half.BFloat16) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
@@ -2807,6 +3458,279 @@ func hostConvertBF16F16(d []half.Float16, xs []half.BFloat16) {
 }
 
 func hostConvertBF16BF16(d []half.BFloat16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x
+	}
+}
+
+func hostConvertBF16I8(d []int8, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI8(float64(x.Float32()))
+	}
+}
+
+func hostConvertBF16I16(d []int16, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satI16(float64(x.Float32()))
+	}
+}
+
+func hostConvertBF16U32(d []uint32, xs []half.BFloat16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = satU32(float64(x.Float32()))
+	}
+}
+
+func hostConvertI8F32(d []float32, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = float32(x)
+	}
+}
+
+func hostConvertI8F64(d []float64, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = float64(x)
+	}
+}
+
+func hostConvertI8I32(d []int32, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int32(x)
+	}
+}
+
+func hostConvertI8I64(d []int64, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int64(x)
+	}
+}
+
+func hostConvertI8U8(d []uint8, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = uint8(x)
+	}
+}
+
+func hostConvertI8C64(d []complex64, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = complex(float32(x), 0)
+	}
+}
+
+func hostConvertI8B8(d []bool, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x != 0
+	}
+}
+
+func hostConvertI8F16(d []half.Float16, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertI8BF16(d []half.BFloat16, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertI8I8(d []int8, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x
+	}
+}
+
+func hostConvertI8I16(d []int16, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int16(x)
+	}
+}
+
+func hostConvertI8U32(d []uint32, xs []int8) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = uint32(x)
+	}
+}
+
+func hostConvertI16F32(d []float32, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = float32(x)
+	}
+}
+
+func hostConvertI16F64(d []float64, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = float64(x)
+	}
+}
+
+func hostConvertI16I32(d []int32, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int32(x)
+	}
+}
+
+func hostConvertI16I64(d []int64, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int64(x)
+	}
+}
+
+func hostConvertI16U8(d []uint8, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = uint8(x)
+	}
+}
+
+func hostConvertI16C64(d []complex64, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = complex(float32(x), 0)
+	}
+}
+
+func hostConvertI16B8(d []bool, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x != 0
+	}
+}
+
+func hostConvertI16F16(d []half.Float16, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertI16BF16(d []half.BFloat16, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertI16I8(d []int8, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int8(x)
+	}
+}
+
+func hostConvertI16I16(d []int16, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x
+	}
+}
+
+func hostConvertI16U32(d []uint32, xs []int16) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = uint32(x)
+	}
+}
+
+func hostConvertU32F32(d []float32, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = float32(x)
+	}
+}
+
+func hostConvertU32F64(d []float64, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = float64(x)
+	}
+}
+
+func hostConvertU32I32(d []int32, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int32(x)
+	}
+}
+
+func hostConvertU32I64(d []int64, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int64(x)
+	}
+}
+
+func hostConvertU32U8(d []uint8, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = uint8(x)
+	}
+}
+
+func hostConvertU32C64(d []complex64, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = complex(float32(x), 0)
+	}
+}
+
+func hostConvertU32B8(d []bool, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = x != 0
+	}
+}
+
+func hostConvertU32F16(d []half.Float16, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.Float16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertU32BF16(d []half.BFloat16, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = half.BFloat16FromFloat64(float64(x))
+	}
+}
+
+func hostConvertU32I8(d []int8, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int8(x)
+	}
+}
+
+func hostConvertU32I16(d []int16, xs []uint32) {
+	xs = xs[:len(d)]
+	for i, x := range xs {
+		d[i] = int16(x)
+	}
+}
+
+func hostConvertU32U32(d []uint32, xs []uint32) {
 	xs = xs[:len(d)]
 	for i, x := range xs {
 		d[i] = x

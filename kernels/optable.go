@@ -303,7 +303,7 @@ func b2u8(b bool) uint8 {
 }
 
 // absInt is |x|, wrapping for the most negative value as -x does.
-func absInt[T int32 | int64](x T) T {
+func absInt[T int8 | int16 | int32 | int64](x T) T {
 	if x < 0 {
 		return -x
 	}
@@ -311,7 +311,7 @@ func absInt[T int32 | int64](x T) T {
 }
 
 // signOf is NumPy's sign: -1, 0 or 1, NaN for NaN, 0 for ±0.
-func signOf[T float32 | float64 | int32 | int64](x T) T {
+func signOf[T float32 | float64 | int8 | int16 | int32 | int64](x T) T {
 	switch {
 	case x > 0:
 		return 1
@@ -388,6 +388,40 @@ func satU8(x float64) uint8 {
 		return math.MaxUint8
 	}
 	return uint8(x)
+}
+
+func satI8(x float64) int8 {
+	switch {
+	case x != x:
+		return 0
+	case x <= math.MinInt8:
+		return math.MinInt8
+	case x >= math.MaxInt8:
+		return math.MaxInt8
+	}
+	return int8(x)
+}
+
+func satI16(x float64) int16 {
+	switch {
+	case x != x:
+		return 0
+	case x <= math.MinInt16:
+		return math.MinInt16
+	case x >= math.MaxInt16:
+		return math.MaxInt16
+	}
+	return int16(x)
+}
+
+func satU32(x float64) uint32 {
+	switch {
+	case x != x || x <= 0:
+		return 0
+	case x >= math.MaxUint32:
+		return math.MaxUint32
+	}
+	return uint32(x)
 }
 
 // logSubnormal is math.Log, right for subnormals too: go1.26's amd64

@@ -56,6 +56,18 @@ func specials[T kernels.Elem]() []T {
 		for _, v := range []uint8{0, 1, 2, 3, 255} {
 			out = append(out, v)
 		}
+	case int8:
+		for _, v := range []int8{math.MinInt8, math.MaxInt8, -1, 0, 1, 2, -2} {
+			out = append(out, v)
+		}
+	case int16:
+		for _, v := range []int16{math.MinInt16, math.MaxInt16, -1, 0, 1, 2, -2, 255, 256} {
+			out = append(out, v)
+		}
+	case uint32:
+		for _, v := range []uint32{0, 1, 2, 255, 1 << 31, math.MaxUint32} {
+			out = append(out, v)
+		}
 	case complex64:
 		for _, v := range []complex64{0, 1, complex(float32(math.NaN()), 0), complex(0, 1), complex(float32(math.Inf(1)), -1), complex(-3e9, 2)} {
 			out = append(out, v)
@@ -196,7 +208,7 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-func intUnaryOps[T int32 | int64]() []unaryRef[T] {
+func intUnaryOps[T int8 | int16 | int32 | int64]() []unaryRef[T] {
 	return []unaryRef[T]{
 		{"Abs", kernels.Abs[T], func(x T) T {
 			if x < 0 {
@@ -219,6 +231,14 @@ func TestTableUnary(t *testing.T) {
 			testUnaryOps(t, e, []unaryRef[uint8]{
 				{"Abs", kernels.Abs[uint8], func(x uint8) uint8 { return x }, 0},
 				{"Sign", kernels.Sign[uint8], func(x uint8) uint8 { return uint8(b2f(x > 0)) }, 0},
+			})
+		}},
+		{"int8", func(t *testing.T) { testUnaryOps(t, e, intUnaryOps[int8]()) }},
+		{"int16", func(t *testing.T) { testUnaryOps(t, e, intUnaryOps[int16]()) }},
+		{"uint32", func(t *testing.T) {
+			testUnaryOps(t, e, []unaryRef[uint32]{
+				{"Abs", kernels.Abs[uint32], func(x uint32) uint32 { return x }, 0},
+				{"Sign", kernels.Sign[uint32], func(x uint32) uint32 { return uint32(b2f(x > 0)) }, 0},
 			})
 		}},
 		{"bool", func(t *testing.T) {
@@ -316,7 +336,7 @@ func (s scalarIn[T]) at(i int) T {
 }
 
 type tableReal interface {
-	float32 | float64 | int32 | int64 | uint8
+	float32 | float64 | int32 | int64 | uint8 | int8 | int16 | uint32
 }
 
 // NumPy's minimum and maximum: NaN if either is NaN, else the smaller
@@ -386,6 +406,9 @@ func TestTableBinary(t *testing.T) {
 		{"int32", func(t *testing.T) { testRealBinary[int32](t, e) }},
 		{"int64", func(t *testing.T) { testRealBinary[int64](t, e) }},
 		{"uint8", func(t *testing.T) { testRealBinary[uint8](t, e) }},
+		{"int8", func(t *testing.T) { testRealBinary[int8](t, e) }},
+		{"int16", func(t *testing.T) { testRealBinary[int16](t, e) }},
+		{"uint32", func(t *testing.T) { testRealBinary[uint32](t, e) }},
 		{"bool", func(t *testing.T) {
 			testBinaryOps(t, e, []binaryRef[bool, bool]{
 				{"LogicalAnd", kernels.LogicalAnd[bool], func(a, b bool) bool { return a && b }, 0, nil},
@@ -442,6 +465,9 @@ func TestTableWhereAndClamp(t *testing.T) {
 		{"int32", func(t *testing.T) { testWhere[int32](t, e); testClamp[int32](t, e, -2, 3) }},
 		{"int64", func(t *testing.T) { testWhere[int64](t, e); testClamp[int64](t, e, -2, 3) }},
 		{"uint8", func(t *testing.T) { testWhere[uint8](t, e); testClamp[uint8](t, e, 2, 3) }},
+		{"int8", func(t *testing.T) { testWhere[int8](t, e); testClamp[int8](t, e, -2, 3) }},
+		{"int16", func(t *testing.T) { testWhere[int16](t, e); testClamp[int16](t, e, -2, 3) }},
+		{"uint32", func(t *testing.T) { testWhere[uint32](t, e); testClamp[uint32](t, e, 2, 1<<31) }},
 		{"complex64", func(t *testing.T) { testWhere[complex64](t, e) }},
 		{"bool", func(t *testing.T) { testWhere[bool](t, e) }},
 	})
@@ -469,6 +495,12 @@ func refConvert[U, T kernels.Elem](x T) U {
 	case int64:
 		i64, isInt = v, true
 	case uint8:
+		i64, isInt = int64(v), true
+	case int8:
+		i64, isInt = int64(v), true
+	case int16:
+		i64, isInt = int64(v), true
+	case uint32:
 		i64, isInt = int64(v), true
 	}
 	// toInt converts the float re with saturation to the range [lo, hi].
@@ -543,6 +575,30 @@ func refConvert[U, T kernels.Elem](x T) U {
 		} else {
 			out = uint8(math.MaxUint8)
 		}
+	case int8:
+		if isInt {
+			out = int8(i64)
+		} else if v, ok := toInt(math.MinInt8, math.MaxInt8); ok {
+			out = int8(v)
+		} else {
+			out = int8(math.MaxInt8)
+		}
+	case int16:
+		if isInt {
+			out = int16(i64)
+		} else if v, ok := toInt(math.MinInt16, math.MaxInt16); ok {
+			out = int16(v)
+		} else {
+			out = int16(math.MaxInt16)
+		}
+	case uint32:
+		if isInt {
+			out = uint32(i64)
+		} else if v, ok := toInt(0, math.MaxUint32); ok {
+			out = uint32(v)
+		} else {
+			out = uint32(math.MaxUint32)
+		}
 	}
 	return out.(U)
 }
@@ -565,6 +621,9 @@ func convertFrom[T kernels.Elem](e *env) func(t *testing.T) {
 		testConvert[uint8, T](t, e)
 		testConvert[complex64, T](t, e)
 		testConvert[bool, T](t, e)
+		testConvert[int8, T](t, e)
+		testConvert[int16, T](t, e)
+		testConvert[uint32, T](t, e)
 	}
 }
 
@@ -574,6 +633,7 @@ func TestTableConvert(t *testing.T) {
 		{"float32", convertFrom[float32](e)}, {"float64", convertFrom[float64](e)},
 		{"int32", convertFrom[int32](e)}, {"int64", convertFrom[int64](e)}, {"uint8", convertFrom[uint8](e)},
 		{"complex64", convertFrom[complex64](e)}, {"bool", convertFrom[bool](e)},
+		{"int8", convertFrom[int8](e)}, {"int16", convertFrom[int16](e)}, {"uint32", convertFrom[uint32](e)},
 	})
 }
 
@@ -594,6 +654,15 @@ func TestConvertSaturatesAndTruncates(t *testing.T) {
 	assert.Equal(t, []uint8{0, 255, 0, 255, 0, 2, 0, 0, 255, 255, 255, 0}, u8.read(t))
 	assert.Equal(t, []int64{0, math.MaxInt64, math.MinInt64, 3e9, -3e9, 2, -2, 0, 255, 256, math.MaxInt64, math.MinInt64}, i64.read(t))
 	assert.Equal(t, []bool{true, true, true, true, true, true, true, true, true, true, true, true}, b.read(t))
+	i8 := alloc[int8](t, e, len(in), false)
+	i16 := alloc[int16](t, e, len(in), false)
+	u32 := alloc[uint32](t, e, len(in), false)
+	require.NoError(t, kernels.Convert[int8, float64](e.dev, e.s, i8.p, x.p, len(in)))
+	require.NoError(t, kernels.Convert[int16, float64](e.dev, e.s, i16.p, x.p, len(in)))
+	require.NoError(t, kernels.Convert[uint32, float64](e.dev, e.s, u32.p, x.p, len(in)))
+	assert.Equal(t, []int8{0, 127, -128, 127, -128, 2, -2, 0, 127, 127, 127, -128}, i8.read(t))
+	assert.Equal(t, []int16{0, 32767, -32768, 32767, -32768, 2, -2, 0, 255, 256, 32767, -32768}, i16.read(t))
+	assert.Equal(t, []uint32{0, math.MaxUint32, 0, 3e9, 0, 2, 0, 0, 255, 256, math.MaxUint32, 0}, u32.read(t))
 }
 
 // opsFor calls every generated operation on T by its table name, on n

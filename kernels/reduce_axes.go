@@ -59,8 +59,8 @@ func (op ReduceOp) String() string {
 // ReduceOutput is the element type op writes for inputs of element type
 // dt, or an error wrapping ErrUnsupportedDType when op does not take dt:
 //
-//	Sum, Prod   int32, int64, uint8 → int64; float32, float64, complex64 → the same
-//	Mean        int32, int64, uint8 → float64; float32, float64, complex64 → the same
+//	Sum, Prod   the integers → int64; float32, float64, complex64 → the same
+//	Mean        the integers → float64; float32, float64, complex64 → the same
 //	Max, Min    the real types → the same
 //	ArgMax/Min  the real types → int64
 //	Any, All    every type, bool included → bool

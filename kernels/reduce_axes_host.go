@@ -45,6 +45,12 @@ func hostReduceAxes(op ReduceOp, dt DType, dst, x backend.Ptr, p *reducePlan) {
 		reduceRealOf[int64](op, dst, x, p)
 	case Uint8:
 		reduceRealOf[uint8](op, dst, x, p)
+	case Int8:
+		reduceRealOf[int8](op, dst, x, p)
+	case Int16:
+		reduceRealOf[int16](op, dst, x, p)
+	case Uint32:
+		reduceRealOf[uint32](op, dst, x, p)
 	case Complex64:
 		reduceComplex(op, dst, x, p)
 	}
@@ -160,6 +166,12 @@ func lowestOf[T realNumber]() T {
 		v = int64(math.MinInt64)
 	case uint8:
 		v = uint8(0)
+	case int8:
+		v = int8(math.MinInt8)
+	case int16:
+		v = int16(math.MinInt16)
+	case uint32:
+		v = uint32(0)
 	}
 	return v.(T)
 }
@@ -178,6 +190,12 @@ func highestOf[T realNumber]() T {
 		v = int64(math.MaxInt64)
 	case uint8:
 		v = uint8(math.MaxUint8)
+	case int8:
+		v = int8(math.MaxInt8)
+	case int16:
+		v = int16(math.MaxInt16)
+	case uint32:
+		v = uint32(math.MaxUint32)
 	}
 	return v.(T)
 }

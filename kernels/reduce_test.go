@@ -78,7 +78,8 @@ func TestSum(t *testing.T) {
 	runTyped(t, allTypes(
 		func(t *testing.T) { testSum[float32](t, e) }, func(t *testing.T) { testSum[float64](t, e) },
 		func(t *testing.T) { testSum[int32](t, e) }, func(t *testing.T) { testSum[int64](t, e) },
-		func(t *testing.T) { testSum[uint8](t, e) }, func(t *testing.T) { testSum[complex64](t, e) }))
+		func(t *testing.T) { testSum[uint8](t, e) }, func(t *testing.T) { testSum[complex64](t, e) },
+		func(t *testing.T) { testSum[int8](t, e) }, func(t *testing.T) { testSum[int16](t, e) }, func(t *testing.T) { testSum[uint32](t, e) }))
 }
 
 func testSum[T number](t *testing.T, e *env) {
@@ -130,6 +131,12 @@ func toInt64[T kernels.Elem](v T) int64 {
 	case int64:
 		return x
 	case uint8:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case uint32:
 		return int64(x)
 	}
 	return 0

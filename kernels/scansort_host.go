@@ -23,6 +23,12 @@ func hostScan(dt DType, op ScanOp, dst, x backend.Ptr, outer, n, inner int) {
 		scanOf[int64, int64](op, dst, x, outer, n, inner)
 	case Uint8:
 		scanOf[uint8, uint8](op, dst, x, outer, n, inner)
+	case Int8:
+		scanOf[int8, int8](op, dst, x, outer, n, inner)
+	case Int16:
+		scanOf[int16, int16](op, dst, x, outer, n, inner)
+	case Uint32:
+		scanOf[uint32, uint32](op, dst, x, outer, n, inner)
 	}
 }
 
@@ -131,6 +137,12 @@ func hostSort(dt DType, values, indices, x backend.Ptr, rows, n, k int, desc boo
 		sortOf[int64](values, indices, x, rows, n, k, desc)
 	case Uint8:
 		sortOf[uint8](values, indices, x, rows, n, k, desc)
+	case Int8:
+		sortOf[int8](values, indices, x, rows, n, k, desc)
+	case Int16:
+		sortOf[int16](values, indices, x, rows, n, k, desc)
+	case Uint32:
+		sortOf[uint32](values, indices, x, rows, n, k, desc)
 	}
 }
 
@@ -255,7 +267,7 @@ func argsortRow[T realNumber](x []T, desc bool, buf []uint64) ([]int64, []uint64
 }
 
 // sortKey is the unsigned key whose order is the kernels' order of v (in
-// the low 32 bits for 4-byte and 1-byte types): floats with the sign bit
+// the low 32 bits for the types of 4 bytes and less): floats with the sign bit
 // flipped (and all bits, for negatives), every NaN the largest key, -0 the
 // key of +0; signed integers with the sign bit flipped; descending order
 // inverts the key's bits.
@@ -298,6 +310,15 @@ func sortKey[T realNumber](v T, desc bool) uint64 {
 		k = uint64(x) ^ 1<<63
 	case uint8:
 		mask = math.MaxUint8
+		k = uint64(x)
+	case int8:
+		mask = math.MaxUint8
+		k = uint64(uint8(x) ^ 1<<7)
+	case int16:
+		mask = math.MaxUint16
+		k = uint64(uint16(x) ^ 1<<15)
+	case uint32:
+		mask = math.MaxUint32
 		k = uint64(x)
 	}
 	if desc {

@@ -19,6 +19,12 @@ func hostStrided(k kop, dt DType, dst, a, b backend.Ptr, l *stridedLayout) {
 		stridedOf[int64](k, dst, a, b, l)
 	case Uint8:
 		stridedOf[uint8](k, dst, a, b, l)
+	case Int8:
+		stridedOf[int8](k, dst, a, b, l)
+	case Int16:
+		stridedOf[int16](k, dst, a, b, l)
+	case Uint32:
+		stridedOf[uint32](k, dst, a, b, l)
 	case Complex64:
 		stridedOf[complex64](k, dst, a, b, l)
 	case Float16, BFloat16:

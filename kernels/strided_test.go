@@ -55,7 +55,8 @@ func TestStrided(t *testing.T) {
 	runTyped(t, allTypes(
 		func(t *testing.T) { testStrided[float32](t, e) }, func(t *testing.T) { testStrided[float64](t, e) },
 		func(t *testing.T) { testStrided[int32](t, e) }, func(t *testing.T) { testStrided[int64](t, e) },
-		func(t *testing.T) { testStrided[uint8](t, e) }, func(t *testing.T) { testStrided[complex64](t, e) }))
+		func(t *testing.T) { testStrided[uint8](t, e) }, func(t *testing.T) { testStrided[complex64](t, e) },
+		func(t *testing.T) { testStrided[int8](t, e) }, func(t *testing.T) { testStrided[int16](t, e) }, func(t *testing.T) { testStrided[uint32](t, e) }))
 }
 
 func testStrided[T number](t *testing.T, e *env) {

@@ -85,6 +85,7 @@ func TestErrorMatchesResultAndBackendSentinels(t *testing.T) {
 func TestDataTypeOf(t *testing.T) {
 	for dt, want := range map[kernels.DType]DataType{
 		kernels.Float32: Float32, kernels.Float64: Float64, kernels.Int32: Int32, kernels.Int64: Int64, kernels.Uint8: Uint8,
+		kernels.Int8: Int8, kernels.Uint32: Uint32,
 	} {
 		got, err := DataTypeOf(dt)
 		require.NoError(t, err)
@@ -95,6 +96,8 @@ func TestDataTypeOf(t *testing.T) {
 	require.ErrorIs(t, err, backend.ErrInvalidValue)
 	assert.Contains(t, err.Error(), "Float32 with twice the count")
 	_, err = DataTypeOf(0)
+	require.ErrorIs(t, err, backend.ErrInvalidValue)
+	_, err = DataTypeOf(kernels.Int16) // NCCL has no 16-bit integer
 	require.ErrorIs(t, err, backend.ErrInvalidValue)
 	// The C side passes these numbers as ncclDataType_t and ncclRedOp_t.
 	assert.Equal(t, 7, Float32.nccl())

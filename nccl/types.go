@@ -84,6 +84,10 @@ func DataTypeOf(dt kernels.DType) (DataType, error) {
 		return Int64, nil
 	case kernels.Uint8:
 		return Uint8, nil
+	case kernels.Int8:
+		return Int8, nil
+	case kernels.Uint32:
+		return Uint32, nil
 	case kernels.Complex64:
 		return 0, fmt.Errorf("nccl: NCCL has no complex64 type; send it as Float32 with twice the count (valid for Sum, Avg and data movement, not Prod, Max or Min): %w", errInvalid)
 	}

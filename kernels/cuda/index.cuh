@@ -34,6 +34,9 @@ __device__ __forceinline__ double arange_at(double start, double delta, i64 i) {
 __device__ __forceinline__ int arange_at(int start, int delta, i64 i) { return add_(start, mul_((int)i, delta)); }
 __device__ __forceinline__ i64 arange_at(i64 start, i64 delta, i64 i) { return add_(start, mul_(i, delta)); }
 __device__ __forceinline__ u8 arange_at(u8 start, u8 delta, i64 i) { return add_(start, mul_((u8)i, delta)); }
+__device__ __forceinline__ i8 arange_at(i8 start, i8 delta, i64 i) { return add_(start, mul_((i8)i, delta)); }
+__device__ __forceinline__ i16 arange_at(i16 start, i16 delta, i64 i) { return add_(start, mul_((i16)i, delta)); }
+__device__ __forceinline__ u32 arange_at(u32 start, u32 delta, i64 i) { return add_(start, mul_((u32)i, delta)); }
 
 template <class T>
 __device__ __forceinline__ void arange(T* dst, T start, T second, T delta, i64 n) {
@@ -63,6 +66,7 @@ __device__ __forceinline__ void one_(double* v) { *v = 1; }
 __device__ __forceinline__ void one_(int* v) { *v = 1; }
 __device__ __forceinline__ void one_(i64* v) { *v = 1; }
 __device__ __forceinline__ void one_(u8* v) { *v = 1; }
+__device__ __forceinline__ void one_(i16* v) { *v = 1; }  // int8's and uint32's eye are uint8's and int32's
 __device__ __forceinline__ void one_(c64* v) { *v = c64{1, 0}; }
 
 template <class T>
@@ -162,6 +166,19 @@ __device__ __forceinline__ void atomic_add_(u8* p, u8 v) {
   } while (old != assumed);
 }
 
+// int16 likewise, in the 32-bit word's half that holds it (int8's and
+// uint32's adds are uint8's and int32's: the same bits).
+__device__ __forceinline__ void atomic_add_(i16* p, i16 v) {
+  unsigned* word = (unsigned*)((u64)p & ~(u64)3);
+  const unsigned shift = 8 * (unsigned)((u64)p & 2);
+  unsigned old = *word, assumed;
+  do {
+    assumed = old;
+    const unsigned h = ((assumed >> shift) + (unsigned)(unsigned short)v) & 0xffffu;
+    old = atomicCAS(word, assumed, (assumed & ~(0xffffu << shift)) | (h << shift));
+  } while (old != assumed);
+}
+
 template <class T>
 __device__ __forceinline__ void scatter_add(T* dst, const T* src, const i64* idx, i64 outer, i64 nidx, i64 dim,
                                             i64 inner, i64* bad) {
@@ -225,3 +242,6 @@ RANGE_REAL(double, f64)
 RANGE_REAL(int, i32)
 RANGE_REAL(i64, i64)
 RANGE_REAL(u8, u8)
+RANGE_REAL(i8, i8)
+RANGE_REAL(i16, i16)
+RANGE_REAL(u32, u32)

@@ -2,8 +2,9 @@
 // and embedded in package kernels (kernels/ptx/kernels.ptx).
 //
 // Every exported kernel is extern "C" and named gocuda_<op>_<dtype>, with
-// dtype one of f32, f64, i32, i64, u8, c64, b8 (Go's float32, float64, int32,
-// int64, uint8, complex64, bool); reductions come in two kernels, _pass1 and
+// dtype one of f32, f64, i32, i64, u8, c64, b8, i8, i16, u32 (Go's float32,
+// float64, int32, int64, uint8, complex64, bool, int8, int16, uint32; f16 and
+// bf16 are package half's); reductions come in two kernels, _pass1 and
 // _pass2. The elementwise operations of the table (kernels/internal/optable)
 // are generated into ops_gen.cuh, included at the end.
 // The Go side (kernels/gpu.go) builds the same names, and a test checks that
@@ -35,6 +36,9 @@
 typedef long long i64;
 typedef unsigned long long u64;
 typedef unsigned char u8;
+typedef signed char i8;
+typedef short i16;
+typedef unsigned u32;
 
 #define THREADS 256
 #define FULL_MASK 0xffffffffu
@@ -75,7 +79,8 @@ __device__ __forceinline__ void vstore(Vec<T>* p, const Vec<T>& v) {
   x.v = v;
   *reinterpret_cast<uint4*>(p) = x.u;
 }
-// uint8 by hand: compilers otherwise split the 16 bytes into 4-byte pieces.
+// uint8 (and int8, below) by hand: compilers otherwise split the 16 bytes
+// into 4-byte pieces.
 template <>
 __device__ __forceinline__ Vec<u8> vload(const Vec<u8>* p) {
   const uint4 u = *reinterpret_cast<const uint4*>(p);
@@ -92,6 +97,21 @@ __device__ __forceinline__ void vstore(Vec<u8>* p, const Vec<u8>& v) {
   for (int k = 0; k < 16; k++) w[k >> 2] |= (unsigned)v.e[k] << (8 * (k & 3));
   *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
 }
+template <>
+__device__ __forceinline__ Vec<i8> vload(const Vec<i8>* p) {
+  const Vec<u8> u = vload(reinterpret_cast<const Vec<u8>*>(p));
+  Vec<i8> v;
+#pragma unroll
+  for (int k = 0; k < 16; k++) v.e[k] = (i8)u.e[k];
+  return v;
+}
+template <>
+__device__ __forceinline__ void vstore(Vec<i8>* p, const Vec<i8>& v) {
+  Vec<u8> u;
+#pragma unroll
+  for (int k = 0; k < 16; k++) u.e[k] = (u8)v.e[k];
+  vstore(reinterpret_cast<Vec<u8>*>(p), u);
+}
 
 __device__ __forceinline__ i64 global_tid() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ i64 global_stride() { return (i64)gridDim.x * blockDim.x; }
@@ -105,6 +125,9 @@ __device__ __forceinline__ void from_bits(u64 b, double* v) { *v = __longlong_as
 __device__ __forceinline__ void from_bits(u64 b, int* v) { *v = (int)(unsigned)b; }
 __device__ __forceinline__ void from_bits(u64 b, i64* v) { *v = (i64)b; }
 __device__ __forceinline__ void from_bits(u64 b, u8* v) { *v = (u8)b; }
+__device__ __forceinline__ void from_bits(u64 b, i8* v) { *v = (i8)(u8)b; }
+__device__ __forceinline__ void from_bits(u64 b, i16* v) { *v = (i16)(unsigned short)b; }
+__device__ __forceinline__ void from_bits(u64 b, u32* v) { *v = (u32)b; }
 __device__ __forceinline__ void from_bits(u64 b, c64* v) {
   v->re = __uint_as_float((unsigned)b);
   v->im = __uint_as_float((unsigned)(b >> 32));
@@ -125,6 +148,9 @@ __device__ __forceinline__ double add_(double a, double b) { return a + b; }
 __device__ __forceinline__ int add_(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
 __device__ __forceinline__ i64 add_(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
 __device__ __forceinline__ u8 add_(u8 a, u8 b) { return (u8)(a + b); }
+__device__ __forceinline__ i8 add_(i8 a, i8 b) { return (i8)(u8)((unsigned)a + (unsigned)b); }
+__device__ __forceinline__ i16 add_(i16 a, i16 b) { return (i16)(unsigned short)((unsigned)a + (unsigned)b); }
+__device__ __forceinline__ u32 add_(u32 a, u32 b) { return a + b; }
 __device__ __forceinline__ c64 add_(c64 a, c64 b) { return c64{a.re + b.re, a.im + b.im}; }
 
 __device__ __forceinline__ float sub_(float a, float b) { return a - b; }
@@ -132,6 +158,9 @@ __device__ __forceinline__ double sub_(double a, double b) { return a - b; }
 __device__ __forceinline__ int sub_(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
 __device__ __forceinline__ i64 sub_(i64 a, i64 b) { return (i64)((u64)a - (u64)b); }
 __device__ __forceinline__ u8 sub_(u8 a, u8 b) { return (u8)(a - b); }
+__device__ __forceinline__ i8 sub_(i8 a, i8 b) { return (i8)(u8)((unsigned)a - (unsigned)b); }
+__device__ __forceinline__ i16 sub_(i16 a, i16 b) { return (i16)(unsigned short)((unsigned)a - (unsigned)b); }
+__device__ __forceinline__ u32 sub_(u32 a, u32 b) { return a - b; }
 __device__ __forceinline__ c64 sub_(c64 a, c64 b) { return c64{a.re - b.re, a.im - b.im}; }
 
 __device__ __forceinline__ float mul_(float a, float b) { return a * b; }
@@ -139,6 +168,9 @@ __device__ __forceinline__ double mul_(double a, double b) { return a * b; }
 __device__ __forceinline__ int mul_(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
 __device__ __forceinline__ i64 mul_(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
 __device__ __forceinline__ u8 mul_(u8 a, u8 b) { return (u8)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ i8 mul_(i8 a, i8 b) { return (i8)(u8)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ i16 mul_(i16 a, i16 b) { return (i16)(unsigned short)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ u32 mul_(u32 a, u32 b) { return a * b; }
 __device__ __forceinline__ c64 mul_(c64 a, c64 b) {
   return c64{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }
@@ -158,6 +190,13 @@ __device__ __forceinline__ i64 div_(i64 a, i64 b) {
   return a / b;
 }
 __device__ __forceinline__ u8 div_(u8 a, u8 b) { return b == 0 ? (u8)0 : (u8)(a / b); }
+// int8 and int16 divide in int, where MinInt / -1 does not overflow; the
+// narrowing wraps it back to MinInt.
+__device__ __forceinline__ i8 div_(i8 a, i8 b) { return b == 0 ? (i8)0 : (i8)(u8)(unsigned)((int)a / (int)b); }
+__device__ __forceinline__ i16 div_(i16 a, i16 b) {
+  return b == 0 ? (i16)0 : (i16)(unsigned short)(unsigned)((int)a / (int)b);
+}
+__device__ __forceinline__ u32 div_(u32 a, u32 b) { return b == 0 ? 0u : a / b; }
 
 __device__ __forceinline__ double inf64() { return __longlong_as_double(0x7ff0000000000000ll); }
 __device__ __forceinline__ bool isnan_(double x) { return x != x; }
@@ -350,6 +389,9 @@ ELEMENTWISE_ALL(int, i32)
 ELEMENTWISE_ALL(i64, i64)
 ELEMENTWISE_ALL(u8, u8)
 ELEMENTWISE_ALL(c64, c64)
+ELEMENTWISE_ALL(i8, i8)
+ELEMENTWISE_ALL(i16, i16)
+ELEMENTWISE_ALL(u32, u32)
 
 // ---------------------------------------------------------------------------
 // Strided binary operations: dst[i] = f(a[..], b[..]) over the row-major
@@ -506,6 +548,9 @@ STRIDED_ALL(int, i32)
 STRIDED_ALL(i64, i64)
 STRIDED_ALL(u8, u8)
 STRIDED_ALL(c64, c64)
+STRIDED_ALL(i8, i8)
+STRIDED_ALL(i16, i16)
+STRIDED_ALL(u32, u32)
 
 // y = alpha*x + y (Scale is muls in place).
 #define AXPY(T, S) \
@@ -534,6 +579,9 @@ __device__ __forceinline__ double lift(float v, double*) { return (double)v; }
 __device__ __forceinline__ u64 lift(int v, u64*) { return (u64)(i64)v; }
 __device__ __forceinline__ u64 lift(i64 v, u64*) { return (u64)v; }
 __device__ __forceinline__ u64 lift(u8 v, u64*) { return (u64)v; }
+__device__ __forceinline__ u64 lift(i8 v, u64*) { return (u64)(i64)v; }
+__device__ __forceinline__ u64 lift(i16 v, u64*) { return (u64)(i64)v; }
+__device__ __forceinline__ u64 lift(u32 v, u64*) { return (u64)v; }
 __device__ __forceinline__ c128 lift(c64 v, c128*) { return c128{(double)v.re, (double)v.im}; }
 
 __device__ __forceinline__ c128 operator+(c128 a, c128 b) { return c128{a.re + b.re, a.im + b.im}; }
@@ -544,11 +592,17 @@ __device__ __forceinline__ double lowest(double*) { return __longlong_as_double(
 __device__ __forceinline__ int lowest(int*) { return (int)0x80000000u; }
 __device__ __forceinline__ i64 lowest(i64*) { return (i64)0x8000000000000000ull; }
 __device__ __forceinline__ u8 lowest(u8*) { return 0; }
+__device__ __forceinline__ i8 lowest(i8*) { return (i8)-128; }
+__device__ __forceinline__ i16 lowest(i16*) { return (i16)-32768; }
+__device__ __forceinline__ u32 lowest(u32*) { return 0u; }
 __device__ __forceinline__ float highest(float*) { return __int_as_float(0x7f800000); }  // +Inf
 __device__ __forceinline__ double highest(double*) { return __longlong_as_double(0x7ff0000000000000ll); }
 __device__ __forceinline__ int highest(int*) { return 0x7fffffff; }
 __device__ __forceinline__ i64 highest(i64*) { return 0x7fffffffffffffffll; }
 __device__ __forceinline__ u8 highest(u8*) { return 255; }
+__device__ __forceinline__ i8 highest(i8*) { return 127; }
+__device__ __forceinline__ i16 highest(i16*) { return 32767; }
+__device__ __forceinline__ u32 highest(u32*) { return 0xffffffffu; }
 
 struct SumOp {
   template <class A>
@@ -571,6 +625,9 @@ __device__ __forceinline__ int shfl_down(int v, int o) { return __shfl_down_sync
 __device__ __forceinline__ i64 shfl_down(i64 v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
 __device__ __forceinline__ u64 shfl_down(u64 v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
 __device__ __forceinline__ u8 shfl_down(u8 v, int o) { return (u8)__shfl_down_sync(FULL_MASK, (unsigned)v, o); }
+__device__ __forceinline__ i8 shfl_down(i8 v, int o) { return (i8)__shfl_down_sync(FULL_MASK, (int)v, o); }
+__device__ __forceinline__ i16 shfl_down(i16 v, int o) { return (i16)__shfl_down_sync(FULL_MASK, (int)v, o); }
+__device__ __forceinline__ u32 shfl_down(u32 v, int o) { return __shfl_down_sync(FULL_MASK, v, o); }
 __device__ __forceinline__ c128 shfl_down(c128 v, int o) {
   return c128{__shfl_down_sync(FULL_MASK, v.re, o), __shfl_down_sync(FULL_MASK, v.im, o)};
 }
@@ -710,6 +767,9 @@ SUM(int, i32, u64)
 SUM(i64, i64, u64)
 SUM(u8, u8, u64)
 SUM(c64, c64, c128)
+SUM(i8, i8, u64)
+SUM(i16, i16, u64)
+SUM(u32, u32, u64)
 
 #define MINMAX(T, S)                                                                                            \
   KERNEL_R4 gocuda_max_##S##_pass1(const T* x, i64 n, T* out) { reduce1(x, n, out, lowest((T*)0), MaxOp()); }      \
@@ -726,6 +786,9 @@ MINMAX(double, f64)
 MINMAX(int, i32)
 MINMAX(i64, i64)
 MINMAX(u8, u8)
+MINMAX(i8, i8)
+MINMAX(i16, i16)
+MINMAX(u32, u32)
 
 #define DOT(T, S)                                                                                             \
   KERNEL_R4 gocuda_dot_##S##_pass1(const T* x, const T* y, i64 n, double* out) { dot1(x, y, n, out); }           \
@@ -922,3 +985,4 @@ NN(double, f64, double)
 #include "rowsort.cuh"
 #include "half_ops.cuh"
 #include "sort16.cuh"
+#include "int_types_index.cuh"

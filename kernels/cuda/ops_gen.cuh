@@ -9,6 +9,7 @@
 
 #include "optable.cuh"
 #include "half.cuh"
+#include "int_types.cuh"
 
 // Exp: dst = e**x.
 struct gen_exp_f32 {
@@ -220,6 +221,21 @@ struct gen_abs_bf16 {
   }
 };
 KERNEL gocuda_abs_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_abs_bf16()); }
+struct gen_abs_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ i8 operator()(T x) const { return abs_(x); }
+};
+KERNEL gocuda_abs_i8(i8* dst, const i8* x, i64 n) { emap1(dst, x, n, gen_abs_i8()); }
+struct gen_abs_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ i16 operator()(T x) const { return abs_(x); }
+};
+KERNEL gocuda_abs_i16(i16* dst, const i16* x, i64 n) { emap1(dst, x, n, gen_abs_i16()); }
+struct gen_abs_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ u32 operator()(T x) const { return x; }
+};
+KERNEL gocuda_abs_u32(u32* dst, const u32* x, i64 n) { emap1(dst, x, n, gen_abs_u32()); }
 
 // Neg: dst = -x.
 struct gen_neg_f32 {
@@ -291,6 +307,21 @@ struct gen_sign_bf16 {
   }
 };
 KERNEL gocuda_sign_bf16(unsigned short* dst, const unsigned short* x, i64 n) { emap1(dst, x, n, gen_sign_bf16()); }
+struct gen_sign_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ i8 operator()(T x) const { return sign_(x); }
+};
+KERNEL gocuda_sign_i8(i8* dst, const i8* x, i64 n) { emap1(dst, x, n, gen_sign_i8()); }
+struct gen_sign_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ i16 operator()(T x) const { return sign_(x); }
+};
+KERNEL gocuda_sign_i16(i16* dst, const i16* x, i64 n) { emap1(dst, x, n, gen_sign_i16()); }
+struct gen_sign_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ u32 operator()(T x) const { return (u32)(x != 0); }
+};
+KERNEL gocuda_sign_u32(u32* dst, const u32* x, i64 n) { emap1(dst, x, n, gen_sign_u32()); }
 
 // Floor: dst = ⌊x⌋, the largest integer ≤ x.
 struct gen_floor_f32 {
@@ -642,6 +673,21 @@ struct gen_minimum_bf16 {
   }
 };
 KERNEL gocuda_minimum_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_bf16()); }
+struct gen_minimum_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ i8 operator()(T x, T y) const { return minimum_(x, y); }
+};
+KERNEL gocuda_minimum_i8(i8* dst, const i8* a, const i8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_i8()); }
+struct gen_minimum_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ i16 operator()(T x, T y) const { return minimum_(x, y); }
+};
+KERNEL gocuda_minimum_i16(i16* dst, const i16* a, const i16* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_i16()); }
+struct gen_minimum_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ u32 operator()(T x, T y) const { return minimum_(x, y); }
+};
+KERNEL gocuda_minimum_u32(u32* dst, const u32* a, const u32* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_minimum_u32()); }
 
 // Maximum: dst = the larger of a and b, NaN if either is NaN (a where they are equal).
 struct gen_maximum_f32 {
@@ -685,6 +731,21 @@ struct gen_maximum_bf16 {
   }
 };
 KERNEL gocuda_maximum_bf16(unsigned short* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_bf16()); }
+struct gen_maximum_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ i8 operator()(T x, T y) const { return maximum_(x, y); }
+};
+KERNEL gocuda_maximum_i8(i8* dst, const i8* a, const i8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_i8()); }
+struct gen_maximum_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ i16 operator()(T x, T y) const { return maximum_(x, y); }
+};
+KERNEL gocuda_maximum_i16(i16* dst, const i16* a, const i16* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_i16()); }
+struct gen_maximum_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ u32 operator()(T x, T y) const { return maximum_(x, y); }
+};
+KERNEL gocuda_maximum_u32(u32* dst, const u32* a, const u32* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_maximum_u32()); }
 
 // Equal: dst = a == b.
 struct gen_eq_f32 {
@@ -733,6 +794,21 @@ struct gen_eq_bf16 {
   }
 };
 KERNEL gocuda_eq_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_bf16()); }
+struct gen_eq_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x == y; }
+};
+KERNEL gocuda_eq_i8(bool* dst, const i8* a, const i8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_i8()); }
+struct gen_eq_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x == y; }
+};
+KERNEL gocuda_eq_i16(bool* dst, const i16* a, const i16* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_i16()); }
+struct gen_eq_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x == y; }
+};
+KERNEL gocuda_eq_u32(bool* dst, const u32* a, const u32* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_eq_u32()); }
 
 // NotEqual: dst = a != b (true where either is NaN).
 struct gen_ne_f32 {
@@ -781,6 +857,21 @@ struct gen_ne_bf16 {
   }
 };
 KERNEL gocuda_ne_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_bf16()); }
+struct gen_ne_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
+};
+KERNEL gocuda_ne_i8(bool* dst, const i8* a, const i8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_i8()); }
+struct gen_ne_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
+};
+KERNEL gocuda_ne_i16(bool* dst, const i16* a, const i16* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_i16()); }
+struct gen_ne_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x != y; }
+};
+KERNEL gocuda_ne_u32(bool* dst, const u32* a, const u32* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ne_u32()); }
 
 // Less: dst = a < b.
 struct gen_lt_f32 {
@@ -824,6 +915,21 @@ struct gen_lt_bf16 {
   }
 };
 KERNEL gocuda_lt_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_bf16()); }
+struct gen_lt_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x < y; }
+};
+KERNEL gocuda_lt_i8(bool* dst, const i8* a, const i8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_i8()); }
+struct gen_lt_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x < y; }
+};
+KERNEL gocuda_lt_i16(bool* dst, const i16* a, const i16* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_i16()); }
+struct gen_lt_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x < y; }
+};
+KERNEL gocuda_lt_u32(bool* dst, const u32* a, const u32* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_lt_u32()); }
 
 // LessEqual: dst = a <= b.
 struct gen_le_f32 {
@@ -867,6 +973,21 @@ struct gen_le_bf16 {
   }
 };
 KERNEL gocuda_le_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_bf16()); }
+struct gen_le_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x <= y; }
+};
+KERNEL gocuda_le_i8(bool* dst, const i8* a, const i8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_i8()); }
+struct gen_le_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x <= y; }
+};
+KERNEL gocuda_le_i16(bool* dst, const i16* a, const i16* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_i16()); }
+struct gen_le_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x <= y; }
+};
+KERNEL gocuda_le_u32(bool* dst, const u32* a, const u32* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_le_u32()); }
 
 // Greater: dst = a > b.
 struct gen_gt_f32 {
@@ -910,6 +1031,21 @@ struct gen_gt_bf16 {
   }
 };
 KERNEL gocuda_gt_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_bf16()); }
+struct gen_gt_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x > y; }
+};
+KERNEL gocuda_gt_i8(bool* dst, const i8* a, const i8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_i8()); }
+struct gen_gt_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x > y; }
+};
+KERNEL gocuda_gt_i16(bool* dst, const i16* a, const i16* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_i16()); }
+struct gen_gt_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x > y; }
+};
+KERNEL gocuda_gt_u32(bool* dst, const u32* a, const u32* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_gt_u32()); }
 
 // GreaterEqual: dst = a >= b.
 struct gen_ge_f32 {
@@ -953,6 +1089,21 @@ struct gen_ge_bf16 {
   }
 };
 KERNEL gocuda_ge_bf16(bool* dst, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_bf16()); }
+struct gen_ge_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x >= y; }
+};
+KERNEL gocuda_ge_i8(bool* dst, const i8* a, const i8* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_i8()); }
+struct gen_ge_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x >= y; }
+};
+KERNEL gocuda_ge_i16(bool* dst, const i16* a, const i16* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_i16()); }
+struct gen_ge_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ bool operator()(T x, T y) const { return x >= y; }
+};
+KERNEL gocuda_ge_u32(bool* dst, const u32* a, const u32* b, i64 n, unsigned sc) { emap2(dst, a, b, n, sc, gen_ge_u32()); }
 
 // LogicalAnd: dst = a && b.
 struct gen_and_b8 {
@@ -1046,6 +1197,27 @@ struct gen_where_bf16 {
 KERNEL gocuda_where_bf16(unsigned short* dst, const bool* cond, const unsigned short* a, const unsigned short* b, i64 n, unsigned sc) {
   emap3(dst, cond, a, b, n, sc, gen_where_bf16());
 }
+struct gen_where_i8 {
+  typedef i8 T;
+  __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
+};
+KERNEL gocuda_where_i8(i8* dst, const bool* cond, const i8* a, const i8* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_i8());
+}
+struct gen_where_i16 {
+  typedef i16 T;
+  __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
+};
+KERNEL gocuda_where_i16(i16* dst, const bool* cond, const i16* a, const i16* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_i16());
+}
+struct gen_where_u32 {
+  typedef u32 T;
+  __device__ __forceinline__ T operator()(bool c, T x, T y) const { return c ? x : y; }
+};
+KERNEL gocuda_where_u32(u32* dst, const bool* cond, const u32* a, const u32* b, i64 n, unsigned sc) {
+  emap3(dst, cond, a, b, n, sc, gen_where_u32());
+}
 
 // Clamp: dst = Minimum(Maximum(x, lo), hi) for scalars lo and hi: NaN stays NaN, and lo > hi gives hi everywhere.
 struct gen_clamp_f32 {
@@ -1110,6 +1282,30 @@ struct gen_clamp_bf16 {
 KERNEL gocuda_clamp_bf16(unsigned short* dst, const unsigned short* x, u64 lo, u64 hi, i64 n) {
   emap1(dst, x, n, gen_clamp_bf16{(unsigned short)lo, (unsigned short)hi});
 }
+struct gen_clamp_i8 {
+  typedef i8 T;
+  T lo, hi;
+  __device__ __forceinline__ T operator()(T x) const { return minimum_(maximum_(x, lo), hi); }
+};
+KERNEL gocuda_clamp_i8(i8* dst, const i8* x, u64 lo, u64 hi, i64 n) {
+  emap1(dst, x, n, gen_clamp_i8{scalar<i8>(lo), scalar<i8>(hi)});
+}
+struct gen_clamp_i16 {
+  typedef i16 T;
+  T lo, hi;
+  __device__ __forceinline__ T operator()(T x) const { return minimum_(maximum_(x, lo), hi); }
+};
+KERNEL gocuda_clamp_i16(i16* dst, const i16* x, u64 lo, u64 hi, i64 n) {
+  emap1(dst, x, n, gen_clamp_i16{scalar<i16>(lo), scalar<i16>(hi)});
+}
+struct gen_clamp_u32 {
+  typedef u32 T;
+  T lo, hi;
+  __device__ __forceinline__ T operator()(T x) const { return minimum_(maximum_(x, lo), hi); }
+};
+KERNEL gocuda_clamp_u32(u32* dst, const u32* x, u64 lo, u64 hi, i64 n) {
+  emap1(dst, x, n, gen_clamp_u32{scalar<u32>(lo), scalar<u32>(hi)});
+}
 
 // Convert: dst = x converted to dst's type (see optable.Convert for the rules).
 struct gen_convert_f32_f32 {
@@ -1148,6 +1344,18 @@ struct gen_convert_f32_bf16 {
   __device__ __forceinline__ unsigned short operator()(float x) const { return f32_to_bf16(x); }
 };
 KERNEL gocuda_convert_f32_bf16(unsigned short* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_bf16()); }
+struct gen_convert_f32_i8 {
+  __device__ __forceinline__ i8 operator()(float x) const { return sat_i8((double)x); }
+};
+KERNEL gocuda_convert_f32_i8(i8* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_i8()); }
+struct gen_convert_f32_i16 {
+  __device__ __forceinline__ i16 operator()(float x) const { return sat_i16((double)x); }
+};
+KERNEL gocuda_convert_f32_i16(i16* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_i16()); }
+struct gen_convert_f32_u32 {
+  __device__ __forceinline__ u32 operator()(float x) const { return sat_u32((double)x); }
+};
+KERNEL gocuda_convert_f32_u32(u32* dst, const float* x, i64 n) { econv(dst, x, n, gen_convert_f32_u32()); }
 struct gen_convert_f64_f32 {
   __device__ __forceinline__ float operator()(double x) const { return (float)x; }
 };
@@ -1184,6 +1392,18 @@ struct gen_convert_f64_bf16 {
   __device__ __forceinline__ unsigned short operator()(double x) const { return f64_to_bf16((double)x); }
 };
 KERNEL gocuda_convert_f64_bf16(unsigned short* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_bf16()); }
+struct gen_convert_f64_i8 {
+  __device__ __forceinline__ i8 operator()(double x) const { return sat_i8((double)x); }
+};
+KERNEL gocuda_convert_f64_i8(i8* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_i8()); }
+struct gen_convert_f64_i16 {
+  __device__ __forceinline__ i16 operator()(double x) const { return sat_i16((double)x); }
+};
+KERNEL gocuda_convert_f64_i16(i16* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_i16()); }
+struct gen_convert_f64_u32 {
+  __device__ __forceinline__ u32 operator()(double x) const { return sat_u32((double)x); }
+};
+KERNEL gocuda_convert_f64_u32(u32* dst, const double* x, i64 n) { econv(dst, x, n, gen_convert_f64_u32()); }
 struct gen_convert_i32_f32 {
   __device__ __forceinline__ float operator()(int x) const { return (float)x; }
 };
@@ -1220,6 +1440,18 @@ struct gen_convert_i32_bf16 {
   __device__ __forceinline__ unsigned short operator()(int x) const { return f64_to_bf16((double)x); }
 };
 KERNEL gocuda_convert_i32_bf16(unsigned short* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_bf16()); }
+struct gen_convert_i32_i8 {
+  __device__ __forceinline__ i8 operator()(int x) const { return (i8)x; }
+};
+KERNEL gocuda_convert_i32_i8(i8* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_i8()); }
+struct gen_convert_i32_i16 {
+  __device__ __forceinline__ i16 operator()(int x) const { return (i16)x; }
+};
+KERNEL gocuda_convert_i32_i16(i16* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_i16()); }
+struct gen_convert_i32_u32 {
+  __device__ __forceinline__ u32 operator()(int x) const { return (u32)x; }
+};
+KERNEL gocuda_convert_i32_u32(u32* dst, const int* x, i64 n) { econv(dst, x, n, gen_convert_i32_u32()); }
 struct gen_convert_i64_f32 {
   __device__ __forceinline__ float operator()(i64 x) const { return (float)x; }
 };
@@ -1256,6 +1488,18 @@ struct gen_convert_i64_bf16 {
   __device__ __forceinline__ unsigned short operator()(i64 x) const { return f64_to_bf16((double)x); }
 };
 KERNEL gocuda_convert_i64_bf16(unsigned short* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_bf16()); }
+struct gen_convert_i64_i8 {
+  __device__ __forceinline__ i8 operator()(i64 x) const { return (i8)x; }
+};
+KERNEL gocuda_convert_i64_i8(i8* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_i8()); }
+struct gen_convert_i64_i16 {
+  __device__ __forceinline__ i16 operator()(i64 x) const { return (i16)x; }
+};
+KERNEL gocuda_convert_i64_i16(i16* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_i16()); }
+struct gen_convert_i64_u32 {
+  __device__ __forceinline__ u32 operator()(i64 x) const { return (u32)x; }
+};
+KERNEL gocuda_convert_i64_u32(u32* dst, const i64* x, i64 n) { econv(dst, x, n, gen_convert_i64_u32()); }
 struct gen_convert_u8_f32 {
   __device__ __forceinline__ float operator()(u8 x) const { return (float)x; }
 };
@@ -1292,6 +1536,18 @@ struct gen_convert_u8_bf16 {
   __device__ __forceinline__ unsigned short operator()(u8 x) const { return f64_to_bf16((double)x); }
 };
 KERNEL gocuda_convert_u8_bf16(unsigned short* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_bf16()); }
+struct gen_convert_u8_i8 {
+  __device__ __forceinline__ i8 operator()(u8 x) const { return (i8)x; }
+};
+KERNEL gocuda_convert_u8_i8(i8* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_i8()); }
+struct gen_convert_u8_i16 {
+  __device__ __forceinline__ i16 operator()(u8 x) const { return (i16)x; }
+};
+KERNEL gocuda_convert_u8_i16(i16* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_i16()); }
+struct gen_convert_u8_u32 {
+  __device__ __forceinline__ u32 operator()(u8 x) const { return (u32)x; }
+};
+KERNEL gocuda_convert_u8_u32(u32* dst, const u8* x, i64 n) { econv(dst, x, n, gen_convert_u8_u32()); }
 struct gen_convert_c64_f32 {
   __device__ __forceinline__ float operator()(c64 x) const { return x.re; }
 };
@@ -1328,6 +1584,18 @@ struct gen_convert_c64_bf16 {
   __device__ __forceinline__ unsigned short operator()(c64 x) const { return f32_to_bf16(x.re); }
 };
 KERNEL gocuda_convert_c64_bf16(unsigned short* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_bf16()); }
+struct gen_convert_c64_i8 {
+  __device__ __forceinline__ i8 operator()(c64 x) const { return sat_i8((double)x.re); }
+};
+KERNEL gocuda_convert_c64_i8(i8* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_i8()); }
+struct gen_convert_c64_i16 {
+  __device__ __forceinline__ i16 operator()(c64 x) const { return sat_i16((double)x.re); }
+};
+KERNEL gocuda_convert_c64_i16(i16* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_i16()); }
+struct gen_convert_c64_u32 {
+  __device__ __forceinline__ u32 operator()(c64 x) const { return sat_u32((double)x.re); }
+};
+KERNEL gocuda_convert_c64_u32(u32* dst, const c64* x, i64 n) { econv(dst, x, n, gen_convert_c64_u32()); }
 struct gen_convert_b8_f32 {
   __device__ __forceinline__ float operator()(bool x) const { return (float)x; }
 };
@@ -1364,6 +1632,18 @@ struct gen_convert_b8_bf16 {
   __device__ __forceinline__ unsigned short operator()(bool x) const { return f32_to_bf16((float)x); }
 };
 KERNEL gocuda_convert_b8_bf16(unsigned short* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_bf16()); }
+struct gen_convert_b8_i8 {
+  __device__ __forceinline__ i8 operator()(bool x) const { return (i8)x; }
+};
+KERNEL gocuda_convert_b8_i8(i8* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_i8()); }
+struct gen_convert_b8_i16 {
+  __device__ __forceinline__ i16 operator()(bool x) const { return (i16)x; }
+};
+KERNEL gocuda_convert_b8_i16(i16* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_i16()); }
+struct gen_convert_b8_u32 {
+  __device__ __forceinline__ u32 operator()(bool x) const { return (u32)x; }
+};
+KERNEL gocuda_convert_b8_u32(u32* dst, const bool* x, i64 n) { econv(dst, x, n, gen_convert_b8_u32()); }
 struct gen_convert_f16_f32 {
   __device__ __forceinline__ float operator()(unsigned short x) const { return f16_to_f32(x); }
 };
@@ -1400,6 +1680,18 @@ struct gen_convert_f16_bf16 {
   __device__ __forceinline__ unsigned short operator()(unsigned short x) const { return f32_to_bf16(f16_to_f32(x)); }
 };
 KERNEL gocuda_convert_f16_bf16(unsigned short* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_bf16()); }
+struct gen_convert_f16_i8 {
+  __device__ __forceinline__ i8 operator()(unsigned short x) const { return sat_i8((double)f16_to_f32(x)); }
+};
+KERNEL gocuda_convert_f16_i8(i8* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_i8()); }
+struct gen_convert_f16_i16 {
+  __device__ __forceinline__ i16 operator()(unsigned short x) const { return sat_i16((double)f16_to_f32(x)); }
+};
+KERNEL gocuda_convert_f16_i16(i16* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_i16()); }
+struct gen_convert_f16_u32 {
+  __device__ __forceinline__ u32 operator()(unsigned short x) const { return sat_u32((double)f16_to_f32(x)); }
+};
+KERNEL gocuda_convert_f16_u32(u32* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_f16_u32()); }
 struct gen_convert_bf16_f32 {
   __device__ __forceinline__ float operator()(unsigned short x) const { return bf16_to_f32(x); }
 };
@@ -1436,3 +1728,159 @@ struct gen_convert_bf16_bf16 {
   __device__ __forceinline__ unsigned short operator()(unsigned short x) const { return x; }
 };
 KERNEL gocuda_convert_bf16_bf16(unsigned short* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_bf16()); }
+struct gen_convert_bf16_i8 {
+  __device__ __forceinline__ i8 operator()(unsigned short x) const { return sat_i8((double)bf16_to_f32(x)); }
+};
+KERNEL gocuda_convert_bf16_i8(i8* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_i8()); }
+struct gen_convert_bf16_i16 {
+  __device__ __forceinline__ i16 operator()(unsigned short x) const { return sat_i16((double)bf16_to_f32(x)); }
+};
+KERNEL gocuda_convert_bf16_i16(i16* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_i16()); }
+struct gen_convert_bf16_u32 {
+  __device__ __forceinline__ u32 operator()(unsigned short x) const { return sat_u32((double)bf16_to_f32(x)); }
+};
+KERNEL gocuda_convert_bf16_u32(u32* dst, const unsigned short* x, i64 n) { econv(dst, x, n, gen_convert_bf16_u32()); }
+struct gen_convert_i8_f32 {
+  __device__ __forceinline__ float operator()(i8 x) const { return (float)x; }
+};
+KERNEL gocuda_convert_i8_f32(float* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_f32()); }
+struct gen_convert_i8_f64 {
+  __device__ __forceinline__ double operator()(i8 x) const { return (double)x; }
+};
+KERNEL gocuda_convert_i8_f64(double* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_f64()); }
+struct gen_convert_i8_i32 {
+  __device__ __forceinline__ int operator()(i8 x) const { return (int)x; }
+};
+KERNEL gocuda_convert_i8_i32(int* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_i32()); }
+struct gen_convert_i8_i64 {
+  __device__ __forceinline__ i64 operator()(i8 x) const { return (i64)x; }
+};
+KERNEL gocuda_convert_i8_i64(i64* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_i64()); }
+struct gen_convert_i8_u8 {
+  __device__ __forceinline__ u8 operator()(i8 x) const { return (u8)x; }
+};
+KERNEL gocuda_convert_i8_u8(u8* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_u8()); }
+struct gen_convert_i8_c64 {
+  __device__ __forceinline__ c64 operator()(i8 x) const { return c64{(float)x, 0.0f}; }
+};
+KERNEL gocuda_convert_i8_c64(c64* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_c64()); }
+struct gen_convert_i8_b8 {
+  __device__ __forceinline__ bool operator()(i8 x) const { return (x != 0); }
+};
+KERNEL gocuda_convert_i8_b8(bool* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_b8()); }
+struct gen_convert_i8_f16 {
+  __device__ __forceinline__ unsigned short operator()(i8 x) const { return f64_to_f16((double)x); }
+};
+KERNEL gocuda_convert_i8_f16(unsigned short* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_f16()); }
+struct gen_convert_i8_bf16 {
+  __device__ __forceinline__ unsigned short operator()(i8 x) const { return f64_to_bf16((double)x); }
+};
+KERNEL gocuda_convert_i8_bf16(unsigned short* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_bf16()); }
+struct gen_convert_i8_i8 {
+  __device__ __forceinline__ i8 operator()(i8 x) const { return x; }
+};
+KERNEL gocuda_convert_i8_i8(i8* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_i8()); }
+struct gen_convert_i8_i16 {
+  __device__ __forceinline__ i16 operator()(i8 x) const { return (i16)x; }
+};
+KERNEL gocuda_convert_i8_i16(i16* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_i16()); }
+struct gen_convert_i8_u32 {
+  __device__ __forceinline__ u32 operator()(i8 x) const { return (u32)x; }
+};
+KERNEL gocuda_convert_i8_u32(u32* dst, const i8* x, i64 n) { econv(dst, x, n, gen_convert_i8_u32()); }
+struct gen_convert_i16_f32 {
+  __device__ __forceinline__ float operator()(i16 x) const { return (float)x; }
+};
+KERNEL gocuda_convert_i16_f32(float* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_f32()); }
+struct gen_convert_i16_f64 {
+  __device__ __forceinline__ double operator()(i16 x) const { return (double)x; }
+};
+KERNEL gocuda_convert_i16_f64(double* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_f64()); }
+struct gen_convert_i16_i32 {
+  __device__ __forceinline__ int operator()(i16 x) const { return (int)x; }
+};
+KERNEL gocuda_convert_i16_i32(int* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_i32()); }
+struct gen_convert_i16_i64 {
+  __device__ __forceinline__ i64 operator()(i16 x) const { return (i64)x; }
+};
+KERNEL gocuda_convert_i16_i64(i64* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_i64()); }
+struct gen_convert_i16_u8 {
+  __device__ __forceinline__ u8 operator()(i16 x) const { return (u8)x; }
+};
+KERNEL gocuda_convert_i16_u8(u8* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_u8()); }
+struct gen_convert_i16_c64 {
+  __device__ __forceinline__ c64 operator()(i16 x) const { return c64{(float)x, 0.0f}; }
+};
+KERNEL gocuda_convert_i16_c64(c64* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_c64()); }
+struct gen_convert_i16_b8 {
+  __device__ __forceinline__ bool operator()(i16 x) const { return (x != 0); }
+};
+KERNEL gocuda_convert_i16_b8(bool* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_b8()); }
+struct gen_convert_i16_f16 {
+  __device__ __forceinline__ unsigned short operator()(i16 x) const { return f64_to_f16((double)x); }
+};
+KERNEL gocuda_convert_i16_f16(unsigned short* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_f16()); }
+struct gen_convert_i16_bf16 {
+  __device__ __forceinline__ unsigned short operator()(i16 x) const { return f64_to_bf16((double)x); }
+};
+KERNEL gocuda_convert_i16_bf16(unsigned short* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_bf16()); }
+struct gen_convert_i16_i8 {
+  __device__ __forceinline__ i8 operator()(i16 x) const { return (i8)x; }
+};
+KERNEL gocuda_convert_i16_i8(i8* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_i8()); }
+struct gen_convert_i16_i16 {
+  __device__ __forceinline__ i16 operator()(i16 x) const { return x; }
+};
+KERNEL gocuda_convert_i16_i16(i16* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_i16()); }
+struct gen_convert_i16_u32 {
+  __device__ __forceinline__ u32 operator()(i16 x) const { return (u32)x; }
+};
+KERNEL gocuda_convert_i16_u32(u32* dst, const i16* x, i64 n) { econv(dst, x, n, gen_convert_i16_u32()); }
+struct gen_convert_u32_f32 {
+  __device__ __forceinline__ float operator()(u32 x) const { return (float)x; }
+};
+KERNEL gocuda_convert_u32_f32(float* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_f32()); }
+struct gen_convert_u32_f64 {
+  __device__ __forceinline__ double operator()(u32 x) const { return (double)x; }
+};
+KERNEL gocuda_convert_u32_f64(double* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_f64()); }
+struct gen_convert_u32_i32 {
+  __device__ __forceinline__ int operator()(u32 x) const { return (int)x; }
+};
+KERNEL gocuda_convert_u32_i32(int* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_i32()); }
+struct gen_convert_u32_i64 {
+  __device__ __forceinline__ i64 operator()(u32 x) const { return (i64)x; }
+};
+KERNEL gocuda_convert_u32_i64(i64* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_i64()); }
+struct gen_convert_u32_u8 {
+  __device__ __forceinline__ u8 operator()(u32 x) const { return (u8)x; }
+};
+KERNEL gocuda_convert_u32_u8(u8* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_u8()); }
+struct gen_convert_u32_c64 {
+  __device__ __forceinline__ c64 operator()(u32 x) const { return c64{(float)x, 0.0f}; }
+};
+KERNEL gocuda_convert_u32_c64(c64* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_c64()); }
+struct gen_convert_u32_b8 {
+  __device__ __forceinline__ bool operator()(u32 x) const { return (x != 0); }
+};
+KERNEL gocuda_convert_u32_b8(bool* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_b8()); }
+struct gen_convert_u32_f16 {
+  __device__ __forceinline__ unsigned short operator()(u32 x) const { return f64_to_f16((double)x); }
+};
+KERNEL gocuda_convert_u32_f16(unsigned short* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_f16()); }
+struct gen_convert_u32_bf16 {
+  __device__ __forceinline__ unsigned short operator()(u32 x) const { return f64_to_bf16((double)x); }
+};
+KERNEL gocuda_convert_u32_bf16(unsigned short* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_bf16()); }
+struct gen_convert_u32_i8 {
+  __device__ __forceinline__ i8 operator()(u32 x) const { return (i8)x; }
+};
+KERNEL gocuda_convert_u32_i8(i8* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_i8()); }
+struct gen_convert_u32_i16 {
+  __device__ __forceinline__ i16 operator()(u32 x) const { return (i16)x; }
+};
+KERNEL gocuda_convert_u32_i16(i16* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_i16()); }
+struct gen_convert_u32_u32 {
+  __device__ __forceinline__ u32 operator()(u32 x) const { return x; }
+};
+KERNEL gocuda_convert_u32_u32(u32* dst, const u32* x, i64 n) { econv(dst, x, n, gen_convert_u32_u32()); }

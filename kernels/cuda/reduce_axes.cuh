@@ -180,6 +180,9 @@ __device__ __forceinline__ bool nonzero(double v) { return v != 0; }
 __device__ __forceinline__ bool nonzero(int v) { return v != 0; }
 __device__ __forceinline__ bool nonzero(i64 v) { return v != 0; }
 __device__ __forceinline__ bool nonzero(u8 v) { return v != 0; }
+__device__ __forceinline__ bool nonzero(i8 v) { return v != 0; }
+__device__ __forceinline__ bool nonzero(i16 v) { return v != 0; }
+__device__ __forceinline__ bool nonzero(u32 v) { return v != 0; }
 __device__ __forceinline__ bool nonzero(c64 v) { return v.re != 0 || v.im != 0; }
 
 // Any and All: an element is true when nonzero (NaN is); 1 or 0 as uint8.
@@ -564,9 +567,15 @@ RAXES_FOLDS(i32, int, u64, i64, double, double)
 RAXES_FOLDS(i64, i64, u64, i64, double, double)
 RAXES_FOLDS(u8, u8, u64, i64, double, double)
 RAXES_FOLDS(c64, c64, c128, c64, c128, c64)
+RAXES_FOLDS(i8, i8, u64, i64, double, double)
+RAXES_FOLDS(i16, i16, u64, i64, double, double)
+RAXES_FOLDS(u32, u32, u64, i64, double, double)
 RAXES_ORDER(f32, float)
 RAXES_ORDER(f64, double)
 RAXES_ORDER(i32, int)
 RAXES_ORDER(i64, i64)
 RAXES_ORDER(u8, u8)
+RAXES_ORDER(i8, i8)
+RAXES_ORDER(i16, i16)
+RAXES_ORDER(u32, u32)
 #endif  // RAXES_NO_KERNELS

@@ -11,7 +11,7 @@
 // reduces each chunk to a partial and pass 2 starts each chunk from the
 // reduction of the partials before it (read in order: deterministic).
 // float32 accumulates in double, integers in their own width (wrapping as
-// Go does), uint8 in unsigned and truncated.
+// Go does), uint8 and uint32 in unsigned, int8 and int16 in int, truncated.
 //
 // The sorts are in sort.cuh.
 
@@ -350,3 +350,6 @@ SCANSORT(double, f64, double)
 SCANSORT(int, i32, int)
 SCANSORT(i64, i64, i64)
 SCANSORT(u8, u8, unsigned)
+SCANSORT(i8, i8, int)
+SCANSORT(i16, i16, int)
+SCANSORT(u32, u32, unsigned)

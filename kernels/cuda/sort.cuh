@@ -100,6 +100,27 @@ struct RK<u8> {
   static const int BITS = 8;
   static __device__ __forceinline__ K key(S b) { return b; }
 };
+template <>
+struct RK<i8> {
+  typedef u8 S;
+  typedef unsigned K;
+  static const int BITS = 8;
+  static __device__ __forceinline__ K key(S b) { return b ^ 0x80u; }
+};
+template <>
+struct RK<i16> {
+  typedef unsigned short S;
+  typedef unsigned K;
+  static const int BITS = 16;
+  static __device__ __forceinline__ K key(S b) { return b ^ 0x8000u; }
+};
+template <>
+struct RK<u32> {
+  typedef unsigned S;
+  typedef unsigned K;
+  static const int BITS = 32;
+  static __device__ __forceinline__ K key(S b) { return b; }
+};
 
 template <class T>
 __device__ __forceinline__ typename RK<T>::K sort_key(typename RK<T>::S b, bool desc) {
@@ -665,3 +686,6 @@ SORTK(double, f64)
 SORTK(int, i32)
 SORTK(i64, i64)
 SORTK(u8, u8)
+SORTK(i8, i8)
+SORTK(i16, i16)
+SORTK(u32, u32)

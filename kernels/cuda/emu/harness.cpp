@@ -363,10 +363,12 @@ void test_strided(const char* name, K k, F ref) {
 #include "index_checks.h"
 #include "half_check.h"
 #include "half_ops_check.h"
+#include "int_types_check.h"
 
 int main() {
   if (emu_want("half")) check_half();
   if (emu_want("optable")) check_generated_ops();
+  if (emu_want("int_types")) check_int_types();
   if (emu_want("scansort")) test_scansort();
   if (emu_want("sort")) test_sort_all();
   if (emu_want("sort16")) test_sort16_all();

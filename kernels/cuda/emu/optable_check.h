@@ -25,6 +25,9 @@ template <> c64 opt_rnd<c64>(long long i) { return c64{opt_rnd<float>(i), i % 5 
 template <> bool opt_rnd<bool>(long long) { return (rng() & 1) != 0; }
 // float16 and bfloat16 bits (one C type): any pattern, NaNs and Infs included.
 template <> unsigned short opt_rnd<unsigned short>(long long) { return (unsigned short)rng(); }
+template <> i8 opt_rnd<i8>(long long) { return (i8)(u8)rng(); }
+template <> i16 opt_rnd<i16>(long long) { return (i16)(unsigned short)rng(); }
+template <> u32 opt_rnd<u32>(long long) { return (u32)rng(); }
 
 template <class T> bool opt_same(T a, T b) { return same(a, b); }
 template <> bool opt_same(bool a, bool b) { return a == b; }

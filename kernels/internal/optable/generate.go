@@ -115,6 +115,7 @@ func genCUDA() []byte {
 
 #include "optable.cuh"
 #include "half.cuh"
+#include "int_types.cuh"
 `)
 	for i := range Ops {
 		op := &Ops[i]
@@ -456,7 +457,8 @@ same on a GPU and on the host:
 
 Kernel names: gocuda_<family>_<type> (gocuda_exp_f32, gocuda_lt_i64, gocuda_where_b8),
 and gocuda_convert_<from>_<to> (gocuda_convert_f32_i32), with types f32,
-f64, i32, i64, u8, c64, b8 (bool), f16 (float16) and bf16 (bfloat16).
+f64, i32, i64, u8, c64, b8 (bool), f16 (float16), bf16 (bfloat16), i8,
+i16 and u32.
 `)
 	return b.Bytes()
 }

@@ -37,8 +37,8 @@ var Ops = []Op{
 		Impls: []Impl{
 			{Types: "f32", C: "fabsf(x)", Go: "float32(math.Abs(float64(x)))"},
 			{Types: "f64", C: "fabs(x)", Go: "math.Abs(x)"},
-			{Types: "i32 i64", C: "abs_(x)", Go: "absInt(x)"},
-			{Types: "u8", C: "x", Go: "x"},
+			{Types: "i32 i64 i8 i16", C: "abs_(x)", Go: "absInt(x)"},
+			{Types: "u8 u32", C: "x", Go: "x"},
 		},
 	},
 	{
@@ -49,8 +49,9 @@ var Ops = []Op{
 		Name: "Sign", Kernel: "sign", Kind: Unary, Doc: "-1, 0 or 1 as x is negative, zero or positive (NaN for NaN, 0 for -0)",
 		Names: "np.sign, torch.sign, sign.(x)",
 		Impls: []Impl{
-			{Types: "f32 f64 i32 i64", C: "sign_(x)", Go: "signOf(x)"},
+			{Types: "f32 f64 i32 i64 i8 i16", C: "sign_(x)", Go: "signOf(x)"},
 			{Types: "u8", C: "(u8)(x != 0)", Go: "b2u8(x != 0)"},
+			{Types: "u32", C: "(u32)(x != 0)", Go: "uint32(b2u8(x != 0))"},
 		},
 	},
 	floatMath("Floor", "floor", "floor", "Floor", "⌊x⌋, the largest integer ≤ x", "np.floor, torch.floor, floor.(x)"),
@@ -87,12 +88,12 @@ var Ops = []Op{
 	{
 		Name: "Minimum", Kernel: "minimum", Kind: Binary, Doc: "the smaller of a and b, NaN if either is NaN (a where they are equal)",
 		Names: "np.minimum, torch.minimum, min.(a, b)",
-		Impls: []Impl{{Types: "f32 f64 i32 i64 u8", C: "minimum_(x, y)", Go: "minimumOf(x, y)"}},
+		Impls: []Impl{{Types: realTypes, C: "minimum_(x, y)", Go: "minimumOf(x, y)"}},
 	},
 	{
 		Name: "Maximum", Kernel: "maximum", Kind: Binary, Doc: "the larger of a and b, NaN if either is NaN (a where they are equal)",
 		Names: "np.maximum, torch.maximum, max.(a, b)",
-		Impls: []Impl{{Types: "f32 f64 i32 i64 u8", C: "maximum_(x, y)", Go: "maximumOf(x, y)"}},
+		Impls: []Impl{{Types: realTypes, C: "maximum_(x, y)", Go: "maximumOf(x, y)"}},
 	},
 
 	// Comparisons, into bool. NaN compares unequal to everything.
@@ -125,14 +126,18 @@ var Ops = []Op{
 	{
 		Name: "Where", Kernel: "where", Kind: Where, Doc: "a where cond is true, else b",
 		Names: "np.where(cond, a, b), torch.where, ifelse.(cond, a, b)",
-		Impls: []Impl{{Types: "f32 f64 i32 i64 u8 c64 b8", C: "c ? x : y", Go: "selectOf(c, x, y)"}},
+		Impls: []Impl{{Types: realTypes + " c64 b8", C: "c ? x : y", Go: "selectOf(c, x, y)"}},
 	},
 	{
 		Name: "Clamp", Kernel: "clamp", Kind: Clamp, Doc: "Minimum(Maximum(x, lo), hi) for scalars lo and hi: NaN stays NaN, and lo > hi gives hi everywhere",
 		Names: "np.clip, torch.clamp, clamp.(x, lo, hi)",
-		Impls: []Impl{{Types: "f32 f64 i32 i64 u8", C: "minimum_(maximum_(x, lo), hi)", Go: "minimumOf(maximumOf(x, lo), hi)"}},
+		Impls: []Impl{{Types: realTypes, C: "minimum_(maximum_(x, lo), hi)", Go: "minimumOf(maximumOf(x, lo), hi)"}},
 	},
 }
+
+// realTypes are the suffixes of the real number types (the integers and
+// float32 and float64; the half types follow float32).
+const realTypes = "f32 f64 i32 i64 u8 i8 i16 u32"
 
 // floatMath is a unary operation on float32 and float64 that is one C
 // math function (cname, with an f suffix for float32) and one Go math
@@ -149,7 +154,7 @@ func floatMath(name, kernel, cname, goname, doc, names string) Op {
 
 // compare is a comparison on the real types (and bool, for the equalities).
 func compare(name, kernel, op, doc, names string, onBool bool) Op {
-	types := "f32 f64 i32 i64 u8"
+	types := realTypes
 	if onBool {
 		types += " b8"
 	}

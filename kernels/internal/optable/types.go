@@ -51,7 +51,7 @@ type Type struct {
 	DType  string // kernels' DType constant: "Float32"
 	Size   int
 	Float  bool // float32, float64
-	Int    bool // int32, int64, uint8
+	Int    bool // int8, int16, int32, int64, uint8, uint32
 	Cplx   bool
 	Bool   bool
 	// Half: float16 and bfloat16, stored as their bits (C's unsigned
@@ -73,6 +73,9 @@ var Types = []Type{
 	{Suffix: "b8", Go: "bool", C: "bool", DType: "Bool", Size: 1, Bool: true},
 	{Suffix: "f16", Go: "half.Float16", C: "unsigned short", DType: "Float16", Size: 2, Half: true},
 	{Suffix: "bf16", Go: "half.BFloat16", C: "unsigned short", DType: "BFloat16", Size: 2, Half: true},
+	{Suffix: "i8", Go: "int8", C: "i8", DType: "Int8", Size: 1, Int: true},
+	{Suffix: "i16", Go: "int16", C: "i16", DType: "Int16", Size: 2, Int: true},
+	{Suffix: "u32", Go: "uint32", C: "u32", DType: "Uint32", Size: 4, Int: true},
 }
 
 // Name is the type's name in kernels (DType.String) and in docs:
