@@ -38,9 +38,29 @@ fi
 src=kernels/cuda/kernels.cu
 out=kernels/ptx/kernels.ptx.gz
 flags=(-ptx -O3 -arch=compute_80 -std=c++17 --fmad=true)
-[ "${LINEINFO:-}" = 1 ] && flags+=(-lineinfo)
 tmp=$(mktemp --suffix=.ptx)
-trap 'rm -f "$tmp"' EXIT
+ftmp=$(mktemp --suffix=.fatbin)
+flog=$(mktemp)
+trap 'rm -f "$tmp" "$ftmp" "$flog"' EXIT
+
+# Machine code as well, for the GPUs this is mostly run on, so that loading
+# the module compiles nothing there (the PTX takes seconds to compile when
+# the driver's cache lacks it): sm_80 (A100; its code also runs on the other
+# compute capability 8.x GPUs) and sm_90 (H100, H200). package kernels loads
+# this fatbin first and falls back to the PTX on any other GPU. Same source
+# and flags as the PTX. It compiles in the background while the PTX is
+# made and checked, its two targets on threads of their own (--threads 0):
+# one after the other, the three compilations of 1000-odd kernels took
+# more than ten minutes.
+fatbin=kernels/ptx/kernels.fatbin.gz
+# --no-compress: CUDA 13's nvcc compresses large fatbins by default, which
+# hides the kernel names the Go test reads (and the gzip here compresses
+# better anyway: 4.2 MB for 478 kernels, against 20.6 MB unpacked).
+fflags=(-fatbin -O3 -std=c++17 --fmad=true -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 --no-compress --threads 0)
+[ "${LINEINFO:-}" = 1 ] && flags+=(-lineinfo) && fflags+=(-lineinfo)
+echo "+ $nvcc ${fflags[*]} -o $fatbin $src &"
+"$nvcc" "${fflags[@]}" -o "$ftmp" "$src" >"$flog" 2>&1 &
+fpid=$!
 echo "+ $nvcc ${flags[*]} -o $out $src"
 "$nvcc" "${flags[@]}" -o "$tmp" "$src"
 entries=$(grep -cE '^\s*\.visible\s+\.entry\s' "$tmp" || true)
@@ -57,29 +77,17 @@ if [ -x "$ptxas" ]; then
 	spills=$(grep -E 'bytes spill (stores|loads)' "$log" | grep -vcE '\b0 bytes spill stores, 0 bytes spill loads' || true)
 	maxregs=$(grep -oE 'Used [0-9]+ registers' "$log" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }')
 	echo "ptxas sm_90: $entries kernels, at most $maxregs registers a thread, $spills with spills"
+	# Which ones: ptxas names a function on the line before its spill line.
+	awk '/Function properties for/ { f = $NF } /bytes spill stores/ && !/ 0 bytes spill stores/ { print f ": " $5 " B" }' "$log" |
+		paste -sd' ' | fold -s -w 200 | head -5
 	rm -f "$log"
 fi
 gzip -9n -c "$tmp" >"$out"
 rm -f "$tmp"
-trap - EXIT
+trap 'rm -f "$ftmp" "$flog"' EXIT
 echo "wrote $out ($entries kernels) with $("$nvcc" --version | grep -i release | sed 's/.*release/release/')"
 
-# Machine code as well, for the GPUs this is mostly run on, so that loading
-# the module compiles nothing there (the PTX takes seconds to compile when
-# the driver's cache lacks it): sm_80 (A100; its code also runs on the other
-# compute capability 8.x GPUs) and sm_90 (H100, H200). package kernels loads
-# this fatbin first and falls back to the PTX on any other GPU. Same source
-# and flags as the PTX.
-fatbin=kernels/ptx/kernels.fatbin.gz
-ftmp=$(mktemp --suffix=.fatbin)
-trap 'rm -f "$ftmp"' EXIT
-# --no-compress: CUDA 13's nvcc compresses large fatbins by default, which
-# hides the kernel names the Go test reads (and the gzip here compresses
-# better anyway: 4.2 MB for 478 kernels, against 20.6 MB unpacked).
-fflags=(-fatbin -O3 -std=c++17 --fmad=true -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 --no-compress)
-[ "${LINEINFO:-}" = 1 ] && fflags+=(-lineinfo)
-echo "+ $nvcc ${fflags[*]} -o $fatbin $src"
-"$nvcc" "${fflags[@]}" -o "$ftmp" "$src"
+wait "$fpid" || { cat "$flog" >&2; exit 1; }
 # Its kernel names must be readable (uncompressed), as the Go test that
 # checks the fatbin against the Go side's kernel list reads them.
 named=$(grep -a -o 'gocuda_[a-z0-9_]*' "$ftmp" | sort -u | wc -l)
@@ -89,5 +97,5 @@ if [ "$named" -lt "$entries" ]; then
 fi
 gzip -9n -c "$ftmp" >"$fatbin"
 echo "wrote $fatbin ($(du -h "$ftmp" | cut -f1), $(du -h "$fatbin" | cut -f1) compressed, sm_80 and sm_90)"
-rm -f "$ftmp"
 trap - EXIT
+rm -f "$ftmp" "$flog"
