@@ -21,7 +21,7 @@ import (
 // links, the standard library's included, and its binary's size.
 const (
 	maxPackages    = 130
-	maxBinaryBytes = 18 << 20
+	maxBinaryBytes = 24 << 20
 )
 
 // presentation are the packages, and trees of packages, that the core must
