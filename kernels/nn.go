@@ -117,6 +117,9 @@ func SumColsScratch(dev backend.Device, rows, cols int) int {
 // float64 vectors, or sum_cols) takes, since the element type and x's
 // alignment, which pick the path, are not arguments.
 func sumColsScratchBytes(rows, cols, sms int) int {
+	if rows <= 0 || cols <= 0 {
+		return 0 // nothing to sum (and no tiles to divide by)
+	}
 	n := 0
 	if _, chunks := sumColsPlan(rows, cols, sms, math.MaxInt); chunks > 1 {
 		n = chunks * cols * sumColsAccBytes

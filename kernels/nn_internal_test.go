@@ -93,6 +93,8 @@ func TestSumColsTakesTheColumnReductionForVectors(t *testing.T) {
 		{"float32 columns not whole vectors", Float32, 256, 4096, 1026, false},
 		{"x off a 16-byte boundary", Float32, 260, 4096, 4096, false},
 		{"no rows", Float32, 256, 0, 4096, false},
+		{"one column: one output, sum_cols", Float32, 256, 7, 1, false},
+		{"one element", Float64, 256, 1, 1, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,6 +109,13 @@ func TestSumColsTakesTheColumnReductionForVectors(t *testing.T) {
 			full := p.launch(ReduceSum, c.dt, backend.Ptr(c.x), sms, math.MaxInt)
 			assert.Equal(t, full, l, "SumColsScratch's bytes give the launch unlimited scratch would")
 		})
+	}
+	// Every small shape plans without a panic (one column plans to no
+	// output dimension at all: the H100 run of 13:31 panicked there).
+	for rows := 0; rows <= 9; rows++ {
+		for cols := 0; cols <= 9; cols++ {
+			assert.NotPanics(t, func() { sumColsScratchBytes(rows, cols, sms) }, "%d x %d", rows, cols)
+		}
 	}
 	// Columns that are not whole vectors take sum_cols, with its scratch.
 	_, chunks := sumColsPlan(8192, 1026, sms, math.MaxInt)

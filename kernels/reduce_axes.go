@@ -456,8 +456,8 @@ func pass2Grid(nout, sms int) uint32 {
 // innermost kept dimension whole vectors).
 func (p *reducePlan) colVec(dt DType, x backend.Ptr) bool {
 	size := dt.Size()
-	if size < 4 || len(p.rshape) > 1 || x%16 != 0 {
-		return false
+	if size < 4 || len(p.rshape) > 1 || len(p.oshape) == 0 || x%16 != 0 {
+		return false // len(p.oshape) == 0: one output (SumCols of one column), no columns to read as vectors
 	}
 	k := 16 / size
 	last := len(p.oshape) - 1
