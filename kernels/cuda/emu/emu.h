@@ -56,11 +56,15 @@ V __shfl_sync(unsigned, V v, int src) {
   emu_warps[w].bar->arrive_and_wait();
   return r;
 }
+// emu_launch runs kernel's blocks one after another, in launch order or,
+// reversed, last first (harness_sort16.h: a kernel that takes its tile from
+// a counter must not depend on the order blocks run in).
 template <class K>
-void emu_launch(unsigned grid, unsigned block, K kernel) {
+void emu_launch(unsigned grid, unsigned block, K kernel, bool reversed = false) {
   gridDim = {grid, 1, 1};
   blockDim = {block, 1, 1};
-  for (unsigned b = 0; b < grid; b++) {
+  for (unsigned i = 0; i < grid; i++) {
+    const unsigned b = reversed ? grid - 1 - i : i;
     std::barrier<> bar(block);
     emu_block_barrier = &bar;
     std::vector<std::unique_ptr<std::barrier<>>> wb;

@@ -14,26 +14,6 @@
 // finished tiles (a kernel that took blockIdx as its tile would read
 // status words never written).
 
-// emu_launch_reversed is emu_launch with the blocks run last first.
-template <class K>
-void emu_launch_reversed(unsigned grid, unsigned block, K kernel) {
-  gridDim = {grid, 1, 1};
-  blockDim = {block, 1, 1};
-  for (unsigned b = grid; b-- > 0;) {
-    std::barrier<> bar(block);
-    emu_block_barrier = &bar;
-    std::vector<std::unique_ptr<std::barrier<>>> wb;
-    for (unsigned w = 0; w < (block + 31) / 32; w++) {
-      wb.emplace_back(new std::barrier<>(32));
-      emu_warps[w].bar = wb.back().get();
-    }
-    std::vector<std::thread> ts;
-    for (unsigned t = 0; t < block; t++)
-      ts.emplace_back([=] { threadIdx = {t, 0, 0}; blockIdx = {b, 0, 0}; kernel(); });
-    for (auto& t : ts) t.join();
-  }
-}
-
 template <class T>
 using OsFn = void (*)(const u64*, const u64*, unsigned*, unsigned*, i64, int);
 
@@ -70,7 +50,7 @@ void run_onesweep(void (*up)(u64*, const T*, i64, i64, int), OsK<T> k, const T* 
     unsigned* st = status.data() + (size_t)slot * tiles * 256;
     auto kern = [&] { k.fn(plan.data(), totals.data(), st, &counters[slot], n, slot); };
     if (reversed)
-      emu_launch_reversed((unsigned)tiles, k.nt, kern);
+      emu_launch((unsigned)tiles, k.nt, kern, true);
     else
       emu_launch((unsigned)tiles, k.nt, kern);
     // An active pass took every tile id once; an inactive one none.
