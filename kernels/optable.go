@@ -356,17 +356,7 @@ func selectOf[T any](c bool, a, b T) T {
 
 // Saturating float → integer conversions (CUDA's cvt.rzi.sat): NaN → 0,
 // truncation toward zero within the range, the nearest bound outside it.
-func satI32(x float64) int32 {
-	switch {
-	case x != x:
-		return 0
-	case x <= math.MinInt32:
-		return math.MinInt32
-	case x >= math.MaxInt32:
-		return math.MaxInt32
-	}
-	return int32(x)
-}
+func satI32(x float64) int32 { return satTo[int32](x, math.MinInt32, math.MaxInt32) }
 
 func satI64(x float64) int64 {
 	switch {
@@ -380,48 +370,24 @@ func satI64(x float64) int64 {
 	return int64(x)
 }
 
-func satU8(x float64) uint8 {
-	switch {
-	case x != x || x <= 0:
-		return 0
-	case x >= math.MaxUint8:
-		return math.MaxUint8
-	}
-	return uint8(x)
-}
+func satU8(x float64) uint8   { return satTo[uint8](x, 0, math.MaxUint8) }
+func satI8(x float64) int8    { return satTo[int8](x, math.MinInt8, math.MaxInt8) }
+func satI16(x float64) int16  { return satTo[int16](x, math.MinInt16, math.MaxInt16) }
+func satU32(x float64) uint32 { return satTo[uint32](x, 0, math.MaxUint32) }
 
-func satI8(x float64) int8 {
+// satTo is the saturating conversion to an integer type whose bounds lo
+// and hi a float64 holds exactly (every one but int64, whose MaxInt64
+// rounds to 2^63): NaN → 0, lo or hi outside them, truncation inside.
+func satTo[T int8 | int16 | int32 | uint8 | uint32](x float64, lo, hi T) T {
 	switch {
 	case x != x:
 		return 0
-	case x <= math.MinInt8:
-		return math.MinInt8
-	case x >= math.MaxInt8:
-		return math.MaxInt8
+	case x <= float64(lo):
+		return lo
+	case x >= float64(hi):
+		return hi
 	}
-	return int8(x)
-}
-
-func satI16(x float64) int16 {
-	switch {
-	case x != x:
-		return 0
-	case x <= math.MinInt16:
-		return math.MinInt16
-	case x >= math.MaxInt16:
-		return math.MaxInt16
-	}
-	return int16(x)
-}
-
-func satU32(x float64) uint32 {
-	switch {
-	case x != x || x <= 0:
-		return 0
-	case x >= math.MaxUint32:
-		return math.MaxUint32
-	}
-	return uint32(x)
+	return T(x)
 }
 
 // logSubnormal is math.Log, right for subnormals too: go1.26's amd64
