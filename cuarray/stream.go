@@ -396,11 +396,11 @@ func queueOn[T Elem](op, names string, s *Stream, dev backend.Device, fn func(de
 	// The arrays, and so their buffers, stay reachable until the work is
 	// queued; after that a cleanup frees on the buffer's last stream, which
 	// is ordered after the work.
-	if err := fn(dev, s.bs, p); err != nil {
-		runtime.KeepAlive(arrs)
+	err := fn(dev, s.bs, p)
+	runtime.KeepAlive(arrs)
+	if err != nil {
 		return fmt.Errorf("cuarray: %w", err)
 	}
-	runtime.KeepAlive(arrs)
 	return nil
 }
 
