@@ -179,9 +179,15 @@ func deferFree(b *buffer, l *life, origin *home, byUser bool, free func()) bool 
 		p.pending, p.byUser = free, byUser
 		return true
 	}
-	if c := l.capture.Load(); c != nil && origin.pool != c.home.pool {
-		c.deferred = append(c.deferred, free)
-		return true
+	if c := l.capture.Load(); c != nil {
+		if origin.pool != c.home.pool {
+			c.deferred = append(c.deferred, free)
+			return true
+		}
+		// Freed into the graph's pool at once: its anchor is recycled
+		// for any stream's next array, so the capture forgets it (its
+		// outputs are the buffers still live when it ends).
+		delete(c.own, b)
 	}
 	return false
 }
