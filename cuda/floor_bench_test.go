@@ -7,20 +7,29 @@ import (
 
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/cuda"
+	"github.com/gocuda/gocuda/kernels"
 )
 
 // BenchmarkSmallOpOverFloor is issue 28's measure of the launch path: an
 // in-place cuarray.Add of 4096 float32 against the floor, a launch of a
 // small kernel made from C in a loop with its parameters built once. The
-// two run in alternating bursts in one process, each burst followed by an
-// untimed synchronization (so that the driver's queue never fills), and
-// the medians over the rounds are reported: separate runs of the two
-// drifted by up to a microsecond on the H100, more than the 0.3 µs the
-// goal allows, while alternating bursts see the same clocks and queue.
+// floor and each layer between it and cuarray.Add run in alternating
+// bursts in one process, each burst followed by an untimed synchronization
+// (so that the driver's queue never fills), and the medians over the
+// rounds are reported: separate runs drifted by up to a microsecond on the
+// H100, more than the 0.3 µs the goal allows, while alternating bursts see
+// the same clocks and queue.
 //
 //	op-ns         the cuarray.Add, host time per call (also ns/op)
 //	floor-ns      the C loop's cuLaunchKernel per launch
-//	over-floor-ns op-ns minus floor-ns: what gocuda adds
+//	over-floor-ns what gocuda adds: the median over rounds of the round's
+//	              op burst minus its floor burst
+//	cgo-ns        the floor's kernel launched from Go (Stream.LaunchWords)
+//	              over the floor, round by round: the cgo call's share
+//	kernels-ns    kernels.Add on raw pointers on cuarray's stream over
+//	              that: package kernels' share (with its kernel's two
+//	              more parameters and another stream)
+//	cuarray-ns    the cuarray.Add over kernels.Add: cuarray's share
 //	alloc/op      the allocating form (a nil dst, then UnsafeFree) over
 //	              the in-place one, also in alternating bursts
 func BenchmarkSmallOpOverFloor(b *testing.B) {
@@ -57,25 +66,48 @@ func BenchmarkSmallOpOverFloor(b *testing.B) {
 	}
 	allocating()
 	sync()
-	var ops, allocs, floors []float64
-	b.ResetTimer()
-	for i := 0; i < b.N; i += burst {
+	// The layers between: the floor's launch from Go, and kernels.Add on
+	// raw pointers on cuarray's own stream.
+	dev, bs := s.Device(), s.Backend()
+	px, err := dev.Alloc(4 * n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dev.Free(px)
+	grid, block := cuda.Dim3{X: n / 256, Y: 1, Z: 1}, cuda.Dim3{X: 256, Y: 1, Z: 1}
+	timed := func(fn func() error) float64 {
+		sync()
 		start := time.Now()
 		for range burst {
-			if _, err := cuarray.Add(y, x, y); err != nil {
+			if err := fn(); err != nil {
 				b.Fatal(err)
 			}
 		}
-		ops = append(ops, float64(time.Since(start).Nanoseconds())/burst)
+		ns := float64(time.Since(start).Nanoseconds()) / burst
+		sync()
+		return ns
+	}
+	words := func() error { return cs.LaunchWords(f, grid, block, 0, uint64(p), cuda.Word32(n)) }
+	kernel := func() error { return kernels.Add[float32](dev, bs, px, px, px, n) }
+	inPlace := func() error { _, err := cuarray.Add(y, x, y); return err }
+	if err := kernel(); err != nil {
+		b.Fatal(err)
+	}
+	var ops, allocs, floors, wordss, kerns []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i += burst {
+		ops = append(ops, timed(inPlace))
 		b.StopTimer()
-		sync()
-		floors = append(floors, floor())
-		start = time.Now()
-		for range burst {
-			allocating()
+		if err := cs.Synchronize(); err != nil {
+			b.Fatal(err)
 		}
-		allocs = append(allocs, float64(time.Since(start).Nanoseconds())/burst)
-		sync()
+		floors = append(floors, floor())
+		wordss = append(wordss, timed(words))
+		if err := cs.Synchronize(); err != nil {
+			b.Fatal(err)
+		}
+		kerns = append(kerns, timed(kernel))
+		allocs = append(allocs, timed(func() error { allocating(); return nil }))
 		b.StartTimer()
 	}
 	b.StopTimer()
@@ -83,8 +115,23 @@ func BenchmarkSmallOpOverFloor(b *testing.B) {
 	b.ReportMetric(op, "ns/op")
 	b.ReportMetric(op, "op-ns")
 	b.ReportMetric(fl, "floor-ns")
-	b.ReportMetric(op-fl, "over-floor-ns")
+	// The differences are taken round by round, then their median: a
+	// round's bursts are a few milliseconds apart, so the drift of the
+	// host's clocks between rounds cancels.
+	b.ReportMetric(medianDiff(ops, floors), "over-floor-ns")
+	b.ReportMetric(medianDiff(wordss, floors), "cgo-ns")
+	b.ReportMetric(medianDiff(kerns, wordss), "kernels-ns")
+	b.ReportMetric(medianDiff(ops, kerns), "cuarray-ns")
 	b.ReportMetric(median(allocs)/op, "alloc/op")
+}
+
+// medianDiff is the median over rounds of a[i] - b[i].
+func medianDiff(a, b []float64) float64 {
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	return median(d)
 }
 
 func median(v []float64) float64 {
