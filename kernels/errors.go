@@ -150,6 +150,45 @@ type resolvedGPU struct {
 	cu  devstream.GPU
 	cs  *cuda.Stream
 	sms int
+	// mod is the context's kernels once loaded (nil before): the
+	// elementwise operations' short path (quick) needs it.
+	mod *module
+}
+
+// quick is the stream resolved last when s on dev is it and its kernels
+// are loaded, else nil. An elementwise operation there skips prepare's
+// general path (a target built and copied, each pointer checked through
+// calls, the module looked up through the context): on the GPU a small
+// operation's host time is its cost, and this is most of them.
+func quick(dev backend.Device, s backend.Stream) *resolvedGPU {
+	if g := lastGPU.Load(); g != nil && g.s == s && g.dev == dev && g.mod != nil {
+		return g
+	}
+	return nil
+}
+
+// quickPtrs reports whether ptrs are all non-nil and aligned for dt: the
+// checks prepare makes of an elementwise operation's pointers, which the
+// short path makes at once (any failure takes the general path, which
+// words the error).
+func quickPtrs(dt DType, ptrs ...backend.Ptr) bool {
+	var or uintptr
+	for _, p := range ptrs {
+		if p == 0 {
+			return false
+		}
+		or |= uintptr(p)
+	}
+	return or%uintptr(dt.Size()) == 0
+}
+
+// launch queues kernel f of op on g's stream over grid blocks of the
+// package's threads.
+func (g *resolvedGPU) launch(op string, dt DType, f *cuda.Function, grid uint32, words ...uint64) error {
+	if err := g.cs.LaunchWords(f, cuda.Dim3{X: grid, Y: 1, Z: 1}, cuda.Dim3{X: threads, Y: 1, Z: 1}, 0, words...); err != nil {
+		return opErrorf(op, dt, "%w", err)
+	}
+	return nil
 }
 
 // lastGPU is the GPU stream resolved last. It holds the stream, so the
@@ -176,7 +215,11 @@ func (t *target) resolve(dev backend.Device, s backend.Stream) error {
 	if d := on.GPU; d != nil {
 		t.cu, t.cs, t.sms = d, on.GPUStream.CUDA(), max(d.Info().MultiProcessors, 1)
 		if reflect.TypeOf(s).Comparable() && reflect.TypeOf(dev).Comparable() {
-			lastGPU.Store(&resolvedGPU{dev: dev, s: s, cu: t.cu, cs: t.cs, sms: t.sms})
+			g := &resolvedGPU{dev: dev, s: s, cu: t.cu, cs: t.cs, sms: t.sms}
+			if m := lastModule.Load(); m != nil && m.ctx == d.Context() {
+				g.mod = m
+			}
+			lastGPU.Store(g)
 		}
 		return nil
 	}

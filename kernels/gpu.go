@@ -487,6 +487,13 @@ func moduleFor(ctx *cuda.Context) (*module, error) {
 	m.once.Do(func() { m.mod, m.err = loadModule(ctx, cubinImage(), ptxImage()) })
 	if m.err == nil {
 		lastModule.Store(m)
+		// The stream resolved last, if it is of ctx and was resolved
+		// before the module loaded, gets it now: quick needs it.
+		if g := lastGPU.Load(); g != nil && g.mod == nil && g.cu.Context() == ctx {
+			c := *g
+			c.mod = m
+			lastGPU.CompareAndSwap(g, &c)
+		}
 	}
 	return m, m.err
 }
