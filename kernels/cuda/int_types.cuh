@@ -3,18 +3,11 @@
 // in kernels.cu). Included by ops_gen.cuh; kernels/optable.go has the Go
 // twins.
 
-// Saturating float → integer conversions, as cvt.rzi.sat and optable.cuh's
-// sat_i32: NaN → 0, truncation toward zero within the range, the nearest
-// bound outside it.
-__device__ __forceinline__ i8 sat_i8(double x) {
-  return x != x ? (i8)0 : x <= -128.0 ? (i8)-128 : x >= 127.0 ? (i8)127 : (i8)x;
-}
-__device__ __forceinline__ i16 sat_i16(double x) {
-  return x != x ? (i16)0 : x <= -32768.0 ? (i16)-32768 : x >= 32767.0 ? (i16)32767 : (i16)x;
-}
-__device__ __forceinline__ u32 sat_u32(double x) {
-  return x != x || x <= 0.0 ? 0u : x >= 4294967295.0 ? 0xffffffffu : (u32)x;
-}
+// Saturating float → integer conversions: optable.cuh's sat_to with each
+// type's bounds.
+__device__ __forceinline__ i8 sat_i8(double x) { return sat_to<i8>(x, -128.0, 127.0); }
+__device__ __forceinline__ i16 sat_i16(double x) { return sat_to<i16>(x, -32768.0, 32767.0); }
+__device__ __forceinline__ u32 sat_u32(double x) { return sat_to<u32>(x, 0.0, 4294967295.0); }
 
 // |x|, wrapping for the most negative value as Go's -x (abs_(-128) is -128).
 __device__ __forceinline__ i8 abs_(i8 x) { return x < 0 ? (i8)(u8)(0u - (unsigned)x) : x; }

@@ -429,14 +429,18 @@ __device__ __forceinline__ T maximum_(T a, T b) {
 
 // Saturating float → integer conversions, as cvt.rzi.sat: NaN → 0,
 // truncation toward zero within the range, the nearest bound outside it.
-// Written out so that the host (kernels/optable.go) can match them.
-__device__ __forceinline__ int sat_i32(double x) {
-  return x != x ? 0 : x <= -2147483648.0 ? (int)0x80000000u : x >= 2147483647.0 ? 2147483647 : (int)x;
+// Written out so that the host (kernels/optable.go's satTo) can match
+// them: one body, each type's bounds (exact doubles); int64's upper bound
+// is not a double, so sat_i64 has its own.
+template <class I>
+__device__ __forceinline__ I sat_to(double x, double lo, double hi) {
+  return x != x ? (I)0 : x <= lo ? (I)lo : x >= hi ? (I)hi : (I)x;
 }
+__device__ __forceinline__ int sat_i32(double x) { return sat_to<int>(x, -2147483648.0, 2147483647.0); }
 __device__ __forceinline__ i64 sat_i64(double x) {
   return x != x                        ? 0
          : x <= -9223372036854775808.0 ? (i64)0x8000000000000000ull
          : x >= 9223372036854775808.0  ? (i64)0x7fffffffffffffffll
                                        : (i64)x;
 }
-__device__ __forceinline__ u8 sat_u8(double x) { return x != x || x <= 0.0 ? (u8)0 : x >= 255.0 ? (u8)255 : (u8)x; }
+__device__ __forceinline__ u8 sat_u8(double x) { return sat_to<u8>(x, 0.0, 255.0); }
