@@ -9,46 +9,51 @@ B=$(mktemp /tmp/cubsort.XXXXXX)
 LOG=$B.log
 trap 'rm -f "$B" "$B.log" "$B.host"' EXIT
 echo "nvcc: $(nvcc --version | tail -1)"
+# The optimizer in parallel where this nvcc has -split-compile.
+SPLIT=""
+nvcc --help 2>/dev/null | grep -q -- '-split-compile' && SPLIT="-split-compile=0"
 t0=$(date +%s)
-if nvcc -O3 -std=c++17 -arch=sm_90 -I kernels/cuda -o "$B" exp/cubsort/bench.cu >"$LOG" 2>&1; then
+if nvcc -O3 -std=c++17 -arch=sm_90 -I kernels/cuda $SPLIT -o "$B" exp/cubsort/bench.cu >"$LOG" 2>&1; then
   echo "compiled in $(( $(date +%s) - t0 )) s"
-  timeout 120 "$B" || echo "bench exited with status $?"
+  timeout 120 "$B" 2>&1 | head -n 48
+  rc=${PIPESTATUS[0]}
+  [ "$rc" -ne 0 ] && echo "bench exited with status $rc"
 else
   echo "COMPILE FAILED ($(( $(date +%s) - t0 )) s): the wrappers around cub::detail::radix_sort::AgentRadixSortOnesweep /"
   echo "AgentRadixSortHistogram did not compile against this toolkit's CUB; first errors:"
   grep -m 12 -E 'error' "$LOG" | cut -c1-230
   echo "FALLBACK: host API only (-DCUBSORT_HOST_ONLY), with CUB_DEBUG_LOG's launch lines (first call of each):"
-  if nvcc -O3 -std=c++17 -arch=sm_90 -I kernels/cuda -DCUBSORT_HOST_ONLY -DCUB_DEBUG_LOG -o "$B.host" exp/cubsort/bench.cu >"$LOG" 2>&1; then
-    timeout 120 "$B.host" 2>&1 | awk '/Invoking/ { if (c++ < 14) print; next } { print }'
+  echo "(timed with CUB_DEBUG_LOG on: the host prints between launches may add gaps)"
+  if nvcc -O3 -std=c++17 -arch=sm_90 -I kernels/cuda $SPLIT -DCUBSORT_HOST_ONLY -DCUB_DEBUG_LOG -o "$B.host" exp/cubsort/bench.cu >"$LOG" 2>&1; then
+    timeout 120 "$B.host" 2>&1 | awk '/Invoking/ { if (c++ < 14) print; next } { print }' | head -n 30
   else
     echo "host-only build failed too:"; grep -m 8 -E 'error' "$LOG" | cut -c1-230
   fi
 fi
 python3 - <<'PY'
-# The anchor, timed like the bench: 3 warm-ups, median of 31, events on the current stream.
+# The anchors, timed like the bench: 3 warm-ups, median of 31, CUDA events on the current stream.
 n = 1 << 24
 def med(f, ev, sync):
-    for _ in range(3): f()
-    sync(); ts = []
+    for _ in range(3):
+        f()
+    sync()
+    ts = []
     for _ in range(31):
         a, b = ev(), ev()
         a.record(); f(); b.record(); b.synchronize()
-        ts.append(a.elapsed_time(b) if hasattr(a, "elapsed_time") else 0)
-    ts.sort(); return ts[len(ts) // 2] * 1000.0
+        ts.append(a.elapsed_time(b) * 1000.0)  # ms -> us
+    ts.sort()
+    return ts[len(ts) // 2]
 try:
     import cupy as cp
+    class CpEv:  # cupy's Event with torch's elapsed_time
+        def __init__(self): self.e = cp.cuda.Event()
+        def record(self): self.e.record()
+        def synchronize(self): self.e.synchronize()
+        def elapsed_time(self, o): return cp.cuda.get_elapsed_time(self.e, o.e)
     x = cp.random.standard_normal(n, dtype=cp.float32)
-    ev = lambda: cp.cuda.Event()
     for name, f in (("cupy.sort", lambda: cp.sort(x)), ("cupy.argsort", lambda: cp.argsort(x))):
-        s = cp.cuda.get_current_stream()
-        ts = []
-        for _ in range(3): f()
-        s.synchronize()
-        for _ in range(31):
-            a, b = cp.cuda.Event(), cp.cuda.Event()
-            a.record(); f(); b.record(); b.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(a, b) * 1000.0)
-        ts.sort(); t = ts[15]
+        t = med(f, CpEv, cp.cuda.Device().synchronize)
         print("%-32s %7.1f %7.1f  (anchor, same run; CuPy %s)" % (name, t, n * 4 / 1e3 / t, cp.__version__))
 except Exception as e:
     print("cupy anchor failed:", repr(e)[:200])
