@@ -192,6 +192,16 @@ func sortScratch(dev backend.Device, dt DType, rows, n int, indices, topk bool) 
 	if !ok || rows <= 0 || n <= 0 || !realTypes.has(dt) {
 		return 0
 	}
+	return sortPlanScratch(dt, n, sms, indices, topk)
+}
+
+// sortPlanScratch is the scratch of gpuSort's plan for rows of n on a GPU
+// of sms multiprocessors: CUB's onesweep's (cubsort_gpu.go) for the 4-byte
+// types, else the radix's (0 for rows a block sorts).
+func sortPlanScratch(dt DType, n, sms int, indices, topk bool) int {
+	if n > sortRowsCap(dt) && useCubSort(dt, n) {
+		return cubPlanFor(n, indices, topk).scratch
+	}
 	return radixPlanFor(dt, n, sms, indices, topk).scratch
 }
 
