@@ -141,8 +141,12 @@ func (t *target) checkScratch(sc Scratch) error {
 // × n layout and the real types. Ascending order puts NaNs last and
 // descending order puts them first (NaN counts as the largest value, as
 // NumPy's sort and torch's descending sort do); -0 and +0 compare equal.
-// The sort is stable — equal keys, and so -0 and +0 and all NaNs, keep
-// their order in x — and every value keeps its bits.
+// Every value keeps its bits, and the sort is stable — equal keys, and so
+// -0 and +0 and all NaNs, keep their order in x — except for float32 rows
+// longer than 4096 on a GPU (CUB's onesweep, which carries no positions):
+// there every -0 comes before every +0 (after, descending) and NaNs come
+// in an order fixed by their bits, not by their place in x. Argsort and
+// TopK are stable everywhere.
 //
 // scratch is device memory the GPU path needs for rows too long to sort
 // in one block (SortScratch); with less it is an error. dst may be x (in
