@@ -231,7 +231,9 @@ func requireSameBits[T realT](t *testing.T, want, got []T) {
 // ---------------------------------------------------------------------------
 // Sorting.
 
-var sortShapes = [][]int{{0}, {1}, {2}, {7}, {13}, {1000}, {5003}, {3, 17}, {4, 0}, {5, 300}}
+// {2, 20011}: rows of several onesweep tiles on a GPU (the look-back
+// between tiles), one after another.
+var sortShapes = [][]int{{0}, {1}, {2}, {7}, {13}, {1000}, {5003}, {3, 17}, {4, 0}, {5, 300}, {2, 20011}}
 
 var sortInputs = []string{"random", "equal", "sorted", "reversed", "special", "wide"}
 
@@ -387,19 +389,8 @@ func cubSortsRows[T realT](dev backend.Device, last int) bool {
 // +0 < … < +Inf < the NaNs by their bits (cuda/cubsort.cuh's), descending
 // the reverse.
 func cubSorted[T realT](xs []T, last int, desc bool) []T {
-	key := func(v T) uint32 {
-		b := math.Float32bits(any(v).(float32))
-		if b&0x80000000 != 0 {
-			b = ^b
-		} else {
-			b |= 0x80000000
-		}
-		k := b - 0x007fffff
-		if desc {
-			k = ^k
-		}
-		return k
-	}
+	k := cubSortKey(desc)
+	key := func(v T) uint32 { return k(any(v).(float32)) }
 	out := slices.Clone(xs)
 	for r := 0; r < len(out); r += last {
 		slices.SortStableFunc(out[r:r+last], func(a, b T) int { return cmp.Compare(key(a), key(b)) })
