@@ -90,6 +90,21 @@ func TestRecommendWeighsSpeedWithFootprint(t *testing.T) {
 			want: "split",
 			line: "GOCUDA_MEMORY_POOL=split: 1.500x live at 1.00 M events/s",
 		},
+		{
+			// CI's host under load, a cut gpt2_train: none timed within
+			// the factor, but it calls the driver on every allocation.
+			name: "none within the factor on a loaded host is still not the advice",
+			results: []poolResult{res("binned", 1.24, 0.52e6), res("none", 1.000, 0.18e6),
+				res("simple", 1.25, 0.5e6), res("split", 1.03, 0.3e6)},
+			want: "split",
+			says: []string{"split: 1.030x live", "none would save 3 % of memory at 1.67x the time per allocation"},
+		},
+		{
+			name:    "none is the advice only when nothing else finished",
+			results: []poolResult{res("none", 1.000, 0.1e6), {Pool: "split", Events: 10, OOMs: 1, ReservedPerLive: 1, EventsPerSec: 1e6}},
+			want:    "none",
+			line:    "GOCUDA_MEMORY_POOL=none: 1.000x live at 0.10 M events/s",
+		},
 		{"nothing finished", []poolResult{{Pool: "cuda", Skipped: "x"}}, "", "", nil},
 	}
 	for _, tt := range tests {
@@ -115,7 +130,7 @@ func TestRecommendWeighsSpeedWithFootprint(t *testing.T) {
 
 // checkRule fails unless t's recommendation keeps the rule: it is within
 // speedFactor of the fastest finished replay, and no pool within the
-// factor reserves less beyond tieMargin.
+// factor but none reserves less beyond tieMargin.
 func checkRule(t *testing.T, tr *traceReport) {
 	t.Helper()
 	var chosen *poolResult
@@ -132,7 +147,7 @@ func checkRule(t *testing.T, tr *traceReport) {
 	require.NotNil(t, chosen, "the recommended pool finished the trace")
 	assert.GreaterOrEqual(t, chosen.EventsPerSec*speedFactor, fastest, "within the speed factor of the fastest")
 	for _, r := range tr.Results {
-		if r.Skipped != "" || r.Error != "" || r.OOMs > 0 || r.Events != tr.Events || r.EventsPerSec*speedFactor < fastest {
+		if r.Skipped != "" || r.Error != "" || r.OOMs > 0 || r.Events != tr.Events || r.EventsPerSec*speedFactor < fastest || r.Pool == "none" {
 			continue
 		}
 		assert.LessOrEqual(t, chosen.ReservedPerLive, r.ReservedPerLive*(1+tieMargin), "%s reserves less", r.Pool)

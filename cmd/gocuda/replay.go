@@ -507,7 +507,10 @@ const tieMargin = 0.02
 // recommend picks the pool for t among the replays that finished without
 // running out of memory: of those within speedFactor of the fastest, the
 // one with the lowest peak reserved/live, ties (within tieMargin) going to
-// the faster. It fills t.Recommended and t.Recommendation, one line with
+// the faster. none is a candidate only when no other pool finished: its
+// cost is a driver call on every allocation, which a replay on the host
+// backend does not time (loaded, a short trace put it within the factor
+// there). It fills t.Recommended and t.Recommendation, one line with
 // the pool's figures and the trade-off against the pool that reserves
 // least and the fastest one, where those are others:
 //
@@ -534,9 +537,12 @@ func recommend(t *traceReport) {
 	}
 	var quick []poolResult
 	for _, r := range ok {
-		if r.EventsPerSec*speedFactor >= fastest.EventsPerSec {
+		if r.EventsPerSec*speedFactor >= fastest.EventsPerSec && (r.Pool != "none" || len(ok) == 1) {
 			quick = append(quick, r)
 		}
+	}
+	if len(quick) == 0 { // only none and pools slower than it finished
+		quick = ok
 	}
 	lowest := quick[0].ReservedPerLive
 	for _, r := range quick {
