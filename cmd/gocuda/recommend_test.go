@@ -105,6 +105,12 @@ func TestRecommendWeighsSpeedWithFootprint(t *testing.T) {
 			want:    "none",
 			line:    "GOCUDA_MEMORY_POOL=none: 1.000x live at 0.10 M events/s",
 		},
+		{
+			name:    "none is the advice when the others are beyond the factor",
+			results: []poolResult{res("none", 1.000, 1e6), res("split", 1.03, 0.2e6)},
+			want:    "none",
+			line:    "GOCUDA_MEMORY_POOL=none: 1.000x live at 1.00 M events/s",
+		},
 		{"nothing finished", []poolResult{{Pool: "cuda", Skipped: "x"}}, "", "", nil},
 	}
 	for _, tt := range tests {

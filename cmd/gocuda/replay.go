@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -507,10 +508,10 @@ const tieMargin = 0.02
 // recommend picks the pool for t among the replays that finished without
 // running out of memory: of those within speedFactor of the fastest, the
 // one with the lowest peak reserved/live, ties (within tieMargin) going to
-// the faster. none is a candidate only when no other pool finished: its
-// cost is a driver call on every allocation, which a replay on the host
-// backend does not time (loaded, a short trace put it within the factor
-// there). It fills t.Recommended and t.Recommendation, one line with
+// the faster. none is a candidate only when no other pool is within the
+// factor: its cost is a driver call on every allocation, which a replay on
+// the host backend does not time (loaded, a short trace put it within the
+// factor there). It fills t.Recommended and t.Recommendation, one line with
 // the pool's figures and the trade-off against the pool that reserves
 // least and the fastest one, where those are others:
 //
@@ -535,14 +536,14 @@ func recommend(t *traceReport) {
 			leanest = r
 		}
 	}
-	var quick []poolResult
+	var quick []poolResult // never empty: fastest is in it
 	for _, r := range ok {
-		if r.EventsPerSec*speedFactor >= fastest.EventsPerSec && (r.Pool != "none" || len(ok) == 1) {
+		if r.EventsPerSec*speedFactor >= fastest.EventsPerSec {
 			quick = append(quick, r)
 		}
 	}
-	if len(quick) == 0 { // only none and pools slower than it finished
-		quick = ok
+	if i := slices.IndexFunc(quick, func(r poolResult) bool { return r.Pool == "none" }); i >= 0 && len(quick) > 1 {
+		quick = slices.Delete(quick, i, i+1)
 	}
 	lowest := quick[0].ReservedPerLive
 	for _, r := range quick {
