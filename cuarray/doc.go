@@ -282,9 +282,11 @@
 //	idx, err := cuarray.Argsort(nil, x, false)     // stable, NaN last
 //	vals, is, err := cuarray.TopK(nil, nil, x, 5, true)
 //
-// Sorting is stable, puts NaN after every number (before, descending) and
-// keeps -0 and +0 equal; float32 scans accumulate in float64, integer
-// scans wrap in their type. docs/scansort.md has the details.
+// Sorting puts NaN after every number (before, descending) and keeps -0
+// and +0 equal; Argsort and TopK are stable, and so is Sort but for the
+// order among zeros and among NaNs in long float rows on a GPU. float32
+// scans accumulate in float64, integer scans wrap in their type.
+// docs/scansort.md has the details.
 //
 // # Printing
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocuda/gocuda/backend"
 	"github.com/gocuda/gocuda/cuarray"
 	"github.com/gocuda/gocuda/kernels"
 )
@@ -230,7 +231,9 @@ func requireSameBits[T realT](t *testing.T, want, got []T) {
 // ---------------------------------------------------------------------------
 // Sorting.
 
-var sortShapes = [][]int{{0}, {1}, {2}, {7}, {13}, {1000}, {5003}, {3, 17}, {4, 0}, {5, 300}}
+// {2, 20011}: rows of several onesweep tiles on a GPU (the look-back
+// between tiles), one after another.
+var sortShapes = [][]int{{0}, {1}, {2}, {7}, {13}, {1000}, {5003}, {3, 17}, {4, 0}, {5, 300}, {2, 20011}}
 
 var sortInputs = []string{"random", "equal", "sorted", "reversed", "special", "wide"}
 
@@ -262,10 +265,14 @@ func testSorts[T realT](t *testing.T) {
 					for i, j := range order {
 						want[i] = xs[j]
 					}
+					wantSort := want
+					if cubSortsRows[T](x.Device(), last) {
+						wantSort = cubSorted(xs, last, desc)
+					}
 					sorted, err := cuarray.Sort(nil, x, desc)
 					require.NoError(t, err)
 					assert.Equal(t, shape, sorted.Shape())
-					requireIdentical(t, want, read(t, sorted))
+					requireIdentical(t, wantSort, read(t, sorted))
 					idx, err := cuarray.Argsort(nil, x, desc)
 					require.NoError(t, err)
 					assert.Equal(t, shape, idx.Shape())
@@ -274,7 +281,7 @@ func testSorts[T realT](t *testing.T) {
 					y := cuarray.Must(cuarray.FromSlice(xs, shape...))
 					_, err = cuarray.Sort(y, y, desc)
 					require.NoError(t, err)
-					requireIdentical(t, want, read(t, y))
+					requireIdentical(t, wantSort, read(t, y))
 					for _, k := range []int{0, 1, last / 2, last} {
 						if k > last {
 							continue
@@ -365,6 +372,30 @@ func refCompare[T realT](a, b T) int {
 		return -1
 	}
 	return cmp.Compare(a, b) // -0 == +0
+}
+
+// cubSortsRows reports whether Sort of rows of last elements of T on dev
+// takes kernels' sort by CUB's onesweep, whose float32 sort orders values
+// that compare equal by their bits rather than by their place in x (the
+// docs' exception to stability): float32 rows longer than a block sorts
+// (4096), on a GPU.
+func cubSortsRows[T realT](dev backend.Device, last int) bool {
+	_, f32 := any(*new(T)).(float32)
+	return f32 && last > 4096 && isCUDA(dev)
+}
+
+// cubSorted is each row of xs (float32) sorted as the GPU's float32 sort of
+// long rows does: stably by a key of the bits that orders -Inf < … < -0 <
+// +0 < … < +Inf < the NaNs by their bits (cuda/cubsort.cuh's), descending
+// the reverse.
+func cubSorted[T realT](xs []T, last int, desc bool) []T {
+	k := cubSortKey(desc)
+	key := func(v T) uint32 { return k(any(v).(float32)) }
+	out := slices.Clone(xs)
+	for r := 0; r < len(out); r += last {
+		slices.SortStableFunc(out[r:r+last], func(a, b T) int { return cmp.Compare(key(a), key(b)) })
+	}
+	return out
 }
 
 func rowLocal(order []int, last int) []int64 {
@@ -530,4 +561,27 @@ func FuzzSortInvariants(f *testing.F) {
 			}
 		}
 	})
+}
+
+// cubSorted, the reference for the GPU's float32 sort of long rows, is the
+// order the docs state: -0 before +0, NaNs after +Inf by their bits (+NaNs
+// by payload, then -NaNs), descending the reverse.
+func TestCubSortedIsTheDocumentedOrder(t *testing.T) {
+	f := math.Float32frombits
+	xs := []float32{f(0x7fc00000), 0, f(0x80000000), 1, f(0xffc00000), f(0xff800000), f(0x7f800001)}
+	asc := []uint32{0xff800000, 0x80000000, 0, 0x3f800000, 0x7f800001, 0x7fc00000, 0xffc00000}
+	bits := func(v []float32) []uint32 {
+		out := make([]uint32, len(v))
+		for i, x := range v {
+			out[i] = math.Float32bits(x)
+		}
+		return out
+	}
+	assert.Equal(t, asc, bits(cubSorted(xs, len(xs), false)))
+	desc := slices.Clone(asc)
+	slices.Reverse(desc)
+	assert.Equal(t, desc, bits(cubSorted(xs, len(xs), true)))
+	// Two rows sort apart.
+	two := append(slices.Clone(xs), xs...)
+	assert.Equal(t, append(slices.Clone(asc), asc...), bits(cubSorted(two, len(xs), false)))
 }

@@ -10,9 +10,11 @@ import (
 // Sort sets dst to x sorted along its last axis (each row of a matrix, a
 // 1-D array whole), ascending, or descending if descending. NaN counts as
 // the largest value (last ascending, first descending, as NumPy's sort and
-// torch's descending sort), -0 and +0 compare equal, and the sort is
-// stable: equal keys keep their order in x, and every element keeps its
-// bits. A nil dst makes the result on o's stream and returns it; a non-nil
+// torch's descending sort), -0 and +0 compare equal, and every element
+// keeps its bits. The sort is stable — equal keys keep their order in x —
+// except for float32, float16 and bfloat16 rows longer than 4096 on a GPU,
+// where every -0 comes before every +0 (after, descending) and NaNs come
+// in an order fixed by their bits (docs/scansort.md). A nil dst makes the result on o's stream and returns it; a non-nil
 // dst must have x's shape and may be x (in place). For the real types.
 func (o Ops[T]) Sort(dst, x *Array[T], descending bool) (*Array[T], error) {
 	const op = "Sort"

@@ -164,6 +164,14 @@ const (
 	// cuda/sort16.cuh).
 	kOnesweep  // rank a tile, look back for each digit's place, scatter: a sort's keys
 	kOnesweepV // the same with values: an argsort's or a top-k's passes
+	// cubsort: the long-row sort of 4-byte keys by CUB's onesweep agents
+	// (cubsort_gpu.go, cuda/cubsort.cuh).
+	kCubKey       // keys (and positions) of x and every pass's digit counts
+	kCubUnkey     // a sort's keys back into values
+	kCubExsum     // each pass's digit counts into its digits' starts
+	kCubOnesweep  // CUB's onesweep digit pass, keys alone
+	kCubOnesweepV // the same with uint32 positions
+	kCubWiden     // uint32 positions into the int64 output
 	numKops
 )
 
@@ -269,6 +277,13 @@ var kops = [numKops]struct {
 	// sort16: the onesweep digit pass (sort16_gpu.go, cuda/sort16.cuh).
 	kOnesweep:  {"onesweep", realTypes, false},
 	kOnesweepV: {"onesweepv", realTypes, false},
+	// cubsort: CUB's onesweep agents (cubsort_gpu.go, cuda/cubsort.cuh).
+	kCubKey:       {"cub_key", cubSortTypes, false},
+	kCubUnkey:     {"cub_unkey", cubSortTypes, false},
+	kCubExsum:     {"cub_exsum", setOf(Uint32), false},
+	kCubOnesweep:  {"cub_onesweep", setOf(Uint32), false},
+	kCubOnesweepV: {"cub_onesweepv", setOf(Uint32), false},
+	kCubWiden:     {"cub_widen", setOf(Uint32), false},
 }
 
 const spinKernel = "gocuda_spin"

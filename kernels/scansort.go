@@ -141,8 +141,12 @@ func (t *target) checkScratch(sc Scratch) error {
 // × n layout and the real types. Ascending order puts NaNs last and
 // descending order puts them first (NaN counts as the largest value, as
 // NumPy's sort and torch's descending sort do); -0 and +0 compare equal.
-// The sort is stable — equal keys, and so -0 and +0 and all NaNs, keep
-// their order in x — and every value keeps its bits.
+// Every value keeps its bits, and the sort is stable — equal keys, and so
+// -0 and +0 and all NaNs, keep their order in x — except for float32 rows
+// longer than 4096 on a GPU (CUB's onesweep, which carries no positions):
+// there every -0 comes before every +0 (after, descending) and NaNs come
+// in an order fixed by their bits, not by their place in x. Argsort and
+// TopK are stable everywhere.
 //
 // scratch is device memory the GPU path needs for rows too long to sort
 // in one block (SortScratch); with less it is an error. dst may be x (in
@@ -191,6 +195,16 @@ func sortScratch(dev backend.Device, dt DType, rows, n int, indices, topk bool) 
 	sms, ok := gpuSMs(dev)
 	if !ok || rows <= 0 || n <= 0 || !realTypes.has(dt) {
 		return 0
+	}
+	return sortPlanScratch(dt, n, sms, indices, topk)
+}
+
+// sortPlanScratch is the scratch of gpuSort's plan for rows of n on a GPU
+// of sms multiprocessors: CUB's onesweep's (cubsort_gpu.go) for the 4-byte
+// types, else the radix's (0 for rows a block sorts).
+func sortPlanScratch(dt DType, n, sms int, indices, topk bool) int {
+	if n > sortRowsCap(dt) && useCubSort(dt, n) {
+		return cubPlanFor(n, indices, topk).scratch
 	}
 	return radixPlanFor(dt, n, sms, indices, topk).scratch
 }

@@ -3,7 +3,8 @@ package kernels
 import "github.com/gocuda/gocuda/backend"
 
 // The onesweep digit passes of the long-row radix sort (issue 30;
-// cuda/sort16.cuh): rows of n > sortRowsCap and n ≤ onesweepMaxKeys take,
+// cuda/sort16.cuh): rows of n > sortRowsCap and n ≤ onesweepMaxKeys that
+// cubsort_gpu.go does not take (1-, 2- and 8-byte keys) take,
 // after gocuda_radixup_* (every pass's digit totals in one read) and
 // gocuda_radixplan_i64, ONE kernel a pass slot, gocuda_onesweep_*, of a
 // block a tile, which ranks its tile, finds each digit's place from the

@@ -7,7 +7,8 @@ import (
 // The GPU side of sorting: launch plans and the sequences of kernels
 // (cuda/sort.cuh, cuda/rowsort.cuh) Sort, Argsort and TopK queue. Rows that
 // fit a block are sorted a block a row (gocuda_rowsort_*); longer rows, one
-// after another, by an LSD radix sort (see sort.cuh's comment). TopK with
+// after another, by an LSD radix sort: CUB's onesweep for 4-byte keys
+// (cubsort_gpu.go), else sort.cuh's (see its comment). TopK with
 // k ≤ 32 reads each row once (gocuda_topk16_*, gocuda_topk32_*) whatever
 // its length.
 
@@ -158,26 +159,43 @@ func (t *target) gpuSort(values, indices, x backend.Ptr, rows, n, k int, desc bo
 	}
 	directSort := indices == 0 && k == n   // Sort
 	directArgsort := values == 0 && k == n // Argsort
-	p := radixPlanFor(t.dt, n, t.sms, !directSort, !directSort && !directArgsort)
-	if p.scratch > scratch.Bytes {
+	withIndices, topk := !directSort, !directSort && !directArgsort
+	// sortRow sorts a row (keysOut) or argsorts it (idxOut): CUB's onesweep
+	// for 4-byte keys (cubsort_gpu.go), else the radix below.
+	var sortRow func(x, keysOut, idxOut backend.Ptr) error
+	var need, idxAt int
+	if useCubSort(t.dt, n) {
+		p := cubPlanFor(n, withIndices, topk)
+		need, idxAt = p.scratch, p.idx
+		sortRow = func(x, keysOut, idxOut backend.Ptr) error {
+			return t.cubSort(p, x, keysOut, idxOut, n, flags, scratch.Ptr)
+		}
+	} else {
+		p := radixPlanFor(t.dt, n, t.sms, withIndices, topk)
+		need, idxAt = p.scratch, p.idx
+		sortRow = func(x, keysOut, idxOut backend.Ptr) error {
+			return t.radix(p, x, keysOut, idxOut, n, flags, scratch.Ptr)
+		}
+	}
+	if need > scratch.Bytes {
 		return t.errorf("rows of %d need %d bytes of scratch (SortScratch, ArgsortScratch, TopKScratch), given %d: %w",
-			n, p.scratch, scratch.Bytes, backend.ErrInvalidValue)
+			n, need, scratch.Bytes, backend.ErrInvalidValue)
 	}
 	size := backend.Ptr(t.dt.Size())
 	for r := range rows {
 		xr := x + backend.Ptr(r*n)*size
 		switch {
 		case directSort:
-			if err := t.radix(p, xr, values+backend.Ptr(r*n)*size, 0, n, flags, scratch.Ptr); err != nil {
+			if err := sortRow(xr, values+backend.Ptr(r*n)*size, 0); err != nil {
 				return err
 			}
 		case directArgsort:
-			if err := t.radix(p, xr, 0, indices+backend.Ptr(r*k*8), n, flags, scratch.Ptr); err != nil {
+			if err := sortRow(xr, 0, indices+backend.Ptr(r*k*8)); err != nil {
 				return err
 			}
 		default: // TopK: the row's argsort, then its first k
-			idx := scratch.Ptr + backend.Ptr(p.idx)
-			if err := t.radix(p, xr, 0, idx, n, flags, scratch.Ptr); err != nil {
+			idx := scratch.Ptr + backend.Ptr(idxAt)
+			if err := sortRow(xr, 0, idx); err != nil {
 				return err
 			}
 			var vr, ir backend.Ptr

@@ -37,6 +37,10 @@ if ! command -v "$nvcc" >/dev/null 2>&1; then
 fi
 src=kernels/cuda/kernels.cu
 out=kernels/ptx/kernels.ptx.gz
+# -std=c++17 is also what CUB (CCCL 3.x, the toolkit's own headers, which
+# kernels.cu includes for cubsort.cuh's wrappers of its onesweep agents)
+# needs at least; no other flag: exp/cubsort compiled the same wrappers with
+# -O3 -std=c++17 alone.
 flags=(-ptx -O3 -arch=compute_80 -std=c++17 --fmad=true)
 tmp=$(mktemp --suffix=.ptx)
 ftmp=$(mktemp --suffix=.fatbin)
@@ -63,7 +67,10 @@ echo "+ $nvcc ${fflags[*]} -o $fatbin $src &"
 fpid=$!
 echo "+ $nvcc ${flags[*]} -o $out $src"
 "$nvcc" "${flags[@]}" -o "$tmp" "$src"
-entries=$(grep -cE '^\s*\.visible\s+\.entry\s' "$tmp" || true)
+# Our kernels only: CUB's headers instantiate a kernel of their own
+# (cub::EmptyKernel<void>, which their host code queries), which the
+# fatbin's name check below would not count.
+entries=$(grep -cE '^\s*\.visible\s+\.entry\s+gocuda_' "$tmp" || true)
 if [ "$entries" -eq 0 ]; then
 	echo "gen-ptx: nvcc wrote no kernels to the PTX" >&2
 	exit 1

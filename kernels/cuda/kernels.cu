@@ -33,6 +33,20 @@
 //     exp/log/tanh have the CUDA math library's documented error (at most
 //     2 ulp for float, 1 ulp for double), denormals are kept.
 
+// CUB's headers (the toolkit's, on the machine that runs gen-ptx.sh) for
+// cubsort.cuh's wrappers of its onesweep agents, first: before the macros
+// below (THREADS, KERNEL, FULL_MASK, ...) could rename anything in them.
+// device_radix_sort.cuh before the agents: it includes every helper they use
+// (LoadDirectWarpStriped, ThreadStore, ...). The CPU emulator (emu/emu.h
+// defines GOCUDA_EMU) has no CUB and skips them, as cubsort.cuh skips CUB's
+// part.
+#ifndef GOCUDA_EMU
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/agent/agent_radix_sort_onesweep.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/version.cuh>
+#endif
+
 typedef long long i64;
 typedef unsigned long long u64;
 typedef unsigned char u8;
@@ -986,3 +1000,4 @@ NN(double, f64, double)
 #include "half_ops.cuh"
 #include "sort16.cuh"
 #include "int_types_index.cuh"
+#include "cubsort.cuh"

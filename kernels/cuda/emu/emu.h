@@ -3,6 +3,8 @@
 // __syncthreads and warp shuffles are real barriers between real threads.
 // __shared__ variables become statics, which is right while one block runs
 // at a time.
+// kernels.cu and cubsort.cuh leave out what needs CUB's headers (nvcc's).
+#define GOCUDA_EMU 1
 #include <math.h>
 #include <string.h>
 #include <stdint.h>

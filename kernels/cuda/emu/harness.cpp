@@ -360,6 +360,7 @@ void test_strided(const char* name, K k, F ref) {
 #include "harness_scansort.cpp"
 #include "harness_sort.h"
 #include "harness_sort16.h"
+#include "harness_cubsort.h"
 #include "index_checks.h"
 #include "half_check.h"
 #include "half_ops_check.h"
@@ -372,6 +373,7 @@ int main() {
   if (emu_want("scansort")) test_scansort();
   if (emu_want("sort")) test_sort_all();
   if (emu_want("sort16")) test_sort16_all();
+  if (emu_want("cubsort")) test_cubsort_all();
   if (emu_want("elementwise")) {
   test_binary<float>("add_f32", gocuda_add_f32, [](float a, float b) { return a + b; });
   test_binary<double>("div_f64", gocuda_div_f64, [](double a, double b) { return a / b; });

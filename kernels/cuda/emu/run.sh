@@ -5,7 +5,7 @@
 #
 #   bash kernels/cuda/emu/run.sh [group ...]
 #
-# With groups (half optable scansort sort sort16 elementwise reduce strided
+# With groups (half optable scansort sort sort16 cubsort elementwise reduce strided
 # strided_copy nn reduce_axes index half_ops int_types: harness.cpp's main) it runs only those.
 # EMU_SORT_ROWS=1 with the sort group runs only its row sort and top-k.
 set -euo pipefail
