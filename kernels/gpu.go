@@ -172,6 +172,12 @@ const (
 	kCubOnesweep  // CUB's onesweep digit pass, keys alone
 	kCubOnesweepV // the same with uint32 positions
 	kCubWiden     // uint32 positions into the int64 output
+	// Reductions down the columns of a matrix by thread-block clusters
+	// (reduce_axes.go's colCluster, cuda/reduce_axes.cuh's col_cluster).
+	kRSumColC
+	kRMeanColC
+	kRMaxColC
+	kRMinColC
 	numKops
 )
 
@@ -284,6 +290,11 @@ var kops = [numKops]struct {
 	kCubOnesweep:  {"cub_onesweep", setOf(Uint32), false},
 	kCubOnesweepV: {"cub_onesweepv", setOf(Uint32), false},
 	kCubWiden:     {"cub_widen", setOf(Uint32), false},
+	// Column reductions by clusters (reduce_axes.go's colCluster).
+	kRSumColC:  {"rsumcolc", floatTypes, false},
+	kRMeanColC: {"rmeancolc", floatTypes, false},
+	kRMaxColC:  {"rmaxcolc", floatTypes, false},
+	kRMinColC:  {"rmincolc", floatTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

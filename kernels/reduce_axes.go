@@ -415,6 +415,48 @@ func (p *reducePlan) colSplit(dt DType, groups, inner, sms, maxChunks int) (redu
 	return reduceLaunch{mode, uint32(tiles * chunks), chunks}, true
 }
 
+// The cluster mode of the column reductions (reduce_axes.cuh's
+// col_cluster): the rows of a strip of columns split among the blocks of
+// one cluster, combined through the cluster's shared memory.
+const (
+	colClusterBlocks = 8 // COLC_CL: the blocks of a cluster, the rows' runs
+	// colClusterMinRows is the fewest rows it takes: 128 a block, as
+	// colSplit's chunks.
+	colClusterMinRows = colClusterBlocks * reduceMinRowsPerChunk
+)
+
+// colClusterOps are the reductions with cluster kernels: the sums and
+// extremes of floats, the ones columns are most often reduced by.
+var colClusterOps = [numReduceOps]kop{ReduceSum: kRSumColC, ReduceMean: kRMeanColC, ReduceMax: kRMaxColC, ReduceMin: kRMinColC}
+
+// colCluster is the cluster launch of a reduction down the columns of a
+// matrix (one kept dimension, contiguous, and one reduced, both read as
+// 16-byte vectors: colVec) on a GPU with clusters (compute capability
+// 9.0): strips of 32 >> lg lanes of 16 bytes a row, each strip's rows in
+// colClusterBlocks runs, one block a run. lg is the smallest (the widest
+// strips, 512 contiguous bytes of a row a warp at 0) that still gives at
+// least 7/4 blocks an SM: on the H100 4096×4096 float32 ran best at 256
+// blocks of 32 lanes (0.913 of a copy's bandwidth), 65536×1024 at 256
+// blocks of 8 lanes (0.971), where wider strips left SMs idle
+// (exp/colsum3, 2026-11-26 18:25 UTC). ok is false where the kernels or
+// the GPU lack the mode, the layout is another, the rows are fewer than
+// colClusterMinRows or even the narrowest strips too few; the other modes
+// take those.
+func (p *reducePlan) colCluster(op ReduceOp, dt DType, x backend.Ptr, sms int, clusters bool) (k kop, lg int, grid uint32, ok bool) {
+	k = colClusterOps[op]
+	if !clusters || k == 0 || !kops[k].types.has(dt) || len(p.oshape) != 1 || p.ostr[0] != 1 ||
+		len(p.rshape) != 1 || p.nred < colClusterMinRows || !p.colVec(dt, x) {
+		return 0, 0, 0, false
+	}
+	for lg = 0; lg <= 2; lg++ {
+		strips := ceilDiv(p.oshape[0], (32>>lg)*16/dt.Size())
+		if blocks := strips * colClusterBlocks; 4*blocks >= 7*sms && blocks <= math.MaxUint32 {
+			return k, lg, uint32(blocks), true
+		}
+	}
+	return 0, 0, 0, false
+}
+
 // kernel is the family that runs pass 1 in mode m.
 func (l reduceLaunch) kernel(op ReduceOp) kop {
 	switch {
@@ -518,6 +560,9 @@ func (t *target) gpuReduceAxes(op ReduceOp, dst, x backend.Ptr, p *reducePlan, s
 	if len(p.oshape) > reduceDims || len(p.rshape) > reduceDims {
 		return t.errorf("shape %v, strides %v: %d kept and %d reduced dimensions after merging; a GPU reduction takes at most %d of each (copy the array contiguous first): %w",
 			p.shape, p.strides, len(p.oshape), len(p.rshape), reduceDims, backend.ErrNotSupported)
+	}
+	if k, lg, grid, ok := p.colCluster(op, t.dt, x, t.sms, t.clusters()); ok {
+		return t.launch(k, 0, grid, dptr(dst), dptr(x), int64(p.oshape[0]), int64(p.nred), int64(p.rstr[0]), int32(lg))
 	}
 	l := p.launch(op, t.dt, x, t.sms, scratch.Bytes)
 	if err := t.launch(l.kernel(op), 0, l.grid, p.args(dst, scratch.Ptr, x, l)...); err != nil {

@@ -90,3 +90,51 @@ func TestReducePlanLongRowsByWarp(t *testing.T) {
 		})
 	}
 }
+
+// TestColClusterPlan: the cluster mode's strips (the widest that give 7/4
+// blocks an SM of an H100's 132), and the layouts, reductions, types and
+// GPUs it leaves to the other modes.
+func TestColClusterPlan(t *testing.T) {
+	const sms = 132
+	cases := []struct {
+		name           string
+		op             ReduceOp
+		dt             DType
+		x              uintptr
+		shape, strides []int
+		axes           []int
+		clusters       bool
+		ok             bool
+		lg             int
+		grid           uint32
+	}{
+		{"4096² float32: strips of 32 lanes", ReduceSum, Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, true, true, 0, 32 * colClusterBlocks},
+		{"65536 × 1024 float32: strips of 8 lanes", ReduceMean, Float32, 0, []int{65536, 1024}, []int{1024, 1}, []int{0}, true, true, 2, 32 * colClusterBlocks},
+		{"2048² float32: strips of 16 lanes", ReduceMax, Float32, 0, []int{2048, 2048}, []int{2048, 1}, []int{0}, true, true, 1, 32 * colClusterBlocks},
+		{"4096² float64: strips of 32 lanes", ReduceMin, Float64, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, true, true, 0, 64 * colClusterBlocks},
+		{"a column slice", ReduceSum, Float32, 0, []int{4096, 2048}, []int{8192, 1}, []int{0}, true, true, 1, 32 * colClusterBlocks},
+		{"no clusters on the GPU", ReduceSum, Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, false, false, 0, 0},
+		{"argmax has no cluster kernel", ReduceArgMax, Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, true, false, 0, 0},
+		{"nor int32", ReduceSum, Int32, 0, []int{4096, 4096}, []int{4096, 1}, []int{0}, true, false, 0, 0},
+		{"rows too few", ReduceSum, Float32, 0, []int{colClusterMinRows - 1, 4096}, []int{4096, 1}, []int{0}, true, false, 0, 0},
+		{"columns too few for the narrowest strips", ReduceSum, Float32, 0, []int{65536, 512}, []int{512, 1}, []int{0}, true, false, 0, 0},
+		{"an unaligned view", ReduceSum, Float32, 4, []int{4096, 4096}, []int{4096, 1}, []int{0}, true, false, 0, 0},
+		{"outer kept groups", ReduceSum, Float32, 0, []int{4, 4096, 1024}, []int{4096 * 1024, 1024, 1}, []int{1}, true, false, 0, 0},
+		{"rows, not columns", ReduceSum, Float32, 0, []int{4096, 4096}, []int{4096, 1}, []int{1}, true, false, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := planReduce(c.shape, c.strides, c.axes)
+			require.NoError(t, err)
+			k, lg, grid, ok := p.colCluster(c.op, c.dt, backend.Ptr(c.x), sms, c.clusters)
+			require.Equal(t, c.ok, ok)
+			if !ok {
+				return
+			}
+			assert.Equal(t, colClusterOps[c.op], k)
+			assert.Equal(t, c.lg, lg)
+			assert.Equal(t, c.grid, grid)
+			assert.Zero(t, grid%colClusterBlocks, "whole clusters")
+		})
+	}
+}

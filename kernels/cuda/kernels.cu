@@ -45,6 +45,8 @@
 #include <cub/agent/agent_radix_sort_onesweep.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/version.cuh>
+// Thread-block clusters (reduce_axes.cuh's column reductions on 9.0).
+#include <cooperative_groups.h>
 #endif
 
 typedef long long i64;
