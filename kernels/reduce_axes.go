@@ -436,9 +436,9 @@ var colClusterOps = [numReduceOps]kop{ReduceSum: kRSumColC, ReduceMean: kRMeanCo
 // colClusterBlocks runs, one block a run. lg is the smallest (the widest
 // strips, 512 contiguous bytes of a row a warp at 0) that still gives at
 // least 7/4 blocks an SM: on the H100 4096×4096 float32 ran best at 256
-// blocks of 32 lanes (0.913 of a copy's bandwidth), 65536×1024 at 256
-// blocks of 8 lanes (0.971), where wider strips left SMs idle
-// (exp/colsum3, 2026-11-26 18:25 UTC). ok is false where the kernels or
+// blocks of 32 lanes (0.916 of a copy's bandwidth), 65536×1024 at 256
+// blocks of 8 lanes (0.976), where wider strips left SMs idle
+// (exp/colsum3, 2026-11-26 18:20-18:40 UTC). ok is false where the kernels or
 // the GPU lack the mode, the layout is another, the rows are fewer than
 // colClusterMinRows or even the narrowest strips too few; the other modes
 // take those.

@@ -590,9 +590,9 @@ RAXES_ORDER(u32, u32)
 // block combines its W/COLC_CL columns across the cluster's shared memory
 // (distributed shared memory) in rank order and writes them. So the rows
 // split into chunks with no partials in global memory, no counters and no
-// second pass: on the H100, 4096×4096 float32 down the columns took 26.3
-// µs (0.913 of a copy's bandwidth) against 28.0 for the best split with
-// partials (exp/colsum3, 2026-11-26 18:25 UTC). Go launches strips ×
+// second pass: on the H100, 4096×4096 float32 down the columns (summed in
+// float64) took 26.2 µs (0.916 of a copy's bandwidth) against 28.0 for the
+// best split with partials (exp/colsum3, 2026-11-26 18:20-18:40 UTC). Go launches strips ×
 // COLC_CL blocks (whole clusters). Every order is fixed: deterministic.
 //
 // Without clusters (compute capability 8.x code: the PTX, which a GPU of
@@ -640,9 +640,13 @@ __device__ __forceinline__ void col_cluster(typename R::Out* dst, const T* x, i6
 #endif
   const i64 c0 = (i64)(blockIdx.x / COLC_CL) * W, c = c0 + (i64)lx * K;
   const i64 per = (nred + nrank - 1) / nrank, r0 = rank * per, r1 = r0 + per < nred ? r0 + per : nred;
-  A acc[K];
+  // Two sets of accumulators, the even and the odd rows of each round of
+  // U: half as long a chain of dependent adds between a round's loads and
+  // the next's (26.2 µs against 27.1 with one set on 4096×4096 float32
+  // summed in float64, 92.4 against 97.8 on 65536×1024, exp/colsum3).
+  A acc[2][K];
 #pragma unroll
-  for (int k = 0; k < K; k++) acc[k] = R::ident();
+  for (int k = 0; k < K; k++) acc[0][k] = acc[1][k] = R::ident();
   if (c < inner) {  // inner is a multiple of K: all K columns are there
     const Vec<T>* col = reinterpret_cast<const Vec<T>*>(x + c);
     const i64 rsv = rs / K;  // the row stride in vectors
@@ -654,16 +658,16 @@ __device__ __forceinline__ void col_cluster(typename R::Out* dst, const T* x, i6
 #pragma unroll
       for (int u = 0; u < U; u++)
 #pragma unroll
-        for (int k = 0; k < K; k++) acc[k] = R::step(acc[k], e[u].e[k], r + u * RS);
+        for (int k = 0; k < K; k++) acc[u & 1][k] = R::step(acc[u & 1][k], e[u].e[k], r + u * RS);
     }
     for (; r < r1; r += RS) {
       const Vec<T> e = vload_cs(col + r * rsv);
 #pragma unroll
-      for (int k = 0; k < K; k++) acc[k] = R::step(acc[k], e.e[k], r);
+      for (int k = 0; k < K; k++) acc[0][k] = R::step(acc[0][k], e.e[k], r);
     }
   }
 #pragma unroll
-  for (int k = 0; k < K; k++) part[k][threadIdx.x] = acc[k];
+  for (int k = 0; k < K; k++) part[k][threadIdx.x] = R::combine(acc[0][k], acc[1][k]);
   __syncthreads();
   // Column j of the strip: lane j / K's vector, element j % K, combined
   // over the row slots in slot order (W <= 128 < THREADS: one round).
