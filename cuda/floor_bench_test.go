@@ -75,8 +75,15 @@ func BenchmarkSmallOpOverFloor(b *testing.B) {
 	}
 	defer dev.Free(px)
 	grid, block := cuda.Dim3{X: n / 256, Y: 1, Z: 1}, cuda.Dim3{X: 256, Y: 1, Z: 1}
-	timed := func(fn func() error) float64 {
-		sync()
+	syncFloor := func() {
+		if err := cs.Synchronize(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// timed is a burst's host time per call of fn, the stream fn queues on
+	// idle before and drained after (wait).
+	timed := func(wait func(), fn func() error) float64 {
+		wait()
 		start := time.Now()
 		for range burst {
 			if err := fn(); err != nil {
@@ -84,7 +91,7 @@ func BenchmarkSmallOpOverFloor(b *testing.B) {
 			}
 		}
 		ns := float64(time.Since(start).Nanoseconds()) / burst
-		sync()
+		wait()
 		return ns
 	}
 	words := func() error { return cs.LaunchWords(f, grid, block, 0, uint64(p), cuda.Word32(n)) }
@@ -96,18 +103,12 @@ func BenchmarkSmallOpOverFloor(b *testing.B) {
 	var ops, allocs, floors, wordss, kerns []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i += burst {
-		ops = append(ops, timed(inPlace))
+		ops = append(ops, timed(sync, inPlace))
 		b.StopTimer()
-		if err := cs.Synchronize(); err != nil {
-			b.Fatal(err)
-		}
 		floors = append(floors, floor())
-		wordss = append(wordss, timed(words))
-		if err := cs.Synchronize(); err != nil {
-			b.Fatal(err)
-		}
-		kerns = append(kerns, timed(kernel))
-		allocs = append(allocs, timed(func() error { allocating(); return nil }))
+		wordss = append(wordss, timed(syncFloor, words))
+		kerns = append(kerns, timed(sync, kernel))
+		allocs = append(allocs, timed(sync, func() error { allocating(); return nil }))
 		b.StartTimer()
 	}
 	b.StopTimer()

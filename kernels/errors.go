@@ -167,6 +167,20 @@ func quick(dev backend.Device, s backend.Stream) *resolvedGPU {
 	return nil
 }
 
+// quickFn is the short path's guard, for an elementwise operation of n
+// elements of dt on stream s of dev: the stream resolved last (quick), n
+// within bounds, dt among the kernels' types, the pointers non-nil and
+// aligned (quickPtrs), and the kernel id already loaded on the context. It
+// returns the stream and the kernel, or a nil kernel where the operation
+// takes prepare's general path, which words any error.
+func quickFn(dev backend.Device, s backend.Stream, types dtypeSet, dt DType, n, id int, ptrs ...backend.Ptr) (*resolvedGPU, *cuda.Function) {
+	g := quick(dev, s)
+	if g == nil || n <= 0 || n > maxBytes/dt.Size() || !types.has(dt) || !quickPtrs(dt, ptrs...) {
+		return nil, nil
+	}
+	return g, g.mod.fns[id].Load()
+}
+
 // quickPtrs reports whether ptrs are all non-nil and aligned for dt: the
 // checks prepare makes of an elementwise operation's pointers, which the
 // short path makes at once (any failure takes the general path, which

@@ -240,10 +240,8 @@ func (t *target) enqueue(fn func()) error {
 }
 
 func binary(op string, k kop, dt DType, dev backend.Device, s backend.Stream, dst, a, b backend.Ptr, n int) error {
-	if g := quick(dev, s); g != nil && n > 0 && n <= maxBytes/dt.Size() && kops[k].types.has(dt) && quickPtrs(dt, dst, a, b) {
-		if f := g.mod.fns[kernelID(k, dt, 0)].Load(); f != nil {
-			return g.launch(op, dt, f, elementwiseGrid(n, dt, g.sms), wp(dst), wp(a), wp(b), uint64(n))
-		}
+	if g, f := quickFn(dev, s, kops[k].types, dt, n, kernelID(k, dt, 0), dst, a, b); f != nil {
+		return g.launch(op, dt, f, elementwiseGrid(n, dt, g.sms), wp(dst), wp(a), wp(b), uint64(n))
 	}
 	t, err := prepare(op, kops[k].types, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"a", a}, ptrArg{"b", b})
 	if err != nil || n == 0 {
@@ -256,10 +254,8 @@ func binary(op string, k kop, dt DType, dev backend.Device, s backend.Stream, ds
 }
 
 func scalar(op string, k kop, types dtypeSet, dt DType, dev backend.Device, s backend.Stream, dst, a backend.Ptr, bits uint64, n int) error {
-	if g := quick(dev, s); g != nil && n > 0 && n <= maxBytes/dt.Size() && types.has(dt) && quickPtrs(dt, dst, a) {
-		if f := g.mod.fns[kernelID(k, dt, 0)].Load(); f != nil {
-			return g.launch(op, dt, f, elementwiseGrid(n, dt, g.sms), wp(dst), wp(a), bits, uint64(n))
-		}
+	if g, f := quickFn(dev, s, types, dt, n, kernelID(k, dt, 0), dst, a); f != nil {
+		return g.launch(op, dt, f, elementwiseGrid(n, dt, g.sms), wp(dst), wp(a), bits, uint64(n))
 	}
 	t, err := prepare(op, types, dt, dev, s, n, ptrArg{"dst", dst}, ptrArg{"a", a})
 	if err != nil || n == 0 {

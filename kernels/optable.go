@@ -77,10 +77,8 @@ func takesScalars(k genKind) bool { return k == genBinary || k == genCompare || 
 // for the host loops it travels as s1, which these kinds do not use.
 func runGenScalars(g *genOp, dt DType, dev backend.Device, s backend.Stream, dst backend.Ptr, in [3]backend.Ptr, n int, s1, s2 uint64, sc Scalars) error {
 	if g.kind == genUnary { // Tanh, Exp, …: one type, two pointers
-		if q := quick(dev, s); q != nil && n > 0 && n <= maxBytes/dt.Size() && g.types.has(dt) && quickPtrs(dt, dst, in[0]) {
-			if f := q.mod.fns[genKernelID(g.kernel[dt])].Load(); f != nil {
-				return q.launch(g.name, dt, f, elementwiseGrid(n, dt, q.sms), wp(dst), wp(in[0]), uint64(n))
-			}
+		if q, f := quickFn(dev, s, g.types, dt, n, genKernelID(g.kernel[dt]), dst, in[0]); f != nil {
+			return q.launch(g.name, dt, f, elementwiseGrid(n, dt, q.sms), wp(dst), wp(in[0]), uint64(n))
 		}
 	}
 	t, err := prepare(g.name, g.types, dt, dev, s, n)
