@@ -17,7 +17,7 @@ func TestBenchArraysPrintsArraysPysLines(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "bench", "arrays", "--match", "copy", "--iters", "1", "--repeats", "1")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "backend "+b.Name()+", device 0: ")
-	assert.Contains(t, stdout, "1 calls then one synchronization, median of 1")
+	assert.Contains(t, stdout, "1 calls between two timing events, median of 1")
 	assert.Regexp(t, `\ncopy 4096x4096 f32 \(read\+write\) +\d+\.\d us +\d+\.\d GB/s\n`, stdout)
 	assert.NotContains(t, stdout, "exp 4096x4096")
 }
