@@ -174,10 +174,20 @@ const (
 	kCubWiden     // uint32 positions into the int64 output
 	// Reductions down the columns of a matrix by thread-block clusters
 	// (reduce_axes.go's colCluster, cuda/reduce_axes.cuh's col_cluster).
+	// Three kernels each, of strips of 32, 16 and 8 lanes (lg 0, 1, 2),
+	// consecutive: colClusterOps[op] + kop(lg).
 	kRSumColC
+	kRSumColC1
+	kRSumColC2
 	kRMeanColC
+	kRMeanColC1
+	kRMeanColC2
 	kRMaxColC
+	kRMaxColC1
+	kRMaxColC2
 	kRMinColC
+	kRMinColC1
+	kRMinColC2
 	numKops
 )
 
@@ -291,10 +301,18 @@ var kops = [numKops]struct {
 	kCubOnesweepV: {"cub_onesweepv", setOf(Uint32), false},
 	kCubWiden:     {"cub_widen", setOf(Uint32), false},
 	// Column reductions by clusters (reduce_axes.go's colCluster).
-	kRSumColC:  {"rsumcolc", floatTypes, false},
-	kRMeanColC: {"rmeancolc", floatTypes, false},
-	kRMaxColC:  {"rmaxcolc", floatTypes, false},
-	kRMinColC:  {"rmincolc", floatTypes, false},
+	kRSumColC:   {"rsumcolc0", floatTypes, false},
+	kRSumColC1:  {"rsumcolc1", floatTypes, false},
+	kRSumColC2:  {"rsumcolc2", floatTypes, false},
+	kRMeanColC:  {"rmeancolc0", floatTypes, false},
+	kRMeanColC1: {"rmeancolc1", floatTypes, false},
+	kRMeanColC2: {"rmeancolc2", floatTypes, false},
+	kRMaxColC:   {"rmaxcolc0", floatTypes, false},
+	kRMaxColC1:  {"rmaxcolc1", floatTypes, false},
+	kRMaxColC2:  {"rmaxcolc2", floatTypes, false},
+	kRMinColC:   {"rmincolc0", floatTypes, false},
+	kRMinColC1:  {"rmincolc1", floatTypes, false},
+	kRMinColC2:  {"rmincolc2", floatTypes, false},
 }
 
 const spinKernel = "gocuda_spin"

@@ -425,8 +425,9 @@ const (
 	colClusterMinRows = colClusterBlocks * reduceMinRowsPerChunk
 )
 
-// colClusterOps are the reductions with cluster kernels: the sums and
-// extremes of floats, the ones columns are most often reduced by.
+// colClusterOps are the reductions with cluster kernels (the first of each
+// one's three): the sums and extremes of floats, the ones columns are most
+// often reduced by.
 var colClusterOps = [numReduceOps]kop{ReduceSum: kRSumColC, ReduceMean: kRMeanColC, ReduceMax: kRMaxColC, ReduceMin: kRMinColC}
 
 // colCluster is the cluster launch of a reduction down the columns of a
@@ -562,7 +563,7 @@ func (t *target) gpuReduceAxes(op ReduceOp, dst, x backend.Ptr, p *reducePlan, s
 			p.shape, p.strides, len(p.oshape), len(p.rshape), reduceDims, backend.ErrNotSupported)
 	}
 	if k, lg, grid, ok := p.colCluster(op, t.dt, x, t.sms, t.clusters()); ok {
-		return t.launch(k, 0, grid, dptr(dst), dptr(x), int64(p.oshape[0]), int64(p.nred), int64(p.rstr[0]), int32(lg))
+		return t.launch(k+kop(lg), 0, grid, dptr(dst), dptr(x), int64(p.oshape[0]), int64(p.nred), int64(p.rstr[0]))
 	}
 	l := p.launch(op, t.dt, x, t.sms, scratch.Bytes)
 	if err := t.launch(l.kernel(op), 0, l.grid, p.args(dst, scratch.Ptr, x, l)...); err != nil {
