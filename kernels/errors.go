@@ -247,7 +247,3 @@ func (t *target) resolve(dev backend.Device, s backend.Stream) error {
 	}
 	return nil
 }
-
-// clusters reports whether t's GPU runs thread-block clusters (compute
-// capability 9.0 and up), which reduce_axes.go's colCluster needs.
-func (t *target) clusters() bool { return t.cu != nil && t.cu.Info().Major >= 9 }

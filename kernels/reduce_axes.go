@@ -179,11 +179,22 @@ func ReduceScratch[T Elem](dev backend.Device, op ReduceOp, shape, strides, axes
 	if err != nil || on.GPU == nil {
 		return 0
 	}
-	l := p.launch(op, DTypeOf[T](), 0, max(on.GPU.Info().MultiProcessors, 1), math.MaxInt)
+	return p.scratchBytes(op, DTypeOf[T](), on.GPU.Info())
+}
+
+// scratchBytes is ReduceScratch of p on a GPU described by info: none for
+// the cluster mode (one pass through the cluster's shared memory) or an
+// unsplit launch, else the split's partials.
+func (p *reducePlan) scratchBytes(op ReduceOp, dt DType, info backend.Info) int {
+	sms := max(info.MultiProcessors, 1)
+	if _, _, ok := p.colCluster(op, dt, 0, sms, clusters(info)); ok {
+		return 0
+	}
+	l := p.launch(op, dt, 0, sms, math.MaxInt)
 	if l.chunks <= 1 {
 		return 0
 	}
-	return l.chunks * p.nout * reduceAccBytes(op, DTypeOf[T]())
+	return l.chunks * p.nout * reduceAccBytes(op, dt)
 }
 
 // reducePlan is a reduction's layout after simplification: the kept and
@@ -430,11 +441,12 @@ const (
 // often reduced by.
 var colClusterOps = [numReduceOps]kop{ReduceSum: kRSumColC, ReduceMean: kRMeanColC, ReduceMax: kRMaxColC, ReduceMin: kRMinColC}
 
-// colCluster is the cluster launch of a reduction down the columns of a
-// matrix (one kept dimension, contiguous, and one reduced, both read as
+// colCluster is the cluster launch (kernel and grid) of a reduction down
+// the columns of a matrix (one kept dimension, contiguous, and one reduced, both read as
 // 16-byte vectors: colVec) on a GPU with clusters (compute capability
 // 9.0): strips of 32 >> lg lanes of 16 bytes a row, each strip's rows in
-// colClusterBlocks runs, one block a run. lg is the smallest (the widest
+// colClusterBlocks runs, one block a run; the kernel is op's for strips
+// of that width (colClusterOps[op] + lg). lg is the smallest (the widest
 // strips, 512 contiguous bytes of a row a warp at 0) that still gives at
 // least 7/4 blocks an SM: on the H100 4096×4096 float32 ran best at 256
 // blocks of 32 lanes (0.916 of a copy's bandwidth), 65536×1024 at 256
@@ -443,20 +455,24 @@ var colClusterOps = [numReduceOps]kop{ReduceSum: kRSumColC, ReduceMean: kRMeanCo
 // the GPU lack the mode, the layout is another, the rows are fewer than
 // colClusterMinRows or even the narrowest strips too few; the other modes
 // take those.
-func (p *reducePlan) colCluster(op ReduceOp, dt DType, x backend.Ptr, sms int, clusters bool) (k kop, lg int, grid uint32, ok bool) {
+func (p *reducePlan) colCluster(op ReduceOp, dt DType, x backend.Ptr, sms int, clusters bool) (k kop, grid uint32, ok bool) {
 	k = colClusterOps[op]
 	if !clusters || k == 0 || !kops[k].types.has(dt) || len(p.oshape) != 1 || p.ostr[0] != 1 ||
 		len(p.rshape) != 1 || p.nred < colClusterMinRows || !p.colVec(dt, x) {
-		return 0, 0, 0, false
+		return 0, 0, false
 	}
-	for lg = 0; lg <= 2; lg++ {
+	for lg := range 3 {
 		strips := ceilDiv(p.oshape[0], (32>>lg)*16/dt.Size())
 		if blocks := strips * colClusterBlocks; 4*blocks >= 7*sms && blocks <= math.MaxUint32 {
-			return k, lg, uint32(blocks), true
+			return k + kop(lg), uint32(blocks), true
 		}
 	}
-	return 0, 0, 0, false
+	return 0, 0, false
 }
+
+// clusters reports whether a GPU runs thread-block clusters (compute
+// capability 9.0 and up), which colCluster needs.
+func clusters(info backend.Info) bool { return info.Major >= 9 }
 
 // kernel is the family that runs pass 1 in mode m.
 func (l reduceLaunch) kernel(op ReduceOp) kop {
@@ -562,8 +578,8 @@ func (t *target) gpuReduceAxes(op ReduceOp, dst, x backend.Ptr, p *reducePlan, s
 		return t.errorf("shape %v, strides %v: %d kept and %d reduced dimensions after merging; a GPU reduction takes at most %d of each (copy the array contiguous first): %w",
 			p.shape, p.strides, len(p.oshape), len(p.rshape), reduceDims, backend.ErrNotSupported)
 	}
-	if k, lg, grid, ok := p.colCluster(op, t.dt, x, t.sms, t.clusters()); ok {
-		return t.launch(k+kop(lg), 0, grid, dptr(dst), dptr(x), int64(p.oshape[0]), int64(p.nred), int64(p.rstr[0]))
+	if k, grid, ok := p.colCluster(op, t.dt, x, t.sms, clusters(t.cu.Info())); ok {
+		return t.launch(k, 0, grid, dptr(dst), dptr(x), int64(p.oshape[0]), int64(p.nred), int64(p.rstr[0]))
 	}
 	l := p.launch(op, t.dt, x, t.sms, scratch.Bytes)
 	if err := t.launch(l.kernel(op), 0, l.grid, p.args(dst, scratch.Ptr, x, l)...); err != nil {

@@ -126,15 +126,27 @@ func TestColClusterPlan(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := planReduce(c.shape, c.strides, c.axes)
 			require.NoError(t, err)
-			k, lg, grid, ok := p.colCluster(c.op, c.dt, backend.Ptr(c.x), sms, c.clusters)
+			k, grid, ok := p.colCluster(c.op, c.dt, backend.Ptr(c.x), sms, c.clusters)
 			require.Equal(t, c.ok, ok)
 			if !ok {
 				return
 			}
-			assert.Equal(t, colClusterOps[c.op], k)
-			assert.Equal(t, c.lg, lg)
+			assert.Equal(t, colClusterOps[c.op]+kop(c.lg), k, "the kernel of strips of 32 >> %d lanes", c.lg)
 			assert.Equal(t, c.grid, grid)
 			assert.Zero(t, grid%colClusterBlocks, "whole clusters")
 		})
 	}
+}
+
+// TestReduceScratchNoneForTheClusterMode: a reduction that the cluster
+// mode takes needs no scratch; the same layout on a GPU without clusters
+// splits its rows and does.
+func TestReduceScratchNoneForTheClusterMode(t *testing.T) {
+	p, err := planReduce([]int{65536, 1024}, []int{1024, 1}, []int{0})
+	require.NoError(t, err)
+	hopper := backend.Info{MultiProcessors: 132, Major: 9}
+	ampere := backend.Info{MultiProcessors: 108, Major: 8}
+	assert.Zero(t, p.scratchBytes(ReduceSum, Float32, hopper), "Sum on 9.0: clusters")
+	assert.Positive(t, p.scratchBytes(ReduceSum, Float32, ampere), "Sum on 8.0: a split")
+	assert.Positive(t, p.scratchBytes(ReduceArgMax, Float32, hopper), "ArgMax has no cluster kernel: a split")
 }
