@@ -682,15 +682,21 @@ __device__ __forceinline__ void col_cluster(typename R::Out* dst, const T* x, i6
   }
 #if COLC_CLUSTER
   cluster.sync();  // every block's fin is written and visible to the cluster
-  const int share = W / COLC_CL;
-  if (threadIdx.x < share) {
-    const int j = rank * share + threadIdx.x;
+  const int share = W / COLC_CL, j = rank * share + threadIdx.x;
+  if (threadIdx.x < share && c0 + j < inner) {
     A s = *cluster.map_shared_rank(&fin[j], 0);
 #pragma unroll
     for (int q = 1; q < COLC_CL; q++) s = R::combine(s, *cluster.map_shared_rank(&fin[j], q));
-    if (c0 + j < inner) dst[c0 + j] = R::finish(s, nred);
+    dst[c0 + j] = R::finish(s, nred);
   }
-  cluster.sync();  // no block exits (freeing its fin) while another reads it
+  // No block exits (freeing its fin) while another reads it. The arrive is
+  // relaxed: the store above consumed every value this thread read from
+  // the other blocks, so those reads are done before it issues, and the
+  // store itself need not be fenced (the kernel's end makes it visible).
+  // With cluster.sync()'s release fence (MEMBAR.ALL.GPU) here, the 4096²
+  // float32 sum took 26.6 µs on the H100; with this, 25.9 (exp/colsum4,
+  // 2026-11-26 21:52-21:58 UTC).
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 #else
   __syncthreads();
   if (threadIdx.x < W && c0 + threadIdx.x < inner) dst[c0 + threadIdx.x] = R::finish(fin[threadIdx.x], nred);
