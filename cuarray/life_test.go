@@ -273,6 +273,7 @@ func serve(t *testing.T, n, concurrent int, get func(i int) (s *cuarray.Stream, 
 // borrowed, the streams now leave a bounded number of goroutines (the
 // borrowing set's idle streams) and their caches go back.
 func TestShortLivedGoroutinesLeaveNothing(t *testing.T) {
+	skipUnderSanitizer(t)
 	n, concurrent := 2000, 64
 	if testing.Short() { // the race detector makes each request dear
 		n = 500

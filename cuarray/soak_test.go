@@ -28,6 +28,7 @@ import (
 //     cuda (the driver's pool, which reserves 32 MiB at a time) at most
 //     64 MiB, on the other pools at most one wave's blocks (2 000 * 16 KiB).
 func TestSoakShortLivedGoroutines(t *testing.T) {
+	skipUnderSanitizer(t)
 	total := 100_000
 	if testing.Short() {
 		total = 10_000
