@@ -89,7 +89,7 @@ func TestModuleLoadsTheFatbinOrFallsBackToThePTX(t *testing.T) {
 		{"a fatbin the driver refuses", []byte("not a fatbin")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			mod, err := loadModule(ctx, c.fatbin, ptxImage())
+			mod, err := loadModule(ctx, c.fatbin, ptxImage)
 			require.NoError(t, err)
 			defer func() { assert.NoError(t, mod.Unload()) }()
 			f, err := mod.Function(nameByID[kernelID(kAdd, Float32, 0)])
@@ -156,7 +156,7 @@ func TestPTXParsing(t *testing.T) {
 // Without real PTX, loading fails with ErrNoPTX and the message says what
 // to run, rather than the driver's complaint about the placeholder.
 func TestPlaceholderGivesClearError(t *testing.T) {
-	_, err := loadModule(nil, nil, []byte("// gocuda-ptx-placeholder\n"))
+	_, err := loadModule(nil, nil, func() []byte { return []byte("// gocuda-ptx-placeholder\n") })
 	require.True(t, errors.Is(err, ErrNoPTX))
 	assert.True(t, strings.Contains(err.Error(), "run scripts/gen-ptx.sh on a machine with nvcc"))
 }
@@ -175,9 +175,38 @@ func BenchmarkModuleLoad(b *testing.B) {
 	}{{"fatbin", cubinImage()}, {"ptx", nil}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				mod, err := loadModule(cu.Context(), c.fatbin, ptxImage())
+				mod, err := loadModule(cu.Context(), c.fatbin, ptxImage)
 				require.NoError(b, err)
 				require.NoError(b, mod.Unload())
+			}
+		})
+	}
+	// What a process's first kernel pays: the embedded images unpacked as
+	// moduleFor unpacks them (the PTX only if the fatbin fails), then
+	// loaded.
+	b.Run("first use", func(b *testing.B) {
+		for b.Loop() {
+			mod, err := loadModule(cu.Context(), gunzip(fatbinGz), func() []byte { return gunzip(ptxGz) })
+			require.NoError(b, err)
+			require.NoError(b, mod.Unload())
+		}
+	})
+}
+
+// BenchmarkUnpack times unpacking the embedded images and checking the PTX,
+// the host's part of a process's first kernel (on any machine).
+func BenchmarkUnpack(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		fn   func()
+	}{
+		{"fatbin", func() { gunzip(fatbinGz) }},
+		{"ptx", func() { gunzip(ptxGz) }},
+		{"isPlaceholder of the ptx", func() { isPlaceholder(ptxImage()) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.fn()
 			}
 		})
 	}
