@@ -3,8 +3,9 @@ package kernels
 import (
 	"bytes"
 	"compress/gzip"
-	_ "embed"
+	"embed"
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"regexp"
@@ -29,22 +30,108 @@ import (
 //go:embed ptx/kernels.ptx.gz
 var ptxGz []byte
 
-// fatbinGz is the same kernels as machine code for sm_80 and sm_90 in a
+// fatbinFS holds the same kernels as machine code for sm_80 and sm_90 in a
 // fatbin (scripts/gen-ptx.sh), loaded first so that on those GPUs loading
-// the module compiles nothing; other GPUs get the PTX. Empty until nvcc has
-// run.
+// the module compiles nothing; other GPUs get the PTX. It is in pieces of
+// 8 MiB, kernels.fatbin.NN.gz, each its own gzip stream, so that they
+// unpack at once on goroutines of their own (empty pieces read as no
+// fatbin).
 //
-//go:embed ptx/kernels.fatbin.gz
-var fatbinGz []byte
+//go:embed ptx/kernels.fatbin.*.gz
+var fatbinFS embed.FS
+
+// fatbinParts are the fatbin's pieces in order.
+var fatbinParts = sync.OnceValue(func() [][]byte {
+	entries, err := fatbinFS.ReadDir("ptx")
+	if err != nil {
+		return nil
+	}
+	var parts [][]byte
+	for _, e := range entries { // ReadDir sorts by name: the pieces' order
+		b, err := fatbinFS.ReadFile("ptx/" + e.Name())
+		if err != nil {
+			return nil
+		}
+		parts = append(parts, b)
+	}
+	return parts
+})
 
 // ptxImage and cubinImage are the embedded images, unpacked at first use,
-// once a process: the fatbin always (50 MB: 0.38 s on the H100's host, up to
-// 0.9 s on a busy 2-core one), the PTX (32 MB) only where the fatbin does not
-// load.
+// once a process: the fatbin always (50 MB, its pieces at once), the PTX
+// (32 MB) only where the fatbin does not load.
 var (
 	ptxImage   = sync.OnceValue(func() []byte { return gunzip(ptxGz) })
-	cubinImage = sync.OnceValue(func() []byte { return gunzip(fatbinGz) })
+	cubinImage = sync.OnceValue(func() []byte { return gunzipParts(fatbinParts()) })
 )
+
+// gunzipParts unpacks gzip pieces, each on a goroutine of its own, into one
+// buffer: their concatenation. As one stream the 50 MB of the fatbin took
+// 0.38 s on the H100's host and 0.4-0.9 s on a 2-core one. A piece that
+// does not unpack to the size its trailer gives makes the whole read as
+// empty, as gunzip does.
+func gunzipParts(parts [][]byte) []byte {
+	offs := make([]int, len(parts)+1)
+	for i, p := range parts {
+		n := gzipSize(p)
+		if n < 0 {
+			return nil
+		}
+		offs[i+1] = offs[i] + n
+	}
+	if offs[len(parts)] == 0 {
+		return nil
+	}
+	out := make([]byte, offs[len(parts)])
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for i, p := range parts {
+		wg.Go(func() {
+			if !gunzipInto(out[offs[i]:offs[i+1]], p) {
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() {
+		return nil
+	}
+	return out
+}
+
+// gzipSize is the unpacked size a gzip stream's trailer gives (its last
+// four bytes, the size mod 2^32): 0 for nothing, -1 for what is too short
+// to be a gzip stream or claims more than deflate can give (1032 bytes a
+// byte), which a damaged trailer could, so that no one allocates for it.
+func gzipSize(b []byte) int {
+	n := len(b)
+	switch {
+	case n == 0:
+		return 0
+	case n < 18: // a gzip header and trailer
+		return -1
+	}
+	size := int(uint32(b[n-4]) | uint32(b[n-3])<<8 | uint32(b[n-2])<<16 | uint32(b[n-1])<<24)
+	if size > 1032*n {
+		return -1
+	}
+	return size
+}
+
+// gunzipInto unpacks b into dst, which must be exactly its unpacked size.
+func gunzipInto(dst, b []byte) bool {
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return false
+	}
+	if _, err := io.ReadFull(r, dst); err != nil {
+		return false
+	}
+	// Nothing past dst: the stream ends there, its checksum verified.
+	var one [1]byte
+	n, err := r.Read(one[:])
+	return n == 0 && err == io.EOF
+}
 
 // gunzip unpacks an embedded image; a file that does not unpack (which the
 // tests rule out for the committed ones) reads as empty, which the loader
@@ -57,16 +144,13 @@ func gunzip(b []byte) []byte {
 	if err != nil {
 		return nil
 	}
-	// The trailer's last four bytes are the unpacked size (mod 2^32): one
-	// buffer of that size rather than io.ReadAll's doublings. In fresh
-	// processes on a 2-core host the fatbin's first unpack took 0.38-0.87 s
+	// The trailer gives the unpacked size: one buffer of that size rather
+	// than io.ReadAll's doublings. In fresh processes on a 2-core host the
+	// fatbin's first unpack (when it was one stream) took 0.38-0.87 s
 	// against 1.14-1.33 by io.ReadAll; in a warm loop on the H100's host it
 	// was no faster (BenchmarkUnpack: 375 against 277 ms).
 	var out bytes.Buffer
-	if n := len(b); n >= 4 {
-		size := uint32(b[n-4]) | uint32(b[n-3])<<8 | uint32(b[n-2])<<16 | uint32(b[n-1])<<24
-		out.Grow(int(size) + bytes.MinRead)
-	}
+	out.Grow(max(gzipSize(b), 0) + bytes.MinRead)
 	if _, err := out.ReadFrom(r); err != nil {
 		return nil
 	}
@@ -588,7 +672,7 @@ func (m *module) function(id int) (*cuda.Function, error) {
 	name := nameByID[id]
 	f, err := m.mod.Function(name)
 	if err != nil {
-		return nil, fmt.Errorf("kernels: kernel %s is missing from the embedded kernels (are kernels/ptx/kernels.ptx.gz and kernels.fatbin.gz older than kernels/cuda/kernels.cu?); "+
+		return nil, fmt.Errorf("kernels: kernel %s is missing from the embedded kernels (are kernels/ptx/kernels.ptx.gz and kernels.fatbin.*.gz older than kernels/cuda/kernels.cu?); "+
 			"run scripts/gen-ptx.sh on a machine with nvcc: %w", name, err)
 	}
 	m.fns[id].Store(f)

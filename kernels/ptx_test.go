@@ -22,11 +22,46 @@ func TestEmbeddedImagesUnpack(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		gz, want []byte
-	}{{"kernels.ptx.gz", ptxGz, ptxImage()}, {"kernels.fatbin.gz", fatbinGz, cubinImage()}} {
+	}{{"kernels.ptx.gz", ptxGz, ptxImage()}, {"kernels.fatbin.*.gz", bytes.Join(fatbinParts(), nil), cubinImage()}} {
 		require.NotEmpty(t, c.gz, "%s is not embedded", c.name)
 		assert.Greater(t, len(c.want), len(c.gz), "%s did not unpack", c.name)
 	}
 	assert.Nil(t, gunzip([]byte("not gzip")), "an image that does not unpack reads as empty")
+}
+
+// gunzipParts gives the pieces' concatenation, or nothing when any piece
+// does not unpack to the size its trailer gives.
+func TestGunzipPartsJoinsThePiecesOrGivesNothing(t *testing.T) {
+	pack := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		_, err := w.Write([]byte(s))
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		return b.Bytes()
+	}
+	a, b, c := pack("the first piece, "), pack("the second, "), pack("and the last")
+	truncated := a[:len(a)-9]                                           // part of its deflate stream and checksum gone
+	corrupt := append(slices.Clone(b[:12]), make([]byte, len(b)-12)...) // the right size, the data zeroed
+	for _, tc := range []struct {
+		name  string
+		parts [][]byte
+		want  string
+	}{
+		{"three pieces", [][]byte{a, b, c}, "the first piece, the second, and the last"},
+		{"one piece", [][]byte{c}, "and the last"},
+		{"no pieces", nil, ""},
+		{"an empty piece only", [][]byte{{}}, ""},
+		{"a truncated piece", [][]byte{truncated, b, c}, ""},
+		{"a corrupt piece", [][]byte{a, corrupt, c}, ""},
+		{"not gzip", [][]byte{a, []byte("not gzip at all, but long enough")}, ""},
+		{"too short to be gzip", [][]byte{a, []byte("short")}, ""},
+		{"a trailer claiming more than deflate gives", [][]byte{append(slices.Clone(a[:len(a)-4]), 0xff, 0xff, 0xff, 0x7f)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, string(gunzipParts(tc.parts)))
+		})
+	}
 }
 
 // The embedded PTX must define every kernel the Go side looks up. While the
@@ -60,7 +95,7 @@ func TestEmbeddedPTXHasEveryKernel(t *testing.T) {
 // kernels.cu than the PTX would lack the newer kernels' names.
 func TestEmbeddedFatbinHasEveryKernel(t *testing.T) {
 	if len(cubinImage()) == 0 {
-		t.Skip("kernels/ptx/kernels.fatbin.gz is empty: run scripts/gen-ptx.sh on a machine with nvcc")
+		t.Skip("kernels/ptx/kernels.fatbin.*.gz are empty: run scripts/gen-ptx.sh on a machine with nvcc")
 	}
 	require.GreaterOrEqual(t, len(cubinImage()), 4)
 	assert.Equal(t, []byte{0x50, 0xed, 0x55, 0xba}, cubinImage()[:4], "fatbin magic, 0xBA55ED50 little-endian")
@@ -188,7 +223,7 @@ func BenchmarkModuleLoad(b *testing.B) {
 	// loaded.
 	b.Run("first use", func(b *testing.B) {
 		for b.Loop() {
-			mod, err := loadModule(cu.Context(), gunzip(fatbinGz), func() []byte { return gunzip(ptxGz) })
+			mod, err := loadModule(cu.Context(), gunzipParts(fatbinParts()), func() []byte { return gunzip(ptxGz) })
 			require.NoError(b, err)
 			require.NoError(b, mod.Unload())
 		}
@@ -202,12 +237,13 @@ func BenchmarkUnpack(b *testing.B) {
 		name string
 		fn   func()
 	}{
-		{"fatbin", func() { gunzip(fatbinGz) }},
+		{"fatbin", func() { gunzipParts(fatbinParts()) }},
 		{"ptx", func() { gunzip(ptxGz) }},
 		{"isPlaceholder of the ptx", func() { isPlaceholder(ptxImage()) }},
 		// The anchors: what the first kernel did before 2026-11-26 (an
-		// io.ReadAll of each image, PTXEntries of the PTX).
-		{"fatbin by io.ReadAll", func() { readAllGunzip(fatbinGz) }},
+		// io.ReadAll of each image, the fatbin one stream, PTXEntries of
+		// the PTX). The pieces concatenated are one valid gzip stream.
+		{"fatbin as one stream by io.ReadAll", func() { readAllGunzip(bytes.Join(fatbinParts(), nil)) }},
 		{"ptx by io.ReadAll", func() { readAllGunzip(ptxGz) }},
 		{"PTXEntries of the ptx", func() { PTXEntries(ptxImage()) }},
 	} {

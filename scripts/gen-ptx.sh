@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Compiles the array kernels, kernels/cuda/kernels.cu, to PTX in
 # kernels/ptx/kernels.ptx.gz and to machine code for sm_80 and sm_90 in
-# kernels/ptx/kernels.fatbin.gz, both committed and embedded in package
-# kernels (go:embed), so that neither users nor CI need nvcc. They are
+# kernels/ptx/kernels.fatbin.NN.gz (in pieces), all committed and embedded in
+# package kernels (go:embed), so that neither users nor CI need nvcc. They are
 # gzip'd (-9n: no name or time, so the same input gives the same bytes):
-# unpacked they are several MiB that every program linking cuarray carries. Run it on a machine with
-# the CUDA toolkit whenever kernels.cu changes, then commit both files.
+# unpacked they are tens of MiB that every program linking cuarray carries. Run it on a machine with
+# the CUDA toolkit whenever kernels.cu changes, then commit the files.
 #
 #   scripts/gen-ptx.sh                  # nvcc from PATH
 #   NVCC=/usr/local/cuda/bin/nvcc scripts/gen-ptx.sh
@@ -56,7 +56,12 @@ trap 'rm -f "$tmp" "$ftmp" "$flog"' EXIT
 # made and checked, its two targets on threads of their own (--threads 0):
 # one after the other, the three compilations of 1000-odd kernels took
 # more than ten minutes.
-fatbin=kernels/ptx/kernels.fatbin.gz
+# It is committed in pieces of 8 MiB (of the unpacked fatbin), each its own
+# gzip file, kernels/ptx/kernels.fatbin.NN.gz: package kernels unpacks them
+# on goroutines of their own at a process's first kernel (one gzip stream
+# of the 50 MB took 0.38 s on the H100's host, 0.4-0.9 s on a 2-core one).
+# Concatenated, they are one valid gzip stream: cat kernels/ptx/kernels.fatbin.*.gz | gunzip.
+fatbin=kernels/ptx/kernels.fatbin.NN.gz
 # --no-compress: CUDA 13's nvcc compresses large fatbins by default, which
 # hides the kernel names the Go test reads (and the gzip here compresses
 # better anyway: 4.2 MB for 478 kernels, against 20.6 MB unpacked).
@@ -102,7 +107,12 @@ if [ "$named" -lt "$entries" ]; then
 	echo "gen-ptx: the fatbin names $named kernels, the PTX $entries (compressed?)" >&2
 	exit 1
 fi
-gzip -9n -c "$ftmp" >"$fatbin"
-echo "wrote $fatbin ($(du -h "$ftmp" | cut -f1), $(du -h "$fatbin" | cut -f1) compressed, sm_80 and sm_90)"
+rm -f kernels/ptx/kernels.fatbin.gz kernels/ptx/kernels.fatbin.[0-9][0-9].gz
+split -b 8M -d -a 2 "$ftmp" "$ftmp.part."
+for part in "$ftmp".part.*; do
+	gzip -9n -c "$part" >"kernels/ptx/kernels.fatbin.${part##*.}.gz"
+done
+rm -f "$ftmp".part.*
+echo "wrote $fatbin ($(du -h "$ftmp" | cut -f1) in $(ls kernels/ptx/kernels.fatbin.[0-9][0-9].gz | wc -l) pieces, $(cat kernels/ptx/kernels.fatbin.[0-9][0-9].gz | wc -c) bytes compressed, sm_80 and sm_90)"
 trap - EXIT
 rm -f "$ftmp" "$flog"
