@@ -133,29 +133,12 @@ func gunzipInto(dst, b []byte) bool {
 	return n == 0 && err == io.EOF
 }
 
-// gunzip unpacks an embedded image; a file that does not unpack (which the
+// gunzip unpacks an embedded image of one gzip stream, as gunzipParts
+// unpacks a piece: into one buffer of the size its trailer gives, its
+// length and checksum checked. A file that does not unpack (which the
 // tests rule out for the committed ones) reads as empty, which the loader
 // reports as missing kernels.
-func gunzip(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	r, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil
-	}
-	// The trailer gives the unpacked size: one buffer of that size rather
-	// than io.ReadAll's doublings. In fresh processes on a 2-core host the
-	// fatbin's first unpack (when it was one stream) took 0.38-0.87 s
-	// against 1.14-1.33 by io.ReadAll; in a warm loop on the H100's host it
-	// was no faster (BenchmarkUnpack: 375 against 277 ms).
-	var out bytes.Buffer
-	out.Grow(max(gzipSize(b), 0) + bytes.MinRead)
-	if _, err := out.ReadFrom(r); err != nil {
-		return nil
-	}
-	return out.Bytes()
-}
+func gunzip(b []byte) []byte { return gunzipParts([][]byte{b}) }
 
 // placeholderMarker marks the PTX file committed before any nvcc has run.
 const placeholderMarker = "gocuda-ptx-placeholder"
