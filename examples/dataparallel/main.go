@@ -390,14 +390,16 @@ func rankDevices(l Launch) (backend.Backend, []backend.Device, []pool.Pool, erro
 // runRanks trains every rank on its own goroutine and returns rank 0's
 // epochs (each rank's losses are the same: they are all-reduced). The
 // first rank to fail cancels the others' communicator, so that none waits
-// for it; the error is that first failure.
+// for it. The error is the first failure that is a rank's own: a rank
+// that fails aborts its communicator before its goroutine reports, so the
+// others' "aborted" errors may be reported first, and they only echo it.
 func runRanks(ctx context.Context, cfg Config, ranks []rank, w io.Writer) ([]Epoch, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	epochs := make([][]Epoch, len(ranks))
 	var wg sync.WaitGroup
-	var first sync.Once
-	var failed error
+	var mu sync.Mutex
+	var failures []error // in the order the ranks reported them
 	for i, r := range ranks {
 		out := io.Discard
 		if r.rank == 0 {
@@ -408,16 +410,24 @@ func runRanks(ctx context.Context, cfg Config, ranks []rank, w io.Writer) ([]Epo
 			epochs[i], err = train(ctx, cfg, r, out)
 			if err != nil {
 				err = fmt.Errorf("dataparallel: rank %d: %w", r.rank, err)
-				first.Do(func() { failed = err })
+				mu.Lock()
+				failures = append(failures, err)
+				mu.Unlock()
 				cancel(err)
 			}
 		})
 	}
 	wg.Wait()
-	if failed != nil {
-		return nil, failed
+	if len(failures) == 0 {
+		return epochs[0], nil
 	}
-	return epochs[0], nil
+	for _, err := range failures {
+		if !errors.Is(err, nccl.ErrAborted) {
+			return nil, err
+		}
+	}
+	// Every rank was aborted: by the caller's context, whose cause each wraps.
+	return nil, failures[0]
 }
 
 // train trains the model on r's device: on its shard of each global
