@@ -212,7 +212,10 @@ func (m *Member) connect(ctx, caller context.Context, role byte) (*client, error
 		}
 		// A dial cut short by the deadline says only "i/o timeout"; keep the
 		// last one that finished (e.g. "connection refused"), which says why.
-		if last == nil || ctx.Err() == nil {
+		// Ask the error, not ctx: the dial's context shares ctx's deadline,
+		// and its timer may fire before ctx's own does.
+		var ne net.Error
+		if last == nil || !errors.As(err, &ne) || !ne.Timeout() {
 			last = err
 		}
 		t := time.NewTimer(backoff)
