@@ -272,6 +272,65 @@ func TestProfileReadsBackWithTheLeakSite(t *testing.T) {
 	dev, err := gocuda.Device(0)
 	require.NoError(t, err)
 	assert.Equal(t, []string{fmt.Sprint(dev.Ordinal())}, found.Label["device"])
+	assert.Equal(t, []string{"device"}, found.Label["memory"])
+}
+
+// Pinned and unified buffers are host memory the device addresses: their
+// sites say which kind, in Sites, the report and the profile, so that a
+// leak of pinned memory is not read as device memory held.
+func TestSitesSayTheKindOfMemory(t *testing.T) {
+	tracing(t)
+	for _, c := range []struct {
+		make func() (*cuarray.Array[float32], error)
+		kind pool.Memory
+		line string
+	}{
+		{func() (*cuarray.Array[float32], error) { return cuarray.New[float32](1024) }, pool.DeviceMemory, "on device 0, allocated at"},
+		{func() (*cuarray.Array[float32], error) { return cuarray.NewPinned[float32](1024) }, pool.PinnedMemory, "on device 0 (pinned memory), allocated at"},
+		{func() (*cuarray.Array[float32], error) { return cuarray.NewUnified[float32](1024) }, pool.UnifiedMemory, "on device 0 (unified memory), allocated at"},
+	} {
+		t.Run(c.kind.String(), func(t *testing.T) {
+			_, file, line, _ := runtime.Caller(0)
+			a, err := c.make() // the site: line+1 of the Caller above
+			require.NoError(t, err)
+			defer a.UnsafeFree()
+			line++
+			var site *memprof.Site
+			for _, s := range memprof.Sites() {
+				if u := s.UserFrames(); s.Live > 0 && len(u) > 1 && u[1].File == file && u[1].Line == line {
+					site = &s
+				}
+			}
+			require.NotNil(t, site, "no live site at %s:%d", file, line)
+			assert.Equal(t, c.kind, site.Memory)
+
+			var buf bytes.Buffer
+			require.NoError(t, memprof.WriteReport(&buf, memprof.ReportOptions{}))
+			// The site's heading, then its frames down to this test's line.
+			at := fmt.Sprintf("%s:%d", file, line)
+			i := strings.Index(buf.String(), at)
+			require.GreaterOrEqual(t, i, 0, "the report does not show %s:\n%s", at, buf.String())
+			head := buf.String()[:i]
+			head = head[strings.LastIndex(head, "\n\n")+2:]
+			assert.Contains(t, head, c.line)
+
+			buf.Reset()
+			require.NoError(t, memprof.WriteProfile(&buf))
+			p, err := profile.Parse(&buf)
+			require.NoError(t, err)
+			var labels []string
+			for _, smp := range p.Sample {
+				for _, loc := range smp.Location {
+					for _, l := range loc.Line {
+						if l.Function.Filename == file && int(l.Line) == line && smp.Value[2] > 0 {
+							labels = append(labels, smp.Label["memory"]...)
+						}
+					}
+				}
+			}
+			assert.Equal(t, []string{c.kind.String()}, labels)
+		})
+	}
 }
 
 func TestAllocatedOnTwoGoroutinesAtOnceKeepsTheirCountsApart(t *testing.T) {

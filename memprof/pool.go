@@ -86,6 +86,7 @@ func setMode(bit uint32, on bool) {
 type Pool struct {
 	pool.Pool
 	dev int
+	mem pool.Memory
 
 	// records is how many live allocations are recorded. Free consults
 	// the table only when it is non-zero: blocks allocated while tracing
@@ -124,7 +125,7 @@ var registry struct {
 // that it leaves the report.
 func Wrap(p pool.Pool) *Pool {
 	fromEnv()
-	w := &Pool{Pool: p, dev: p.Device().Ordinal(), live: map[backend.Ptr]record{}, sites: map[stackKey]*site{}}
+	w := &Pool{Pool: p, dev: p.Device().Ordinal(), mem: pool.MemoryOf(p), live: map[backend.Ptr]record{}, sites: map[stackKey]*site{}}
 	registry.Lock()
 	registry.pools = append(registry.pools, w)
 	registry.Unlock()
@@ -245,7 +246,7 @@ func (w *Pool) snapshot() []Site {
 			n++
 		}
 		out = append(out, Site{
-			Device: w.dev, Stack: append([]uintptr(nil), st.stack[:n]...),
+			Device: w.dev, Memory: w.mem, Stack: append([]uintptr(nil), st.stack[:n]...),
 			Live: st.live, LiveBytes: st.liveBytes, LiveRequested: st.liveReq,
 			Allocs: st.allocs, AllocBytes: st.allocBytes,
 		})
@@ -275,6 +276,9 @@ func Sites() []Site {
 		}
 		if a.Device != b.Device {
 			return a.Device < b.Device
+		}
+		if a.Memory != b.Memory {
+			return a.Memory < b.Memory
 		}
 		// Sites that tie on every figure still print in one order.
 		return slices.Compare(a.Stack, b.Stack) < 0

@@ -15,8 +15,9 @@ import (
 // alloc_space (every traced allocation), inuse_objects and inuse_space
 // (those still live, the default view). Each sample carries the device
 // ordinal as the label "device", so "go tool pprof
-// -tagfocus=device=1" shows one GPU. Values are exact: every allocation is
-// recorded, none sampled.
+// -tagfocus=device=1" shows one GPU, and its kind of memory as the label
+// "memory" (device, unified or pinned: Site.Memory). Values are exact:
+// every allocation is recorded, none sampled.
 func Profile() *profile.Profile {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{
@@ -51,7 +52,7 @@ func Profile() *profile.Profile {
 		sample := &profile.Sample{
 			Value: []int64{int64(s.Allocs), int64(s.AllocBytes), int64(s.Live), int64(s.LiveBytes)},
 			// A string label: pprof drops numeric labels whose value is 0.
-			Label: map[string][]string{"device": {strconv.Itoa(s.Device)}},
+			Label: map[string][]string{"device": {strconv.Itoa(s.Device)}, "memory": {s.Memory.String()}},
 		}
 		// One location per logical frame (inlined calls expanded), so that
 		// pprof shows the same lines as WriteReport.

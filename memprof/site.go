@@ -10,11 +10,15 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/gocuda/gocuda/backend"
+	"github.com/gocuda/gocuda/pool"
 )
 
 // Site is one allocation stack on one device and what it holds.
 type Site struct {
 	Device int
+	// Memory is the kind of memory the site's buffers are: the device's
+	// own, or pinned or unified memory made through it.
+	Memory pool.Memory
 	// Stack is the full stack of program counters that allocated,
 	// innermost first, starting at the pool's caller (gocuda's own frames
 	// included; see UserFrames).
@@ -114,8 +118,12 @@ func WriteReport(w io.Writer, o ReportOptions) error {
 			fmt.Fprintf(ew, "\n... %s\n", plural(uint64(len(live)-i), "more site"))
 			break
 		}
-		fmt.Fprintf(ew, "\n%s in %s (%s requested) on device %d, allocated at\n",
-			humanize.IBytes(s.LiveBytes), plural(s.Live, "buffer"), humanize.IBytes(s.LiveRequested), s.Device)
+		kind := ""
+		if s.Memory != pool.DeviceMemory {
+			kind = fmt.Sprintf(" (%s memory)", s.Memory)
+		}
+		fmt.Fprintf(ew, "\n%s in %s (%s requested) on device %d%s, allocated at\n",
+			humanize.IBytes(s.LiveBytes), plural(s.Live, "buffer"), humanize.IBytes(s.LiveRequested), s.Device, kind)
 		frames := s.Frames()
 		if !o.AllFrames {
 			user := s.UserFrames()
