@@ -95,7 +95,7 @@ func Compile(in, out []Param, body string, opts ...Option) (*Expr, error) {
 	if e.out, err = add(out, vOutput); err != nil {
 		return nil, err
 	}
-	if e.stmts, err = parseBody(body, o.typeParams); err != nil {
+	if e.stmts, err = parseBody(body, o.typeParams, vars); err != nil {
 		return nil, err
 	}
 	c := &checker{vars: vars}

@@ -235,6 +235,23 @@ func TestScalarsAndArraysAgree(t *testing.T) {
 	}
 }
 
+// A parameter may be named as a type C or Go has and bodies do not accept
+// (NVRTC compiles such a body): in the body it is the parameter, in a cast
+// too, while a declaration with the type's name is still refused.
+func TestParametersMayBeNamedAsTypesBodiesRefuse(t *testing.T) {
+	for _, name := range []string{"half", "float16", "int8", "int16", "uint16", "size_t"} {
+		t.Run(name, func(t *testing.T) {
+			e, err := Compile([]Param{{name, Float32}}, []Param{{"z", Float32}}, "z = "+name+" * 2 + (float)"+name)
+			require.NoError(t, err)
+			z := make([]float32, 3)
+			require.NoError(t, e.Eval(3, []float32{1, 2, 3}, z))
+			assert.Equal(t, []float32{3, 6, 9}, z)
+		})
+	}
+	_, err := Compile([]Param{{"x", Float32}}, []Param{{"z", Float32}}, "half h = x; z = h")
+	assert.ErrorContains(t, err, "type half is not accepted here; write float")
+}
+
 func TestIndexAndCountAreTheRunsOwn(t *testing.T) {
 	e, err := Compile(nil, []Param{{"z", Int64}}, "z = i * 1000 + n")
 	require.NoError(t, err)

@@ -54,6 +54,10 @@ type parser struct {
 	toks   []token
 	p      int
 	tparam map[string]Type
+	// params are the parameters' names: a parameter may be named as a type
+	// of C's or Go's that bodies do not accept (half, int8, float32), as
+	// NVRTC allows, and is then a variable, never a type.
+	params map[string]*variable
 	depth  int // if statements open
 }
 
@@ -95,7 +99,7 @@ const typeList = "float, double, int, long long, long, unsigned char, unsigned i
 // startsType says whether the next token starts a type name.
 func (ps *parser) startsType() bool {
 	t := ps.peek()
-	if t.kind != tIdent {
+	if t.kind != tIdent || ps.params[t.text] != nil {
 		return false
 	}
 	_, ok := typeWords[t.text]
@@ -164,12 +168,12 @@ var assignOps = map[string]bool{"=": true, "+=": true, "-=": true, "*=": true, "
 var controlWords = map[string]bool{"if": true, "else": true, "for": true, "while": true, "do": true, "switch": true, "case": true, "return": true, "break": true, "continue": true, "goto": true}
 
 // parseBody reads the statements of a body.
-func parseBody(src string, tparam map[string]Type) ([]*stmt, error) {
+func parseBody(src string, tparam map[string]Type, params map[string]*variable) ([]*stmt, error) {
 	toks, err := lex(src)
 	if err != nil {
 		return nil, err
 	}
-	ps := &parser{toks: toks, tparam: tparam}
+	ps := &parser{toks: toks, tparam: tparam, params: params}
 	out, perr := ps.stmts(false, Pos{})
 	if perr != nil {
 		return nil, perr
