@@ -41,6 +41,9 @@ func BorrowStream(device int) (*Stream, error) {
 }
 
 // BorrowStreamPool is BorrowStream for streams whose arrays come from p.
+// The set of p's idle streams, and p with it, is kept for the rest of the
+// process (pools tell nobody when they close): for a pool the program
+// closes, make its streams with NewStreamPool and Close them instead.
 func BorrowStreamPool(p pool.Pool) (*Stream, error) {
 	if p == nil {
 		return nil, fmt.Errorf("cuarray: BorrowStreamPool: nil pool: %w", backend.ErrInvalidValue)
