@@ -255,9 +255,9 @@ func (w *Pool) snapshot() []Site {
 }
 
 // Sites returns every allocation site recorded by the wrapped pools, live
-// bytes largest first (then bytes allocated in all, then device). Sites
-// whose buffers were all freed are included with Live 0: they count
-// towards the alloc_* figures of the profile.
+// bytes largest first (then bytes allocated in all, then device, then kind
+// of memory). Sites whose buffers were all freed are included with Live 0:
+// they count towards the alloc_* figures of the profile.
 func Sites() []Site {
 	registry.Lock()
 	pools := append([]*Pool(nil), registry.pools...)

@@ -13,7 +13,8 @@ import (
 	"github.com/gocuda/gocuda/pool"
 )
 
-// Site is one allocation stack on one device and what it holds.
+// Site is one allocation stack on one device, in one kind of memory, and
+// what it holds.
 type Site struct {
 	Device int
 	// Memory is the kind of memory the site's buffers are: the device's

@@ -55,7 +55,7 @@ type parser struct {
 	p      int
 	tparam map[string]Type
 	// params are the parameters' names: a parameter may be named as a type
-	// of C's or Go's that bodies do not accept (half, int8, float32), as
+	// of C's or Go's that bodies do not accept (half, int8, size_t), as
 	// NVRTC allows, and is then a variable, never a type.
 	params map[string]*variable
 	depth  int // if statements open
